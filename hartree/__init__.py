@@ -1,0 +1,10 @@
+"""hartree: Hartree-Fock and friends on CPUs and NVIDIA GPUs.
+
+>>> import hartree
+>>> mol = hartree.Molecule.from_xyz("examples/water.xyz")
+>>> res = hartree.scf.run(mol, basis="cc-pvdz", method="rhf")
+"""
+
+__version__ = "0.1.0"
+
+from .errors import HartreeError, InputError, BasisError, ConvergenceError, DeviceError  # noqa: E402
