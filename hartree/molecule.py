@@ -1,0 +1,355 @@
+"""`Molecule`: atomic numbers, coordinates (bohr), charge and multiplicity.
+
+Readers for XYZ text/files (Angstrom) and QCSchema molecule JSON (bohr).
+Every problem a user can cause raises `hartree.errors.InputError` with one
+sentence that says where (file and line) and what.
+"""
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .constants import ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM, atomic_number, element_symbol
+from .errors import InputError
+
+#: Atoms closer than this (bohr) are rejected as a broken geometry.
+MIN_DISTANCE = 0.1
+
+_KEYVAL = re.compile(r"\b(charge|multiplicity|mult)\s*=\s*([-+]?\w+)", re.I)
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+@dataclass(frozen=True, eq=False)
+class Molecule:
+    """An immutable molecule.
+
+    numbers       int64 (natm,)     atomic numbers Z (1..118)
+    coords        float64 (natm, 3) nuclear positions, bohr
+    charge        int               total charge
+    multiplicity  int               2S+1; None on construction means 1 for an even
+                                    electron count and 2 for an odd one
+    symbols       tuple[str]        element symbols (normalised capitalisation); derived
+                                    from `numbers` when not given
+    Arrays are read-only.  Construction validates everything and raises InputError.
+    """
+
+    numbers: np.ndarray
+    coords: np.ndarray
+    charge: int = 0
+    multiplicity: int = None
+    symbols: tuple = field(default=None)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        numbers = np.array(self.numbers, dtype=np.int64).ravel()
+        if numbers.size == 0:
+            raise InputError("molecule has no atoms")
+        symbols = tuple(element_symbol(z) for z in numbers)  # raises for Z outside 1..118
+        if self.symbols is not None:
+            given = tuple(self.symbols)
+            if len(given) != numbers.size or any(atomic_number(s) != z
+                                                  for s, z in zip(given, numbers)):
+                raise InputError("molecule symbols do not match its atomic numbers")
+        try:
+            coords = np.array(self.coords, dtype=np.float64).reshape(numbers.size, 3)
+        except ValueError:
+            raise InputError(f"coordinates must have shape ({numbers.size}, 3)") from None
+        if not np.all(np.isfinite(coords)):
+            raise InputError("coordinates must be finite numbers")
+        charge = _as_int(self.charge, "charge")
+        nelectron = int(numbers.sum()) - charge
+        if nelectron < 0:
+            raise InputError(f"charge {charge} leaves {nelectron} electrons; "
+                             "a molecule needs at least 0")
+        mult = self.multiplicity
+        mult = (1 if nelectron % 2 == 0 else 2) if mult is None else _as_int(mult, "multiplicity")
+        _check_multiplicity(mult, nelectron)
+        _check_distances(coords, symbols)
+        numbers.flags.writeable = False
+        coords.flags.writeable = False
+        set_(self, "numbers", numbers)
+        set_(self, "coords", coords)
+        set_(self, "charge", charge)
+        set_(self, "multiplicity", mult)
+        set_(self, "symbols", symbols)
+
+    # ------------------------------------------------------------ properties
+    @property
+    def natm(self):
+        """Number of atoms."""
+        return int(self.numbers.size)
+
+    @property
+    def nelectron(self):
+        """Number of electrons: Σ Z - charge."""
+        return int(self.numbers.sum()) - self.charge
+
+    @property
+    def nalpha(self):
+        """Alpha electrons: (nelectron + multiplicity - 1) / 2."""
+        return (self.nelectron + self.multiplicity - 1) // 2
+
+    @property
+    def nbeta(self):
+        """Beta electrons: (nelectron - multiplicity + 1) / 2."""
+        return (self.nelectron - self.multiplicity + 1) // 2
+
+    def nuclear_repulsion(self):
+        """E_nuc = Σ_{A<B} Z_A Z_B / |R_A - R_B| in hartree (point charges)."""
+        z = self.numbers.astype(np.float64)
+        total = 0.0
+        for a in range(1, self.natm):  # row by row keeps memory O(natm)
+            r = np.linalg.norm(self.coords[:a] - self.coords[a], axis=1)
+            total += z[a] * float(np.sum(z[:a] / r))
+        return total
+
+    def replace(self, **changes):
+        """A copy with some fields changed (validated again), e.g. mol.replace(charge=1)."""
+        kw = dict(numbers=self.numbers, coords=self.coords, charge=self.charge,
+                  multiplicity=self.multiplicity, symbols=None)
+        if "charge" in changes and "multiplicity" not in changes:
+            kw["multiplicity"] = None
+        kw.update(changes)
+        return Molecule(**kw)
+
+    # ------------------------------------------------------------ XYZ
+    @classmethod
+    def from_string(cls, text, charge=None, multiplicity=None, unit="angstrom"):
+        """Molecule from inline text in Angstrom (or unit="bohr").
+
+        `text` is a full XYZ block (count line, comment line, atom lines) or just atom
+        lines `symbol x y z`, separated by newlines or ';'.  The symbol may be an atomic
+        number.  An XYZ comment line may carry `charge=Q multiplicity=M`; explicit
+        arguments override it.
+        """
+        return _from_text(text, "xyz text", charge, multiplicity, unit)
+
+    @classmethod
+    def from_xyz(cls, path, charge=None, multiplicity=None):
+        """Molecule from an XYZ file (Angstrom); see `from_string` for the format."""
+        return _from_text(_read_text(path), str(path), charge, multiplicity, "angstrom")
+
+    def to_xyz(self, comment=None):
+        """XYZ text in Angstrom; the comment line records charge and multiplicity."""
+        if comment is None:
+            comment = f"charge={self.charge} multiplicity={self.multiplicity}"
+        lines = [str(self.natm), comment.replace("\n", " ")]
+        for sym, xyz in zip(self.symbols, self.coords * BOHR_IN_ANGSTROM):
+            x, y, z = (repr(float(v)) for v in xyz)
+            lines.append(f"{sym:<2s} {x:>22} {y:>22} {z:>22}")
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------ QCSchema
+    @classmethod
+    def from_qcschema(cls, source):
+        """Molecule from a QCSchema molecule (dict or JSON file path), or from the
+        `molecule` entry of an AtomicInput.  Geometry is a flat list in bohr."""
+        if isinstance(source, (str, os.PathLike)):
+            try:
+                data = json.loads(_read_text(source))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{source}: not valid JSON ({exc.msg}, line {exc.lineno})") \
+                    from None
+            where = str(source)
+        else:
+            data, where = source, "QCSchema input"
+        return _from_qcschema_dict(data, where)
+
+    def to_qcschema(self):
+        """QCSchema molecule dict (schema_version 2): symbols, geometry (bohr, flat)."""
+        from . import __version__
+        return {
+            "schema_name": "qcschema_molecule",
+            "schema_version": 2,
+            "symbols": list(self.symbols),
+            "atomic_numbers": [int(z) for z in self.numbers],
+            "geometry": [float(x) for x in self.coords.ravel()],
+            "molecular_charge": float(self.charge),
+            "molecular_multiplicity": int(self.multiplicity),
+            "provenance": {"creator": "hartree", "version": __version__,
+                           "routine": "hartree.Molecule.to_qcschema"},
+        }
+
+    @classmethod
+    def from_file(cls, path, charge=None, multiplicity=None):
+        """Read by extension: .xyz (Angstrom) or .json (QCSchema, bohr)."""
+        ext = os.path.splitext(str(path))[1].lower()
+        if ext == ".xyz":
+            return cls.from_xyz(path, charge=charge, multiplicity=multiplicity)
+        if ext == ".json":
+            mol = cls.from_qcschema(path)
+            if charge is None and multiplicity is None:
+                return mol
+            changes = {}
+            if charge is not None:
+                changes["charge"] = charge
+            if multiplicity is not None:
+                changes["multiplicity"] = multiplicity
+            return mol.replace(**changes)
+        raise InputError(f"cannot tell the format of {path}: use a .xyz or .json file")
+
+    def __repr__(self):
+        formula = "".join(f"{s}{self.symbols.count(s) if self.symbols.count(s) > 1 else ''}"
+                          for s in dict.fromkeys(self.symbols))
+        return (f"Molecule({formula}, natm={self.natm}, charge={self.charge}, "
+                f"multiplicity={self.multiplicity})")
+
+
+# ---------------------------------------------------------------- validation
+def _as_int(value, what):
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{what} must be an integer, got {value!r}")
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and value == int(value):
+        return int(value)
+    if isinstance(value, str) and _INT.fullmatch(value.strip()):
+        return int(value.strip())
+    raise InputError(f"{what} must be an integer, got {value!r}")
+
+
+def _check_multiplicity(mult, nelectron):
+    if mult < 1:
+        raise InputError(f"multiplicity must be at least 1, got {mult}")
+    if mult > nelectron + 1:
+        raise InputError(f"multiplicity {mult} is impossible with {nelectron} electrons "
+                         f"(at most {nelectron + 1})")
+    if (mult - 1) % 2 != nelectron % 2:
+        raise InputError(f"multiplicity {mult} is incompatible with {nelectron} electrons "
+                         f"(an {'even' if nelectron % 2 == 0 else 'odd'} electron count needs "
+                         f"an {'odd' if nelectron % 2 == 0 else 'even'} multiplicity)")
+
+
+def _check_distances(coords, symbols):
+    if len(coords) < 2:
+        return
+    from scipy.spatial import cKDTree
+
+    pairs = cKDTree(coords).query_pairs(MIN_DISTANCE, output_type="ndarray")
+    if len(pairs):
+        i, j = sorted(pairs[0])
+        d = float(np.linalg.norm(coords[i] - coords[j]))
+        raise InputError(f"atoms {i + 1} ({symbols[i]}) and {j + 1} ({symbols[j]}) are "
+                         f"{d:.3g} bohr apart (less than {MIN_DISTANCE} bohr)")
+
+
+# ---------------------------------------------------------------- parsing
+def _read_text(path):
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise InputError(f"file not found: {path}")
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            return fh.read()
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file (UTF-8 expected)") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _from_text(text, source, charge, multiplicity, unit):
+    if not isinstance(text, str):
+        raise InputError(f"{source}: expected text, got {type(text).__name__}")
+    scale = {"angstrom": ANGSTROM_IN_BOHR, "bohr": 1.0}.get(str(unit).lower())
+    if scale is None:
+        raise InputError(f"unit must be 'angstrom' or 'bohr', got {unit!r}")
+    lines = text.splitlines()
+    first = next((n for n, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        raise InputError(f"{source}: no atoms found")
+    header = lines[first].split()
+    if len(header) == 1 and _INT.fullmatch(header[0]):
+        # full XYZ block: count line, comment line, atom lines
+        count = int(header[0])
+        comment = lines[first + 1] if first + 1 < len(lines) else ""
+        body = [(n + 1, line) for n, line in enumerate(lines[first + 2:], start=first + 2)
+                if line.strip()]
+        if count != len(body):
+            raise InputError(f"{source}: the count line says {count} atoms but "
+                             f"{len(body)} atom lines follow")
+        q, m = _comment_keys(comment, source, first + 2)
+        charge = q if charge is None else charge
+        multiplicity = m if multiplicity is None else multiplicity
+    else:
+        body = [(n + 1, part) for n, line in enumerate(lines) for part in line.split(";")
+                if part.strip()]
+    numbers, coords = [], []
+    for lineno, line in body:
+        z, xyz = _atom_line(line, source, lineno)
+        numbers.append(z)
+        coords.append(xyz)
+    return Molecule(numbers=numbers, coords=np.array(coords) * scale,
+                    charge=0 if charge is None else charge, multiplicity=multiplicity)
+
+
+def _atom_line(line, source, lineno):
+    parts = line.split()
+    shown = line.strip()
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    if len(parts) != 4:
+        raise InputError(f"{source} line {lineno}: expected 'symbol x y z', got {shown!r}")
+    try:
+        z = atomic_number(parts[0])
+    except InputError:
+        raise InputError(f"{source} line {lineno}: unknown element {parts[0]!r}") from None
+    try:
+        xyz = [float(p) for p in parts[1:]]
+    except ValueError:
+        raise InputError(f"{source} line {lineno}: expected 'symbol x y z', got {shown!r}") \
+            from None
+    if not all(math.isfinite(v) for v in xyz):
+        raise InputError(f"{source} line {lineno}: coordinates must be finite, got {shown!r}")
+    return z, xyz
+
+
+def _comment_keys(comment, source, lineno):
+    """(charge, multiplicity) from `key=value` pairs in an XYZ comment line (None if absent)."""
+    found = {}
+    for key, value in _KEYVAL.findall(comment):
+        key = "charge" if key.lower() == "charge" else "multiplicity"
+        if not _INT.fullmatch(value):
+            raise InputError(f"{source} line {lineno}: {key} must be an integer, got {value!r}")
+        found[key] = int(value)
+    return found.get("charge"), found.get("multiplicity")
+
+
+def _from_qcschema_dict(data, where):
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    if "molecule" in data and isinstance(data["molecule"], dict):
+        data = data["molecule"]  # AtomicInput / AtomicResult
+    symbols = data.get("symbols")
+    geometry = data.get("geometry")
+    if not isinstance(symbols, list) or not symbols or geometry is None:
+        raise InputError(f"{where}: a QCSchema molecule needs 'symbols' and 'geometry'")
+    real = data.get("real")
+    if real is not None and (not isinstance(real, list) or not all(r is True for r in real)):
+        raise InputError(f"{where}: ghost atoms (real=false) are not supported yet")
+    if not all(isinstance(s, str) for s in symbols):
+        raise InputError(f"{where}: 'symbols' must be a list of element symbols")
+    try:
+        numbers = [atomic_number(s) for s in symbols]
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    try:
+        coords = np.array(geometry, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise InputError(f"{where}: 'geometry' must be a list of numbers") from None
+    if coords.size != 3 * len(numbers):
+        raise InputError(f"{where}: 'geometry' has {coords.size} numbers, expected "
+                         f"3 x {len(numbers)} atoms")
+    atomic_numbers = data.get("atomic_numbers")
+    if atomic_numbers is not None and atomic_numbers != numbers:
+        raise InputError(f"{where}: 'atomic_numbers' disagree with 'symbols'")
+    charge = data.get("molecular_charge", 0)
+    mult = data.get("molecular_multiplicity")
+    try:
+        return Molecule(numbers=numbers, coords=coords.reshape(-1, 3),
+                        charge=_as_int(charge, "molecular_charge"), multiplicity=mult)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None

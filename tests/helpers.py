@@ -1,0 +1,110 @@
+"""Test helpers shared by hartree's test suite: bridges to PySCF (the oracle).
+
+PySCF is imported here, in tests only, never under hartree/.
+
+    from tests.helpers import to_pyscf, water
+    mol = water(); basis = load_basis(mol, "cc-pvdz")
+    pmol = to_pyscf(mol, basis)          # same geometry, same basis data, same AO order
+    np.testing.assert_allclose(my_overlap, pmol.intor("int1e_ovlp"), atol=1e-12)
+"""
+
+import numpy as np
+
+from hartree.basis import load_basis, primitive_norm
+from hartree.constants import ANGSTROM_IN_BOHR, atomic_number
+from hartree.molecule import Molecule
+
+# Equilibrium-ish geometries (Angstrom) for quick tests.
+_WATER = "O 0.0 0.0 0.1173; H 0.0 0.7572 -0.4692; H 0.0 -0.7572 -0.4692"
+
+
+def water(**kw):
+    """Water near its equilibrium geometry (C2v, O-H 0.958 Angstrom)."""
+    return Molecule.from_string(_WATER, **kw)
+
+
+def pyscf_basis_dict(molecule, basis):
+    """{atom label: PySCF basis list} reproducing `basis` exactly, one label per atom.
+
+    Coefficients are divided by the primitive norm N(l, a) because PySCF multiplies by
+    it (and renormalises the contraction, a no-op for our already normalised shells).
+    """
+    per_atom = {}
+    for ish in range(basis.nshell):
+        atom = int(basis.shell_atom[ish])
+        l = int(basis.shell_l[ish])
+        e = basis.shell_exponents(ish)
+        c = basis.shell_coefficients(ish) / primitive_norm(l, e)
+        per_atom.setdefault(atom, []).append([l, *([float(a), float(b)] for a, b in zip(e, c))])
+    return {f"{molecule.symbols[i]}{i + 1}": per_atom.get(i, []) for i in range(molecule.natm)}
+
+
+def to_pyscf(molecule, basis, **kw):
+    """A built ``pyscf.gto.Mole`` with our geometry (bohr), charge, spin, cart flag and
+    exactly our basis data: one PySCF shell per hartree shell, same AO order.
+
+    `basis` may be a hartree Basis or anything `load_basis` accepts.
+    Extra keyword arguments go to ``pyscf.gto.M`` (e.g. verbose).
+    """
+    import pyscf.gto
+
+    if not hasattr(basis, "shell_l"):
+        basis = load_basis(molecule, basis)
+    atoms = [(f"{s}{i + 1}", tuple(map(float, xyz)))
+             for i, (s, xyz) in enumerate(zip(molecule.symbols, molecule.coords))]
+    kw.setdefault("verbose", 0)
+    return pyscf.gto.M(atom=atoms, basis=pyscf_basis_dict(molecule, basis), unit="Bohr",
+                       charge=molecule.charge, spin=molecule.multiplicity - 1,
+                       cart=not basis.pure, **kw)
+
+
+def pyscf_reference_mol(molecule, basis_name, cartesian=False, **kw):
+    """A PySCF Mole with basis-set-exchange data handed to PySCF in PySCF's own
+    general-contraction format, raw coefficients, independent of hartree's basis code:
+    PySCF normalises, splits SP shells (as its parser does) and sorts shells by l.
+
+    (BSE's NWChem/Gaussian writers reorder general-contraction columns, so parsing
+    their text would give a different AO order from PySCF's built-in basis files;
+    the JSON order used here is the order of those files.)
+    """
+    import basis_set_exchange as bse
+    import pyscf.gto
+
+    elements = sorted(set(molecule.symbols))
+    data = bse.get_basis(basis_name, elements=elements, header=False)["elements"]
+    basis = {}
+    for el in elements:
+        shells = []
+        for sh in data[str(atomic_number(el))]["electron_shells"]:
+            exps = [float(e) for e in sh["exponents"]]
+            rows = [[float(c) for c in row] for row in sh["coefficients"]]
+            if len(sh["angular_momentum"]) > 1:  # SP: one shell per l
+                for l, row in zip(sh["angular_momentum"], rows):
+                    shells.append([l, *([e, c] for e, c in zip(exps, row))])
+            else:
+                shells.append([sh["angular_momentum"][0],
+                               *([e, *col] for e, col in zip(exps, zip(*rows)))])
+        basis[el] = shells
+    atoms = [(s, tuple(map(float, xyz))) for s, xyz in zip(molecule.symbols, molecule.coords)]
+    kw.setdefault("verbose", 0)
+    return pyscf.gto.M(atom=atoms, basis=basis, unit="Bohr", charge=molecule.charge,
+                       spin=molecule.multiplicity - 1, cart=cartesian, **kw)
+
+
+def random_molecule(rng, natm=4, elements=("H", "C", "N", "O"), box=4.0, min_dist=1.2,
+                    charge=None):
+    """A random neutral-or-charged closed/open-shell molecule for property tests.
+
+    rng: numpy Generator; positions uniform in a cube of side `box` Angstrom, resampled
+    until all pairs are at least `min_dist` Angstrom apart.  Multiplicity is the default
+    (1 or 2).
+    """
+    symbols = [str(s) for s in rng.choice(elements, size=natm)]
+    coords = []
+    while len(coords) < natm:
+        p = rng.uniform(0.0, box, size=3)
+        if all(np.linalg.norm(p - q) >= min_dist for q in coords):
+            coords.append(p)
+    numbers = [atomic_number(s) for s in symbols]
+    q = 0 if charge is None else charge
+    return Molecule(numbers=numbers, coords=np.array(coords) * ANGSTROM_IN_BOHR, charge=q)
