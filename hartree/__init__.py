@@ -8,3 +8,5 @@
 __version__ = "0.1.0"
 
 from .errors import HartreeError, InputError, BasisError, ConvergenceError, DeviceError  # noqa: E402
+from .molecule import Molecule  # noqa: E402
+from . import scf  # noqa: E402

@@ -1,0 +1,18 @@
+"""hartree.scf: RHF, UHF and ROHF with DIIS/ADIIS/EDIIS, SAD guess, checkpoints.
+
+>>> from hartree.scf import run
+>>> res = run(mol, basis="cc-pvdz", method="uhf")       # raises ConvergenceError if not converged
+>>> res.energy, res.converged, res.dipole, res.s_squared
+
+The pure function is ``kernel(molecule, basis, options, engine)``; ``run`` and the
+``RHF/UHF/ROHF`` drivers wrap it.
+"""
+
+from .checkpoint import read_checkpoint, write_checkpoint
+from .driver import RHF, ROHF, UHF, run
+from .kernel import kernel
+from .options import IterationRecord, SCFOptions
+from .result import SCFResult
+
+__all__ = ["SCFOptions", "IterationRecord", "SCFResult", "kernel", "run", "RHF", "UHF", "ROHF",
+           "read_checkpoint", "write_checkpoint"]

@@ -1,0 +1,195 @@
+"""Initial guesses: core Hamiltonian, superposition of atomic densities (SAD),
+and orbitals carried over from another run (checkpoint).
+
+Every guess returns a :class:`Guess`: densities ``dm`` (nset, nao, nao) in the
+method's convention (RHF total, UHF/ROHF alpha and beta) and, when the guess
+has them, orbitals (mo_coeff, mo_occ) in the method's layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..molecule import Molecule
+from . import fock as fk
+from ._xp import array_module, to_numpy
+from .diis import DIISHistory, cdiis_coefficients
+from .linalg import eigh_orth, inv_sqrt_sym, orthogonalizer
+
+
+@dataclass
+class Guess:
+    """An initial state: dm (nset, nao, nao), optional orbitals, a short description."""
+
+    dm: object
+    mo_coeff: Optional[object] = None
+    mo_occ: Optional[object] = None
+    description: str = ""
+    mo_energy: Optional[object] = None
+
+
+def core_guess(method, h, x, nalpha, nbeta):
+    """Orbitals of the bare-nucleus Hamiltonian h (nao, nao), aufbau occupied."""
+    e, c = eigh_orth(h, x)
+    if method == "uhf":
+        xp = array_module(c)
+        mo_c = xp.stack([c, c])
+        occ = fk.occupations("uhf", xp.stack([e, e]), nalpha, nbeta)
+    else:
+        mo_c = c
+        occ = fk.occupations(method, e, nalpha, nbeta)
+    return Guess(fk.make_density(method, mo_c, occ), mo_c, occ, "core Hamiltonian")
+
+
+def split_total_density(method, dm_total):
+    """(nset, nao, nao) densities from a total density: UHF/ROHF get D/2 each."""
+    xp = array_module(dm_total)
+    if method == "rhf":
+        return dm_total[None]
+    return xp.stack([0.5 * dm_total, 0.5 * dm_total])
+
+
+# --------------------------------------------------------------------------- SAD
+SAD_DESCRIPTION = "superposition of atomic densities"
+_SAD_CACHE = {}
+_SAD_CACHE_MAX = 64
+
+
+def _atom_key(z, basis_atom, engine_cls):
+    """Cache key: element, engine class and the exact shell data of the atom."""
+    return (int(z), engine_cls.__module__ + "." + engine_cls.__qualname__, basis_atom.pure,
+            basis_atom.shell_l.tobytes(), basis_atom.shell_nprim.tobytes(),
+            basis_atom.exponents.tobytes(), basis_atom.coefficients.tobytes())
+
+
+def _multiplet_occupations(e, nelec, tol=1e-5):
+    """Spin-summed fractional aufbau occupations for eigenvalues e (ascending).
+
+    Orbitals whose energies agree within ``tol`` (Eh) form one degenerate
+    multiplet; electrons fill multiplets from the bottom, each orbital of a
+    multiplet getting the same share (at most 2).  This keeps a spherically
+    symmetric atomic density spherical, the spherical averaging of SAD.
+    """
+    occ = np.zeros(e.size)
+    left = float(nelec)
+    i = 0
+    while i < e.size and left > 1e-12:
+        j = i + 1
+        while j < e.size and e[j] - e[j - 1] < tol:
+            j += 1
+        put = min(left, 2.0 * (j - i))
+        occ[i:j] = put / (j - i)
+        left -= put
+        i = j
+    return occ
+
+
+def atomic_density(engine_cls, z, basis_atom, screening_threshold=1e-13, max_cycle=60):
+    """Spherically averaged, spin-restricted fractional-occupation HF density of one
+    neutral atom (nao_atom, nao_atom) in its own basis, as numpy.
+
+    The atom sits at its centre in the molecule (translation does not matter).
+    Self-consistent field with F = h + J - K/2 and multiplet-averaged aufbau
+    occupations, accelerated by DIIS; a loose tolerance is enough for a guess.
+    """
+    centre = basis_atom.shell_center[0] if basis_atom.nshell else np.zeros(3)
+    atom = Molecule(numbers=[int(z)], coords=np.asarray(centre).reshape(1, 3), charge=0)
+    eng = engine_cls(atom, basis_atom, screening_threshold=screening_threshold)
+    s = to_numpy(eng.overlap())
+    h = to_numpy(eng.hcore())
+    x, _ = orthogonalizer(s)
+    nelec = int(z)
+    e, c = eigh_orth(h, x)
+    occ = _multiplet_occupations(e, nelec)
+    d = (c * occ) @ c.T
+    diis = DIISHistory(8)
+    e_old = None
+    for _ in range(max_cycle):
+        vj, vk = eng.jk(d[None], with_j=True, with_k=True)
+        f = h + to_numpy(vj)[0] - 0.5 * to_numpy(vk)[0]
+        energy = float(np.sum(d * (h + 0.5 * (f - h))))
+        err = fk.commutator_errors([f], [d], s, x)
+        diis.push(f[None], err, d[None], f[None], energy)
+        if e_old is not None and abs(energy - e_old) < 1e-8 and np.abs(err).max() < 1e-5:
+            break
+        e_old = energy
+        f_use = diis.combine(cdiis_coefficients([en[1] for en in diis.entries]))[0] \
+            if len(diis) > 1 else f
+        e, c = eigh_orth(f_use, x)
+        occ = _multiplet_occupations(e, nelec)
+        d = (c * occ) @ c.T
+    return d
+
+
+def sad_density(molecule, basis, engine_cls, screening_threshold=1e-13):
+    """Block-diagonal total density (nao, nao) from neutral atomic densities (numpy).
+
+    Atomic densities are cached per (element, atom basis, engine class).  The
+    sum is not idempotent and its trace with S is the neutral electron count;
+    the first Fock matrix is built from it directly.
+    """
+    nao = basis.nao
+    d = np.zeros((nao, nao))
+    slices = basis.atom_slices()
+    for ia, z in enumerate(molecule.numbers):
+        a0, a1 = int(slices[ia, 2]), int(slices[ia, 3])
+        if a1 == a0:
+            continue
+        b_atom = basis.for_atoms([ia])
+        key = _atom_key(z, b_atom, engine_cls)
+        if key not in _SAD_CACHE:
+            if len(_SAD_CACHE) >= _SAD_CACHE_MAX:
+                _SAD_CACHE.pop(next(iter(_SAD_CACHE)))
+            _SAD_CACHE[key] = atomic_density(engine_cls, z, b_atom, screening_threshold)
+        d[a0:a1, a0:a1] = _SAD_CACHE[key]
+    return d
+
+
+def sad_guess(method, molecule, basis, engine, screening_threshold=1e-13):
+    """SAD guess in the method's density convention (UHF/ROHF: D/2 per spin)."""
+    d = sad_density(molecule, basis, type(engine), screening_threshold)
+    xp = array_module(engine.overlap())
+    return Guess(split_total_density(method, xp.asarray(d)), None, None, SAD_DESCRIPTION)
+
+
+# --------------------------------------------------------------------------- orbitals
+def guess_from_orbitals(method, mo_coeff, mo_energy, s, nalpha, nbeta, description):
+    """Densities from another run's orbitals, re-orthonormalised in the current S.
+
+    mo_coeff/mo_energy: (nao, nmo)/(nmo,) or, from UHF, (2, nao, nmo)/(2, nmo).
+    Alpha electrons fill the lowest alpha orbitals, beta the lowest beta ones
+    (RHF/ROHF orbitals serve both spins), so a converged RHF state seeds UHF,
+    and a nearby geometry seeds a new one.  Occupied orbitals are
+    Löwdin-orthonormalised with the new overlap (C (C^T S C)^-1/2), which keeps
+    the electron count exact when the geometry changed.
+    """
+    xp = array_module(s)
+    mo_coeff = xp.asarray(mo_coeff)
+    mo_energy = xp.asarray(mo_energy)
+    if mo_coeff.ndim == 2:
+        coeffs = (mo_coeff, mo_coeff)
+        energies = (mo_energy, mo_energy)
+    else:
+        coeffs = (mo_coeff[0], mo_coeff[1])
+        energies = (mo_energy[0], mo_energy[1])
+    dms, occ_orbs = [], []
+    for c, e, n in zip(coeffs, energies, (nalpha, nbeta)):
+        order = xp.argsort(e, kind="stable")[:n]
+        co = c[:, order]
+        if n:
+            co = co @ inv_sqrt_sym(co.T @ s @ co)
+        occ_orbs.append(co)
+        dms.append(co @ co.T)
+    if method == "rhf":
+        return Guess((dms[0] + dms[1])[None], None, None, description)
+    dm = xp.stack(dms)
+    if method == "rohf" and mo_coeff.ndim == 2:
+        # Same orbitals for both spins: keep all of them (orthonormalised in the
+        # current S) for the effective Fock matrix of the first cycle.
+        cs = mo_coeff @ inv_sqrt_sym(mo_coeff.T @ s @ mo_coeff)
+        occ = fk.occupations("rohf", mo_energy, nalpha, nbeta)
+        return Guess(fk.make_density("rohf", cs, occ), cs, occ, description)
+    return Guess(dm, None, None, description)

@@ -1,0 +1,304 @@
+"""The SCF kernel: one pure function from (molecule, basis, options, engine) to
+an SCFResult.
+
+Each cycle (Roothaan 1951; Pople & Nesbet 1954 for UHF; Roothaan 1960 for ROHF):
+
+1. extrapolate the Fock matrix to diagonalise (DIIS / ADIIS / EDIIS blend,
+   hartree.scf.diis), optionally damp it and shift the empty levels;
+2. diagonalise it in the orthonormal basis X, occupy by aufbau, form D;
+3. build J and K of D directly with the engine — incrementally, as
+   J[D_prev] + J[D - D_prev] (and K likewise; J, K are linear in D and the
+   engine screens with max|D - D_prev|, so late cycles are cheap), with a full
+   rebuild every ``full_rebuild_every`` cycles and before accepting convergence;
+4. new Fock matrix, energy, commutator error; test convergence.
+
+The kernel never raises because the SCF did not converge: the result says
+``converged=False``.  It raises InputError for impossible input.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+
+import numpy as np
+
+from ..errors import InputError
+from . import analysis
+from . import checkpoint as chk
+from . import fock as fk
+from . import guess as gs
+from ._xp import array_module, to_numpy
+from .diis import DIISHistory
+from .linalg import eigh_orth, orthogonalizer
+from .options import IterationRecord, SCFOptions
+from .result import SCFResult
+
+SAD_DESCRIPTION = gs.SAD_DESCRIPTION
+
+#: Level shift (Eh) switched on automatically when the SCF stalls (fallback=True).
+AUTO_LEVEL_SHIFT = 0.3
+#: Largest automatic level shift (Eh).
+MAX_LEVEL_SHIFT = 1.2
+#: Cycles without halving the gradient norm that count as a stall.
+STALL_WINDOW = 10
+
+
+def validate(molecule, method):
+    """InputError for a method/spin combination that cannot work."""
+    if method not in ("rhf", "uhf", "rohf"):
+        raise InputError(f"unknown SCF method {method!r}; choose rhf, uhf or rohf")
+    if method == "rhf":
+        if molecule.nelectron % 2:
+            raise InputError("RHF needs an even number of electrons; use --method uhf or rohf "
+                             f"(the molecule has {molecule.nelectron} electrons)")
+        if molecule.multiplicity != 1:
+            raise InputError(f"RHF needs multiplicity 1 (got {molecule.multiplicity}); "
+                             "use --method uhf or rohf")
+
+
+class _JKBuilder:
+    """Direct J/K with incremental updates: J[D] = J[D_prev] + J[D - D_prev]."""
+
+    def __init__(self, engine, incremental, every):
+        self.engine = engine
+        self.incremental = bool(incremental) and every > 1
+        self.every = int(every)
+        self.dm = self.vj = self.vk = None
+        self.since_full = 0
+
+    def build(self, dm, force_full=False):
+        """(vj, vk, full) for dm (nset, nao, nao); full says whether it was a full build."""
+        full = (force_full or not self.incremental or self.dm is None
+                or self.since_full + 1 >= self.every)
+        if full:
+            vj, vk = self.engine.jk(dm, with_j=True, with_k=True)
+            self.since_full = 0
+        else:
+            dvj, dvk = self.engine.jk(dm - self.dm, with_j=True, with_k=True)
+            vj, vk = self.vj + dvj, self.vk + dvk
+            self.since_full += 1
+        self.dm, self.vj, self.vk = dm, vj, vk
+        return vj, vk, full
+
+
+class _State:
+    """Everything about one density: its J/K, Fock, energy and errors."""
+
+    def __init__(self, method, h, s, x, enuc, dm, vj, vk, mo):
+        self.dm, self.vj, self.vk = dm, vj, vk
+        self.fock = fk.fock_from_jk(method, h, vj, vk)
+        self.terms = fk.energy_terms(method, h, dm, vj, vk)
+        self.energy = sum(self.terms.values()) + enuc
+        xp = array_module(s)
+        if method == "rohf":
+            if mo is not None:
+                self.fock_diag = fk.rohf_effective_fock(self.fock, mo[0], mo[1], s)[None]
+            else:  # no orbitals yet (SAD guess): spin-averaged Fock
+                self.fock_diag = (0.5 * (self.fock[0] + self.fock[1]))[None]
+            dm_comm = [dm[0] + dm[1]]
+        else:
+            self.fock_diag = self.fock
+            dm_comm = list(dm)
+        self.error = fk.commutator_errors(list(self.fock_diag), dm_comm, s, x)
+        self.grad_norm = float(to_numpy(xp.sqrt(xp.sum(self.error * self.error))))
+        self.err_max = float(to_numpy(xp.max(xp.abs(self.error))))
+
+
+def _diagonalize(method, fock_diag, x, nalpha, nbeta):
+    """(mo_energy, mo_coeff, mo_occ) from the Fock matrices to diagonalise."""
+    xp = array_module(x)
+    if method == "uhf":
+        ea, ca = eigh_orth(fock_diag[0], x)
+        eb, cb = eigh_orth(fock_diag[1], x)
+        e, c = xp.stack([ea, eb]), xp.stack([ca, cb])
+    else:
+        e, c = eigh_orth(fock_diag[0], x)
+    return e, c, fk.occupations(method, e, nalpha, nbeta)
+
+
+def _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, notes):
+    """The Guess to start from, honouring checkpoint files (see module checkpoint)."""
+    method = options.method
+    path = options.checkpoint
+    if path:
+        chk.ensure_writable_checkpoint(path)
+        if os.path.exists(path):
+            data = chk.read_checkpoint(path)
+            relation = chk.compare(data, molecule, basis, method)
+            xp = array_module(s)
+            if relation == "same":
+                have_mo = data.mo_coeff is not None and data.mo_occ is not None
+                notes.append(f"restarted from checkpoint {path} (cycle {data.cycle}, "
+                             f"E = {data.energy:.10f})")
+                return gs.Guess(xp.asarray(data.dm),
+                                xp.asarray(data.mo_coeff) if have_mo else None,
+                                xp.asarray(data.mo_occ) if have_mo else None,
+                                "checkpoint restart",
+                                None if data.mo_energy is None else xp.asarray(data.mo_energy)
+                                ), True
+            if relation == "related" and data.mo_coeff is not None:
+                notes.append(f"guess from the orbitals of a related run in {path} "
+                             f"({data.method}, other geometry/charge/spin/method)")
+                return gs.guess_from_orbitals(method, data.mo_coeff, data.mo_energy, s,
+                                              nalpha, nbeta, "checkpoint orbitals"), False
+            if relation == "related":
+                notes.append(f"guess from the density of a related run in {path}")
+                d = xp.asarray(data.dm)
+                return gs.Guess(gs.split_total_density(method, fk.total_dm(d)), None, None,
+                                "checkpoint density"), False
+            msg = (f"checkpoint {path} is for other atoms or another basis; "
+                   "ignoring it and starting from the SAD guess")
+            warnings.warn(msg, stacklevel=3)
+            notes.append(msg)
+            return gs.sad_guess(method, molecule, basis, engine, options.screening_threshold), False
+        if options.guess == "checkpoint":
+            raise InputError(f"guess='checkpoint' but {path} does not exist")
+    if options.guess == "core":
+        return gs.core_guess(method, h, x, nalpha, nbeta), False
+    return gs.sad_guess(method, molecule, basis, engine, options.screening_threshold), False
+
+
+def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
+    """Run the SCF; never raises on non-convergence (see module docstring)."""
+    t_start = time.perf_counter()
+    method = options.method
+    validate(molecule, method)
+    nalpha, nbeta = fk.spin_counts(molecule.nelectron, molecule.multiplicity)
+    notes = []
+    s = engine.overlap()
+    h = engine.hcore()
+    x, ndropped = orthogonalizer(s, options.lindep_threshold)
+    if ndropped:
+        msg = (f"dropped {ndropped} near-linearly-dependent basis combinations "
+               f"(overlap eigenvalues < {options.lindep_threshold:g}); "
+               f"{x.shape[1]} orbitals from {basis.nao} functions")
+        warnings.warn(msg, stacklevel=2)
+        notes.append(msg)
+    enuc = molecule.nuclear_repulsion()
+
+    guess, restarted = _initial_guess(molecule, basis, options, engine, s, h, x,
+                                      nalpha, nbeta, notes)
+    if not restarted:
+        notes.append(f"initial guess: {guess.description}")
+    mo = (guess.mo_coeff, guess.mo_occ) if guess.mo_coeff is not None else None
+    builder = _JKBuilder(engine, options.incremental_fock, options.full_rebuild_every)
+    vj, vk, _ = builder.build(guess.dm, force_full=True)
+    state = _State(method, h, s, x, enuc, guess.dm, vj, vk, mo)
+
+    history = []
+
+    def record(cycle, delta, step, st):
+        rec = IterationRecord(cycle=cycle, energy=st.energy, delta_energy=delta,
+                              gradient_norm=st.grad_norm, diis_error=st.err_max, step=step,
+                              time=time.perf_counter() - t_start)
+        history.append(rec)
+        if options.checkpoint:
+            chk.write_checkpoint(options.checkpoint, molecule=molecule, basis=basis,
+                                 method=method, cycle=cycle, energy=st.energy, dm=st.dm,
+                                 mo_coeff=mo_state[0], mo_energy=mo_state[1],
+                                 mo_occ=mo_state[2], converged=False)
+        if options.callback is not None:
+            options.callback(rec)
+
+    mo_state = [guess.mo_coeff, guess.mo_energy, guess.mo_occ]
+    record(0, float("nan"), "restart" if restarted else "guess", state)
+
+    diis = DIISHistory(options.diis_space)
+    diis.push(state.fock_diag, state.error, state.dm, state.fock, state.energy,
+              idempotent=guess.mo_coeff is not None or guess.description != SAD_DESCRIPTION)
+    prev_used = state.fock_diag
+    auto_shift = 0.0
+    stall_damp = 0
+    best_grad, best_grad_cycle = state.grad_norm, 0
+    converged = False
+    cycle = 0
+    for cycle in range(1, options.max_cycle + 1):
+        # 1. the Fock matrix to diagonalise
+        if options.damping > 0.0 and state.grad_norm > 0.1:
+            fd = (1.0 - options.damping) * state.fock_diag + options.damping * prev_used
+            step = "damped"
+        elif stall_damp > 0:
+            fd = 0.5 * state.fock_diag + 0.5 * prev_used
+            step = "damped"
+            stall_damp -= 1
+        else:
+            fd, step = diis.extrapolate(state.err_max, options.fallback, options.fallback_kind,
+                                        uphill=not history[-1].delta_energy < 0.0)
+        prev_used = fd
+        shift = auto_shift or options.level_shift
+        if shift:
+            fd = fk.level_shift_fock(method, fd, state.dm, s, shift)
+            step += "+shift"
+        # 2. diagonalise, occupy
+        mo_energy, mo_coeff, mo_occ = _diagonalize(method, fd, x, nalpha, nbeta)
+        dm = fk.make_density(method, mo_coeff, mo_occ)
+        mo_state = [mo_coeff, mo_energy, mo_occ]
+        # 3. J/K (incremental or full), 4. new Fock, energy, error
+        vj, vk, full = builder.build(dm)
+        new = _State(method, h, s, x, enuc, dm, vj, vk, (mo_coeff, mo_occ))
+        delta = new.energy - state.energy
+        record(cycle, delta, step + ("+full" if full else ""), new)
+        done = abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad
+        if done and not full:
+            # Accept only what a full build confirms (incremental builds carry
+            # accumulated round-off and screening error).
+            vj, vk, _ = builder.build(dm, force_full=True)
+            checked = _State(method, h, s, x, enuc, dm, vj, vk, (mo_coeff, mo_occ))
+            delta = checked.energy - state.energy
+            record(cycle, delta, "full-rebuild", checked)
+            new = checked
+            done = abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad
+        state = new
+        diis.push(state.fock_diag, state.error, state.dm, state.fock, state.energy)
+        if done:
+            converged = True
+            break
+        # Stall watch (fallback): when the gradient has not halved within
+        # STALL_WINDOW cycles, shift the empty levels (AUTO_LEVEL_SHIFT, doubled on
+        # each further stall up to MAX_LEVEL_SHIFT), damp two cycles and restart
+        # the DIIS subspace.  A large enough shift makes each step downhill.
+        if options.fallback:
+            if state.grad_norm < 0.5 * best_grad:
+                best_grad, best_grad_cycle = state.grad_norm, cycle
+            elif cycle - best_grad_cycle >= STALL_WINDOW:
+                base = auto_shift or options.level_shift
+                auto_shift = min(2.0 * base, MAX_LEVEL_SHIFT) if base else AUTO_LEVEL_SHIFT
+                stall_damp = 2
+                notes.append(f"SCF stalled at cycle {cycle}: level shift {auto_shift:g} Eh, "
+                             "damping, DIIS restarted")
+                diis.reset(1)
+                best_grad, best_grad_cycle = state.grad_norm, cycle
+    else:
+        cycle = options.max_cycle
+
+    if builder.since_full != 0:  # the reported energy always comes from a full build
+        vj, vk, _ = builder.build(state.dm, force_full=True)
+        state = _State(method, h, s, x, enuc, state.dm, vj, vk,
+                       None if mo_state[0] is None else (mo_state[0], mo_state[2]))
+    # Final canonical orbitals: diagonalise the last (unshifted) Fock matrix.
+    mo_energy, mo_coeff, mo_occ = _diagonalize(method, state.fock_diag, x, nalpha, nbeta)
+    dm_final = fk.make_density(method, mo_coeff, mo_occ)
+    if options.checkpoint:
+        chk.write_checkpoint(options.checkpoint, molecule=molecule, basis=basis, method=method,
+                             cycle=cycle, energy=state.energy, dm=state.dm, mo_coeff=mo_coeff,
+                             mo_energy=mo_energy, mo_occ=mo_occ, converged=converged)
+    if not converged:
+        notes.append(f"SCF not converged after {cycle} cycles (last |dE| = "
+                     f"{abs(history[-1].delta_energy):.2e} Eh, gradient "
+                     f"{state.grad_norm:.2e})")
+    comps = analysis.energy_components(state.terms, enuc)
+    dip = analysis.dipole_moment(dm_final, engine.dipole(np.zeros(3)), molecule.numbers,
+                                 molecule.coords)
+    charges = analysis.mulliken_charges(dm_final, s, molecule.numbers, basis.atom_slices())
+    s2 = None
+    if method != "rhf":
+        s2 = analysis.spin_square(dm_final, s, nalpha, nbeta)
+    return SCFResult(method=method, converged=converged, energy=state.energy,
+                     energy_components=comps, mo_energy=mo_energy, mo_coeff=mo_coeff,
+                     mo_occ=mo_occ, iterations=cycle, history=history, dipole=dip,
+                     mulliken_charges=charges, s_squared=s2,
+                     wall_time=time.perf_counter() - t_start,
+                     device=str(getattr(engine, "device", "unknown")), molecule=molecule,
+                     basis=basis, density=dm_final, notes=tuple(notes))

@@ -1,0 +1,102 @@
+"""Typed options and per-iteration records of the SCF layer.
+
+:class:`SCFOptions` is a frozen dataclass: an unknown keyword (a typo) raises
+``TypeError`` at construction and bad values raise :class:`hartree.InputError`
+in ``__post_init__``, so nothing is silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ..errors import InputError
+
+METHODS = ("rhf", "uhf", "rohf")
+GUESSES = ("sad", "core", "checkpoint")
+FALLBACK_KINDS = ("adiis", "ediis")
+
+
+@dataclass(frozen=True)
+class SCFOptions:
+    """Settings of one SCF run.
+
+    Convergence needs both ``|E_n - E_(n-1)| < conv_tol`` (hartree) and
+    ``||X^T (F D S - S D F) X||_F < conv_tol_grad``: the Frobenius norm of the
+    orbital-gradient commutator in the orthonormal basis X (for UHF the square
+    root of the sum of squares over both spins; for ROHF F is the effective
+    Roothaan Fock matrix and D the total density).  The reported energy always
+    comes from a full (non-incremental) Fock build.
+    """
+
+    method: str = "rhf"
+    conv_tol: float = 1e-9            # Eh, energy change between cycles
+    conv_tol_grad: float = 1e-5       # Frobenius norm of the orthonormal-basis commutator
+    max_cycle: int = 100
+    diis_space: int = 8
+    guess: str = "sad"                # 'sad' | 'core' | 'checkpoint'
+    level_shift: float = 0.0          # Eh added to the virtual (and half to open-shell) levels
+    damping: float = 0.0              # fraction of the previous Fock mixed in, early cycles only
+    fallback: bool = True             # ADIIS/EDIIS blended with DIIS; level shift when stalling
+    fallback_kind: str = "adiis"      # 'adiis' (Hu & Yang 2010) | 'ediis' (Kudin et al. 2002)
+    incremental_fock: bool = True     # J/K of the density change added to the previous J/K
+    full_rebuild_every: int = 8       # cycles between full J/K rebuilds (<= 1: always full)
+    screening_threshold: float = 1e-13
+    lindep_threshold: float = 1e-8    # overlap eigenvalues below this are dropped
+    checkpoint: Optional[str] = None  # path of the HDF5 checkpoint (written every cycle)
+    callback: Optional[Callable] = None  # called with each IterationRecord
+    cartesian: bool = False           # used by run() when it loads a basis by name
+
+    def __post_init__(self):
+        method = str(self.method).lower()
+        object.__setattr__(self, "method", method)
+        if method not in METHODS:
+            raise InputError(f"unknown SCF method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.guess not in GUESSES:
+            raise InputError(f"unknown guess {self.guess!r}; choose one of {', '.join(GUESSES)}")
+        if self.guess == "checkpoint" and not self.checkpoint:
+            raise InputError("guess='checkpoint' needs a checkpoint path (option checkpoint=...)")
+        if self.fallback_kind not in FALLBACK_KINDS:
+            raise InputError(f"unknown fallback_kind {self.fallback_kind!r}; choose adiis or ediis")
+        if not (self.conv_tol > 0 and self.conv_tol_grad > 0):
+            raise InputError("conv_tol and conv_tol_grad must be positive")
+        if int(self.max_cycle) < 1:
+            raise InputError("max_cycle must be at least 1")
+        if int(self.diis_space) < 2:
+            raise InputError("diis_space must be at least 2")
+        if not 0.0 <= self.damping < 1.0:
+            raise InputError("damping must lie in [0, 1)")
+        if self.level_shift < 0.0:
+            raise InputError("level_shift must not be negative")
+        if self.screening_threshold < 0.0:
+            raise InputError("screening_threshold must not be negative")
+        if self.callback is not None and not callable(self.callback):
+            raise InputError("callback must be callable")
+
+    def replace(self, **changes) -> "SCFOptions":
+        """A copy with some fields changed (unknown names raise TypeError)."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class IterationRecord:
+    """What one SCF cycle did.
+
+    cycle: 0 for the guess Fock build, then 1, 2, ...; energy and delta_energy
+    in Eh (cycle 0: the energy expression evaluated on the guess density, which
+    for SAD is not idempotent, so it is no variational bound); gradient_norm as defined in :class:`SCFOptions`; diis_error the
+    largest absolute element of the commutator (the error the extrapolation
+    sees); step names how the Fock matrix of this cycle was obtained
+    ('guess', 'restart', 'diis', 'adiis', 'ediis', 'adiis+diis', 'damped',
+    'plain', with '+shift' when a level shift was applied and '+full' /
+    'full-rebuild' for full J/K builds); time in seconds since the start.
+    """
+
+    cycle: int
+    energy: float
+    delta_energy: float
+    gradient_norm: float
+    diis_error: float
+    step: str
+    time: float

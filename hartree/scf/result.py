@@ -1,0 +1,63 @@
+"""The SCF result object: results only, no intermediates, no methods that compute."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+
+@dataclass
+class SCFResult:
+    """Outcome of one SCF run (all quantities in atomic units).
+
+    method            'rhf' | 'uhf' | 'rohf'
+    converged         bool; False results are never presented as converged
+    energy            total energy, Eh, from a full (non-incremental) Fock build
+    energy_components dict of floats (Eh): one_electron, coulomb, exchange,
+                      nuclear_repulsion, total
+    mo_energy         RHF/ROHF (nmo,); UHF (2, nmo)   Eh (ROHF: effective-Fock eigenvalues)
+    mo_coeff          RHF/ROHF (nao, nmo); UHF (2, nao, nmo)
+    mo_occ            RHF/ROHF (nmo,) in {0,1,2}; UHF (2, nmo) in {0,1}
+    iterations        number of SCF cycles (diagonalisations) performed
+    history           list of IterationRecord (cycle 0 is the guess build)
+    dipole            (3,) a.u. (e bohr) about the origin (0,0,0): nuclear + electronic
+    mulliken_charges  (natm,) Mulliken atomic charges, e
+    s_squared         <S^2> for UHF and ROHF (ROHF: exactly S(S+1)); None for RHF
+    wall_time         seconds
+    device            engine description, e.g. "cpu (numba, 2 threads)"
+    molecule, basis   the inputs
+    density           (nset, nao, nao) density of the final orbitals (RHF: total;
+                      UHF/ROHF: alpha, beta) — extra to the architecture table
+    notes             tuple of human-readable remarks (guess used, restart, dropped
+                      linear dependencies, fallback events) — extra to the table
+    """
+
+    method: str
+    converged: bool
+    energy: float
+    energy_components: dict
+    mo_energy: Any
+    mo_coeff: Any
+    mo_occ: Any
+    iterations: int
+    history: list
+    dipole: Any
+    mulliken_charges: Any
+    s_squared: Optional[float]
+    wall_time: float
+    device: str
+    molecule: Any
+    basis: Any
+    density: Any = None
+    notes: tuple = field(default=())
+
+    def homo_lumo(self):
+        """(HOMO, LUMO) orbital energies in Eh; UHF takes the highest/lowest over both
+        spins; LUMO is None when every orbital is occupied."""
+        e = np.asarray(self.mo_energy).ravel()
+        occ = np.asarray(self.mo_occ).ravel()
+        homo = float(e[occ > 0].max()) if np.any(occ > 0) else None
+        lumo = float(e[occ == 0].min()) if np.any(occ == 0) else None
+        return homo, lumo
