@@ -1,0 +1,220 @@
+"""``hartree run``: one SCF calculation from a molecule file, with live output.
+
+Order of work: check the arguments and output paths, read the molecule, load the
+basis, check the requested file formats can hold it, then run the SCF with a live
+progress callback, print the results tables and write the output files.  All
+checks that can fail on user input happen before the SCF starts.
+"""
+
+import argparse
+import os
+
+from rich.markup import escape
+
+from .. import __version__
+from ..basis import load_basis
+from ..errors import ConvergenceError, InputError
+from ..io.molden import check_molden_supported, write_molden
+from ..io.qcschema import result_to_qcschema, write_json
+from ..molecule import Molecule
+from ..scf import SCFOptions
+from ..scf import run as run_scf
+from ..scf.kernel import validate as validate_method
+from .progress import ScfProgress
+from .report import final_energy_line, formula, not_converged_banner, print_report
+
+HELP = "run a Hartree-Fock calculation (RHF, UHF or ROHF)"
+
+DESCRIPTION = """\
+Run a Hartree-Fock calculation on the molecule in FILE and print one line per SCF
+iteration, then tables of the energy and its components, orbital energies around
+the HOMO-LUMO gap, Mulliken charges, the dipole moment, <S^2> (UHF/ROHF), the
+number of iterations, the wall time and the device that did the work."""
+
+EPILOG = """\
+molecule files:
+  .xyz   XYZ in Angstrom; the comment line may say "charge=1 multiplicity=2"
+  .json  QCSchema molecule (geometry in bohr), or a hartree/QCSchema result
+  --charge and --multiplicity override what the file says; without either the
+  molecule is neutral with the lowest multiplicity its electron count allows.
+
+examples:
+  hartree run water.xyz --basis cc-pvdz
+  hartree run water.xyz -b 6-31g* --json water.json --molden water.molden
+  hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2
+  hartree run cation.xyz -b cc-pvtz -m rohf --charge 1 --multiplicity 2 --quiet
+  hartree run big.xyz -b cc-pvdz --checkpoint big.h5
+  hartree run big.xyz -b cc-pvdz --checkpoint big.h5 --guess checkpoint   # restart"""
+
+_DEFAULTS = SCFOptions()
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def _non_negative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
+    return value
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def _int(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def add_arguments(parser):
+    """Add the ``run`` arguments to an argparse parser."""
+    parser.add_argument("file", metavar="FILE", help="molecule file (.xyz in Angstrom or QCSchema .json)")
+    model = parser.add_argument_group("model")
+    model.add_argument("-b", "--basis", required=True, metavar="NAME",
+                       help="basis set: a basis-set-exchange name (cc-pvdz, 6-31g*, def2-svp, ...) "
+                            "or a path to an NWChem/Gaussian94 basis file")
+    model.add_argument("-m", "--method", choices=("rhf", "uhf", "rohf"), default="rhf", type=str.lower,
+                       help="Hartree-Fock flavour: restricted closed-shell, unrestricted, "
+                            "or restricted open-shell")
+    model.add_argument("-c", "--charge", type=_int, default=None, metavar="Q",
+                       help="total charge (default: from the file, else 0)")
+    model.add_argument("-s", "--multiplicity", type=_positive_int, default=None, metavar="M",
+                       help="spin multiplicity 2S+1 (default: from the file, else 1 or 2)")
+    model.add_argument("--cartesian", action="store_true",
+                       help="use cartesian (6d, 10f, ...) instead of spherical basis functions")
+    scf = parser.add_argument_group("SCF")
+    scf.add_argument("--conv-tol", type=_positive_float, default=_DEFAULTS.conv_tol, metavar="X",
+                     help="energy convergence threshold in Eh (the orbital gradient must also "
+                          f"fall below {_DEFAULTS.conv_tol_grad:g})")
+    scf.add_argument("--max-cycle", type=_positive_int, default=_DEFAULTS.max_cycle, metavar="N",
+                     help="maximum number of SCF cycles")
+    scf.add_argument("--level-shift", type=_non_negative_float, default=_DEFAULTS.level_shift,
+                     metavar="EH", help="shift of the virtual orbital energies in Eh (e.g. 0.3) "
+                                        "to steady a difficult SCF")
+    scf.add_argument("--guess", choices=("sad", "core", "checkpoint"), default=_DEFAULTS.guess,
+                     help="initial guess: superposition of atomic densities, core Hamiltonian, "
+                          "or the orbitals in --checkpoint")
+    scf.add_argument("--checkpoint", metavar="FILE", default=None,
+                     help="HDF5 checkpoint written every cycle (restart with --guess checkpoint)")
+    scf.add_argument("--allow-unconverged", action="store_true",
+                     help="report (and write files for) an SCF that did not converge, with exit "
+                          "code 0 and a NOT CONVERGED banner, instead of failing with exit code 3")
+    out = parser.add_argument_group("output files")
+    out.add_argument("--json", metavar="OUT", default=None,
+                     help="write the result as a QCSchema AtomicResult JSON document")
+    out.add_argument("--molden", metavar="OUT", default=None,
+                     help="write geometry, basis and orbitals as a Molden file (Jmol, VMD, Molden)")
+    out.add_argument("--overwrite", action="store_true",
+                     help="replace existing --json/--molden files (otherwise an error, raised "
+                          "before the SCF starts)")
+
+
+def check_output_paths(outputs, overwrite):
+    """InputError unless every (flag, path) output can be created (run before the SCF).
+
+    A path must differ from the others, must not be a directory, must sit in an
+    existing directory and must not exist unless ``overwrite``.
+    """
+    seen = {}
+    for flag, path in outputs:
+        if path is None:
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise InputError(f"{seen[key]} and {flag} both name {path}")
+        seen[key] = flag
+        if os.path.isdir(path):
+            raise InputError(f"{flag} {path} is a directory")
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise InputError(f"{flag} {path}: directory {parent} does not exist")
+        if os.path.exists(path) and not overwrite:
+            raise InputError(f"{flag} {path} already exists; use --overwrite to replace it")
+
+
+def scf_keywords(args):
+    """The SCF settings of a run as a JSON-able dict (recorded in the QCSchema keywords)."""
+    return {"method": args.method, "basis": args.basis, "cartesian": bool(args.cartesian),
+            "conv_tol": args.conv_tol, "conv_tol_grad": _DEFAULTS.conv_tol_grad,
+            "max_cycle": args.max_cycle, "guess": args.guess, "level_shift": args.level_shift}
+
+
+def _print_header(console, molecule, basis, args):
+    kind = "cartesian" if not basis.pure else "spherical"
+    console.print(f"[bold]hartree {__version__}[/bold]: {args.method.upper()}/{escape(basis.name)} "
+                  f"on {escape(args.file)}", highlight=False)
+    console.print(f"molecule: {formula(molecule.symbols)}, {molecule.natm} atoms, "
+                  f"{molecule.nelectron} electrons, charge {molecule.charge}, "
+                  f"multiplicity {molecule.multiplicity}", highlight=False, markup=False)
+    console.print(f"basis:    {basis.name}, {basis.nao} {kind} functions", highlight=False, markup=False)
+
+
+def _write_outputs(console, args, result):
+    """Write the --json and --molden files that were asked for and say so (unless --quiet)."""
+    if args.json:
+        doc = result_to_qcschema(result, input_file=args.file, keywords=scf_keywords(args))
+        write_json(args.json, doc)
+    if args.molden:
+        write_molden(args.molden, result)
+    if not args.quiet:
+        for kind, path in (("QCSchema JSON", args.json), ("Molden", args.molden)):
+            if path:
+                console.print(f"wrote {kind}: {path}", markup=False)
+
+
+def execute(args, console):
+    """Run ``hartree run`` with parsed arguments; returns the exit code (errors raise)."""
+    check_output_paths((("--json", args.json), ("--molden", args.molden)), args.overwrite)
+    molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
+    validate_method(molecule, args.method)
+    basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
+    if args.molden:
+        check_molden_supported(basis)
+    if not args.quiet:
+        _print_header(console, molecule, basis, args)
+    progress = ScfProgress(console, show_lines=not args.quiet, label=args.method.upper())
+    try:
+        with progress:
+            result = run_scf(molecule, basis, args.method, allow_unconverged=args.allow_unconverged,
+                             conv_tol=args.conv_tol, max_cycle=args.max_cycle, guess=args.guess,
+                             level_shift=args.level_shift,
+                             checkpoint=args.checkpoint, cartesian=args.cartesian, callback=progress)
+    except ConvergenceError as error:
+        if not args.quiet:
+            console.print(not_converged_banner(f"{error}\nNo output files were written; "
+                                               "--allow-unconverged reports the last state."))
+        raise
+    if args.quiet:
+        console.print(final_energy_line(result), markup=False)
+    else:
+        print_report(console, result)
+        for note in getattr(result, "notes", ()) or ():
+            console.print(f"note: {note}", markup=False)
+    _write_outputs(console, args, result)
+    if not args.quiet:
+        console.print(final_energy_line(result), markup=False, style="bold")
+    if not result.converged and not args.quiet:
+        console.print(not_converged_banner(
+            f"{args.method.upper()} stopped after {result.iterations} cycles without converging; "
+            "the numbers above are NOT a converged result (--allow-unconverged)."))
+    return 0

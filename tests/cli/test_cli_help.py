@@ -1,0 +1,63 @@
+"""Help texts, --version and the subcommand registry."""
+
+import hartree
+from hartree.cli.main import COMMANDS, EXIT_CONVERGENCE, EXIT_INPUT, build_parser
+
+
+def test_version(cli):
+    code, out, _ = cli("--version")
+    assert code == 0
+    assert out.strip() == f"hartree {hartree.__version__}"
+
+
+def test_main_help_lists_commands_examples_and_exit_codes(cli):
+    code, out, _ = cli("--help")
+    assert code == 0
+    assert "usage: hartree" in out
+    assert "run" in out and "Hartree-Fock" in out
+    assert "examples:" in out and "hartree run water.xyz --basis cc-pvdz" in out
+    assert "exit codes:" in out
+    assert f"  {EXIT_INPUT}    input error" in out
+    assert f"  {EXIT_CONVERGENCE}    the SCF did not converge" in out
+    assert "130  interrupted" in out
+
+
+def test_run_help_describes_every_option_with_defaults(cli):
+    code, out, _ = cli("run", "--help")
+    assert code == 0
+    text = " ".join(out.split())  # argparse wraps lines
+    for option in ("--basis", "--method", "--charge", "--multiplicity", "--cartesian", "--json",
+                   "--molden", "--checkpoint", "--conv-tol", "--max-cycle", "--guess",
+                   "--allow-unconverged", "--overwrite", "--quiet", "--debug", "--level-shift"):
+        assert option in text, option
+    assert "(default: rhf)" in text
+    assert "(default: 1e-09)" in text
+    assert "(default: 100)" in text
+    assert "(default: sad)" in text
+    assert "examples:" in text and "exit codes:" in text
+    assert "hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2" in text
+
+
+def test_no_command_is_an_input_error(cli):
+    code, _, err = cli()
+    assert code == EXIT_INPUT
+    assert "hartree: error: a command is required" in err
+
+
+def test_usage_errors_exit_2(cli, water_xyz):
+    code, _, err = cli("run", water_xyz)  # --basis missing
+    assert code == 2
+    assert "--basis" in err and "required" in err
+    code, _, err = cli("run", water_xyz, "-b", "sto-3g", "--method", "mp2")
+    assert code == 2 and "invalid choice" in err
+    code, _, err = cli("run", water_xyz, "-b", "sto-3g", "--max-cycle", "0")
+    assert code == 2 and "must be at least 1" in err
+
+
+def test_registry_drives_the_parser():
+    parser = build_parser()
+    names = [c.name for c in COMMANDS]
+    assert names == ["run"]
+    args = parser.parse_args(["run", "x.xyz", "-b", "sto-3g"])
+    assert args._command is COMMANDS[0]
+    assert (args.method, args.quiet, args.debug, args.overwrite) == ("rhf", False, False, False)
