@@ -1,0 +1,90 @@
+"""CPU integral engine: the one object SCF methods ask for integrals (numba backend).
+
+    engine = CPUEngine(molecule, basis, screening_threshold=1e-13)
+    S, H = engine.overlap(), engine.hcore()
+    J, K = engine.jk(dm)                  # dm (nao, nao) or (nset, nao, nao)
+
+Shell-pair data and Schwarz factors are computed on first use and kept for the life of
+the engine (an SCF calls ``jk`` 15-30 times); one-electron matrices are cached too.
+All matrices are numpy float64 in the final AO basis of ``basis``, atomic units.
+"""
+
+import numba
+import numpy as np
+
+from hartree.integrals import one_electron
+from hartree.integrals.eri import ShellPairs, eri_full
+from hartree.integrals.jk import jk as _jk
+from hartree.integrals.jk import schwarz_order
+
+
+class CPUEngine:
+    """Integrals of ``basis`` on ``molecule`` computed on the CPU.
+
+    molecule: hartree.Molecule (point nuclei at ``molecule.coords``, bohr).
+    basis: hartree.basis.Basis on that molecule.
+    screening_threshold: a shell quartet is skipped in ``jk`` when
+      sqrt((ab|ab)) sqrt((cd|cd)) max|D| < screening_threshold (hartree), as PySCF's
+      ``direct_scf_tol``.
+    """
+
+    def __init__(self, molecule, basis, screening_threshold=1e-13):
+        self.molecule = molecule
+        self.basis = basis
+        self.screening_threshold = float(screening_threshold)
+        self.device = f"cpu (numba, {numba.get_num_threads()} threads)"
+        self._pairs = None
+        self._order = None
+        self._cache = {}
+
+    # ---------------------------------------------------------------- one-electron
+    def _cached(self, key, compute):
+        if key not in self._cache:
+            value = compute()
+            value.flags.writeable = False
+            self._cache[key] = value
+        return self._cache[key].copy()
+
+    def overlap(self):
+        """Overlap S, (nao, nao), dimensionless."""
+        return self._cached("S", lambda: one_electron.overlap(self.basis))
+
+    def kinetic(self):
+        """Kinetic energy T, (nao, nao), hartree."""
+        return self._cached("T", lambda: one_electron.kinetic(self.basis))
+
+    def nuclear(self):
+        """Attraction to the point nuclei V, (nao, nao), hartree."""
+        charges = np.asarray(self.molecule.numbers, dtype=np.float64)
+        return self._cached("V", lambda: one_electron.nuclear(self.basis, charges,
+                                                             self.molecule.coords))
+
+    def hcore(self):
+        """Core Hamiltonian T + V, (nao, nao), hartree."""
+        return self.kinetic() + self.nuclear()
+
+    def dipole(self, origin=(0.0, 0.0, 0.0)):
+        """<m| r - origin |n>, (3, nao, nao), bohr (electron position, no charge sign)."""
+        return one_electron.dipole(self.basis, np.asarray(origin, dtype=np.float64))
+
+    # ---------------------------------------------------------------- two-electron
+    def shell_pairs(self):
+        """The engine's ShellPairs (built on first call, then reused)."""
+        if self._pairs is None:
+            self._pairs = ShellPairs.build(self.basis)
+            self._order = schwarz_order(self._pairs.schwarz)
+        return self._pairs
+
+    def eri(self):
+        """Full ERI tensor (mn|ls), (nao, nao, nao, nao), hartree; small systems only."""
+        return eri_full(self.basis, self.shell_pairs())
+
+    def jk(self, dms, with_j=True, with_k=True):
+        """Coulomb J and exchange K of symmetric densities, direct with screening.
+
+        dms: (nao, nao) or (nset, nao, nao).  Returns (J, K) with the shape of ``dms``;
+        a matrix not asked for is None.
+        """
+        pairs = self.shell_pairs()
+        return _jk(self.basis, dms, with_j=with_j, with_k=with_k,
+                   threshold=self.screening_threshold, pairs=pairs, order=self._order)

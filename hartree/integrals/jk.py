@@ -1,0 +1,184 @@
+"""Direct Coulomb and exchange matrices with Cauchy-Schwarz and density screening.
+
+    J_mn = sum_ls (mn|ls) D_ls,     K_mn = sum_ls (ml|ns) D_ls
+
+for a stack of symmetric densities D (nset, nao, nao).  Every unique shell quartet
+(P|Q) of shell pairs P = (a, b), Q = (c, d) is visited once; it is skipped when
+
+    Q_P Q_Q max|D|_quartet < threshold,       Q_P = sqrt(max |(ab|ab)|)
+
+(Haser & Ahlrichs, J. Comput. Chem. 10, 104 (1989)), with max|D| taken over the density
+blocks the quartet touches (D_ab, D_cd for J; D_ac, D_ad, D_bc, D_bd for K), so that
+incremental Fock builds with small density differences skip most quartets.
+
+Pairs are sorted by decreasing Q_P; for pair number p only pairs q >= p are visited,
+and the inner loop stops at the first q with Q_p Q_q max|D| < threshold.  Threads
+take the outer pairs round-robin (heavy pairs come first in the sorted order, so this
+spreads them) and accumulate into private J/K buffers, summed at the end.
+
+Digestion (8-fold symmetry).  With v = (ab|cd) s, s = 1/2 for each of a == b, c == d,
+P == Q (the block loops cover both orders of a diagonal pair), the 8 images of v give
+J = A + A^T and K = B + B^T with
+
+    A_ab += 2 v D_cd,   A_cd += 2 v D_ab,
+    B_ac += v D_bd,  B_bc += v D_ad,  B_ad += v D_bc,  B_bd += v D_ac.
+"""
+
+import numba
+import numpy as np
+
+from hartree.integrals.eri_kernel import alloc_scratch, quartet_block
+from hartree.integrals.eri_prim import U
+
+
+@numba.njit(cache=True, inline="always")
+def _digest(buf, na, nb, nc, nd, oa, ob, oc, od, scale, dms, jt, kt, with_j, with_k):
+    """Add one quartet block's contributions to the half matrices A (jt) and B (kt).
+
+    Indices are unsigned (U) so that numba emits no negative-index wraparound.
+    """
+    nset = dms.shape[0]
+    ua, ub, uc, ud = U(oa), U(ob), U(oc), U(od)
+    for s in range(nset):
+        k = U(0)
+        for a in range(ua, ua + U(na)):
+            for b in range(ub, ub + U(nb)):
+                dab = dms[s, a, b]
+                jab = 0.0
+                for c in range(uc, uc + U(nc)):
+                    dac = dms[s, a, c]
+                    dbc = dms[s, b, c]
+                    kac = 0.0
+                    kbc = 0.0
+                    for d in range(ud, ud + U(nd)):
+                        v = buf[k] * scale
+                        k += U(1)
+                        if with_j:
+                            jab += v * dms[s, c, d]
+                            jt[s, c, d] += 2.0 * v * dab
+                        if with_k:
+                            kac += v * dms[s, b, d]
+                            kbc += v * dms[s, a, d]
+                            kt[s, a, d] += v * dbc
+                            kt[s, b, d] += v * dac
+                    if with_k:
+                        kt[s, a, c] += kac
+                        kt[s, b, c] += kbc
+                if with_j:
+                    jt[s, a, b] += 2.0 * jab
+
+
+@numba.njit(cache=True)
+def _shell_dmax(dms, ao_loc):
+    """max over sets and block elements of |D|, per shell pair: (nshell, nshell)."""
+    nshell = ao_loc.shape[0] - 1
+    out = np.zeros((nshell, nshell))
+    for s in range(dms.shape[0]):
+        for i in range(nshell):
+            for j in range(nshell):
+                m = out[i, j]
+                for a in range(ao_loc[i], ao_loc[i + 1]):
+                    for b in range(ao_loc[j], ao_loc[j + 1]):
+                        m = max(m, abs(dms[s, a, b]))
+                out[i, j] = m
+    return out
+
+
+@numba.njit(parallel=True, cache=True)
+def _jk_direct(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc,
+               pure, c2s, lmax, dms, dshell, with_j, with_k, threshold, nthreads, rys_table):
+    """Half matrices A, B summed over threads; shapes (nset, nao, nao) each."""
+    nset, nao = dms.shape[0], dms.shape[1]
+    npl = order.shape[0]
+    nj = nthreads if with_j else 1
+    nk = nthreads if with_k else 1
+    jbuf = np.zeros((nj, nset, nao, nao))
+    kbuf = np.zeros((nk, nset, nao, nao))
+    dmax = 0.0
+    for i in range(dshell.shape[0]):
+        for j in range(dshell.shape[1]):
+            dmax = max(dmax, dshell[i, j])
+    for t in numba.prange(nthreads):
+        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c,
+         coef) = alloc_scratch(lmax)
+        ti = np.int64(t)
+        jt = jbuf[min(ti, nj - 1)]
+        kt = kbuf[min(ti, nk - 1)]
+        for ip in range(ti, npl, nthreads):
+            qp = q_sorted[ip]
+            if qp * q_sorted[ip] * dmax < threshold:
+                break      # Q sorted descending: no later pair can pass either
+            P = order[ip]
+            sa, sb = pair_shells[P, 0], pair_shells[P, 1]
+            for iq in range(ip, npl):
+                qq = qp * q_sorted[iq]
+                if qq * dmax < threshold:
+                    break
+                Q = order[iq]
+                sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
+                dq = 0.0
+                if with_j:
+                    dq = max(dshell[sa, sb], dshell[sc, sd])
+                if with_k:
+                    dq = max(dq, max(max(dshell[sa, sc], dshell[sa, sd]),
+                                     max(dshell[sb, sc], dshell[sb, sd])))
+                if qq * dq < threshold:
+                    continue
+                na, nb, nc, nd = quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp,
+                                               shell_l, pure, c2s, roots, weights, g, coef,
+                                               acc, h1, out, tmp, abpow, term_i, term_c,
+                                               rys_table)
+                scale = 1.0
+                if sa == sb:
+                    scale *= 0.5
+                if sc == sd:
+                    scale *= 0.5
+                if P == Q:
+                    scale *= 0.5
+                _digest(out, na, nb, nc, nd, ao_loc[sa], ao_loc[sb], ao_loc[sc],
+                        ao_loc[sd], scale, dms, jt, kt, with_j, with_k)
+    return jbuf.sum(axis=0) if with_j else jbuf[0], kbuf.sum(axis=0) if with_k else kbuf[0]
+
+
+def schwarz_order(schwarz):
+    """Pairs with Q > 0 sorted by decreasing Q: (order int64, q_sorted float64)."""
+    order = np.argsort(-schwarz, kind="stable")
+    order = order[schwarz[order] > 0.0].astype(np.int64)
+    return order, np.ascontiguousarray(schwarz[order])
+
+
+def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=None):
+    """Coulomb and exchange matrices of symmetric densities, direct (integral-free).
+
+    basis: hartree Basis; dms: (nao, nao) or (nset, nao, nao), symmetric (not checked).
+    threshold: Schwarz x density screening threshold (PySCF's direct_scf_tol), hartree.
+    pairs: a prebuilt eri.ShellPairs; order: a prebuilt schwarz_order(pairs.schwarz).
+    Returns (J, K) with the shape of ``dms``; an unrequested matrix is None.
+    """
+    from hartree.integrals.eri import ShellPairs
+
+    if pairs is None:
+        pairs = ShellPairs.build(basis)
+    if order is None:
+        order = schwarz_order(pairs.schwarz)
+    dms = np.asarray(dms, dtype=np.float64)
+    single = dms.ndim == 2
+    d3 = np.ascontiguousarray(dms[None] if single else dms)
+    nao = basis.nao
+    if d3.shape[1:] != (nao, nao):
+        raise ValueError(f"density matrices must be ({nao}, {nao}), got {dms.shape}")
+    if not (with_j or with_k):
+        return None, None
+    dshell = _shell_dmax(d3, basis.ao_loc)
+    a, b = _jk_direct(order[0], order[1], pairs.pair_shells, pairs.pair_start, pairs.pair_ab,
+                      pairs.pp, basis.shell_l, basis.ao_loc, basis.pure, pairs.c2s,
+                      pairs.lmax, d3, dshell, bool(with_j), bool(with_k), float(threshold),
+                      numba.get_num_threads(), pairs.rys_table)
+    out = []
+    for flag, half in ((with_j, a), (with_k, b)):
+        if not flag:
+            out.append(None)
+            continue
+        m = half + half.transpose(0, 2, 1)
+        out.append(m[0] if single else m)
+    return out[0], out[1]
