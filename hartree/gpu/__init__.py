@@ -1,0 +1,13 @@
+"""hartree.gpu: GPU backend (generated Rys-quadrature CUDA kernels via NVRTC).
+
+>>> from hartree.gpu import GPUEngine
+>>> J, K = GPUEngine(mol, basis).jk(dms)
+
+Modules: ``codegen`` (CUDA C per quartet class), ``compile`` (NVRTC + memory/disk cache),
+``pairs`` (shell pairs by class), ``tables`` (Rys table as the kernels read it),
+``jk`` (driver), ``engine`` (GPUEngine), ``emulate`` (serial CPU run of the kernels, tests).
+cupy is imported only inside functions: importing this package needs no GPU.
+"""
+from .engine import GPUEngine
+
+__all__ = ["GPUEngine"]

@@ -1,0 +1,347 @@
+"""CUDA C generator, integral part: Rys quadrature for one shell-quartet class.
+
+For a class (la lb|lc ld) (la >= lb, lc >= ld) this module writes, as plain text:
+
+* ``rys_<n>`` (:func:`rys_function`): in-kernel evaluation of the n-root Rys rule from
+  the shared Chebyshev table (:mod:`hartree.gpu.tables`; Clenshaw recurrence; asymptote
+  u = v/T, w = λ/√T);
+* ``eri_<cls><suffix>`` (:func:`eri_function`): the contracted cartesian block (ab|cd) of
+  one shell quartet, or a slice of it (some a / b components), by Rys quadrature with the
+  2-D recurrences written out as scalar statements for the class; classes above
+  :data:`GENERIC_LIMIT` components use loops over local arrays instead.
+
+The J/K kernels that call these are written by :mod:`hartree.gpu.jkgen`.
+
+Equations (Rys, Dupuis & King, J. Comput. Chem. 4, 154 (1983); u = t² a Rys root,
+ζ = a+b, η = c+d, P, Q Gaussian product centres):
+
+    (ab|cd) = 2π^(5/2) / (ζη sqrt(ζ+η)) K_AB K_CD Σ_r w_r I_x(r) I_y(r) I_z(r)      (1)
+    B00 = u / (2(ζ+η)),  B10 = (1 - η u/(ζ+η)) / (2ζ),  B01 = (1 - ζ u/(ζ+η)) / (2η)  (2)
+    C00 = (P-A) - η u/(ζ+η) (P-Q),   C00' = (Q-C) + ζ u/(ζ+η) (P-Q)                 (3)
+    G(n+1,0) = C00 G(n,0) + n B10 G(n-1,0)                                          (4)
+    G(n,m+1) = C00' G(n,m) + m B01 G(n,m-1) + n B00 G(n-1,m)                        (5)
+    I(i,j+1;m) = I(i+1,j;m) + (A-B) I(i,j;m)          (bra transfer, HRR)          (6)
+    I(i,j;k,l+1) = I(i,j;k+1,l) + (C-D) I(i,j;k,l)    (ket transfer)               (7)
+
+with G(0,0) = 1 for x and y and G(0,0) = w_r × prefactor of (1) for z.  K_AB includes
+the contraction coefficients and the angular factors f(l) (see ``pairs.py``).
+
+The text is deterministic: the same arguments give byte-identical source, which is
+hashed into the compile cache key together with :data:`GENERATOR_VERSION`.
+"""
+from math import pi
+
+GENERATOR_VERSION = "2"
+
+#: threads per block edge; a block is TILE x TILE (bra pair, ket pair) quartets
+TILE = 16
+
+#: second argument of __launch_bounds__: blocks of TILE² threads the compiler must fit on
+#: one multiprocessor (1: up to 255 registers a thread; 2: at most 128).  Part of the
+#: source, hence of the cache key.
+MIN_BLOCKS = 1
+
+_PREF = 2.0 * pi ** 2.5
+
+#: classes with more cartesian quartet components than this keep the root loop and the
+#: digestion loops rolled (compile time: full unrolling of (ff|ff) makes ~10^5 statements)
+UNROLL_LIMIT = 81
+
+#: above this many components the recurrences are loops over local arrays, not statements
+GENERIC_LIMIT = 1296
+
+
+def _unroll(size):
+    return "#pragma unroll" if size <= UNROLL_LIMIT else "#pragma unroll 1"
+
+
+def ncart(l):
+    """Cartesian components of a shell of angular momentum l."""
+    return (l + 1) * (l + 2) // 2
+
+
+def cart_components(l):
+    """(i, j, k) exponents of x^i y^j z^k in PySCF order (i descending, then j)."""
+    return [(i, j, l - i - j) for i in range(l, -1, -1) for j in range(l - i, -1, -1)]
+
+
+def nroots(cls):
+    """Rys roots needed for a quartet class: (la+lb+lc+ld)//2 + 1."""
+    return sum(cls) // 2 + 1
+
+
+def class_name(cls):
+    """'2110' for (la lb|lc ld) = (2 1|1 0)."""
+    return "".join(str(int(l)) for l in cls)
+
+
+def check_class(cls):
+    la, lb, lc, ld = (int(x) for x in cls)
+    if la < lb or lc < ld or min(cls) < 0:
+        raise ValueError(f"class {cls}: need la >= lb and lc >= ld")
+    return la, lb, lc, ld
+
+
+# ----------------------------------------------------------------------------- Rys
+def rys_function(table, n):
+    """Device function rys_<n>(T, tab, u, w) evaluating the table for n roots."""
+    deg = table.degree
+    stride = 2 * n * (deg + 1)
+    lines = [f"__device__ __forceinline__ void rys_{n}(const double T, "
+             "const double* __restrict__ tab, double* u, double* w)", "{"]
+    lines.append(f"  if (T >= {table.tmax(n)!r}) {{")
+    lines.append("    const double it = 1.0 / T;")
+    lines.append("    const double ist = sqrt(it);")
+    for i in range(n):
+        lines.append(f"    u[{i}] = {float(table.asym_u[n, i])!r} * it;")
+        lines.append(f"    w[{i}] = {float(table.asym_w[n, i])!r} * ist;")
+    lines.append("    return;")
+    lines.append("  }")
+    lines.append(f"  const int k = (int)(T / {table.width!r});")
+    lines.append(f"  const double x = 2.0 * (T / {table.width!r} - k) - 1.0;")
+    lines.append("  const double x2 = 2.0 * x;")
+    lines.append(f"  const double* c = tab + (long long)k * {stride};")
+    lines.append("#pragma unroll")
+    lines.append(f"  for (int f = 0; f < {2 * n}; ++f) {{")
+    lines.append(f"    const double* cf = c + f * {deg + 1};")
+    lines.append("    double b1 = 0.0, b2 = 0.0;")
+    lines.append("#pragma unroll")
+    lines.append(f"    for (int j = {deg}; j > 0; --j) {{")
+    lines.append("      const double t = __ldg(cf + j) + x2 * b1 - b2;")
+    lines.append("      b2 = b1; b1 = t;")
+    lines.append("    }")
+    lines.append("    const double v = __ldg(cf) + x * b1 - b2;")
+    lines.append(f"    if (f < {n}) u[f] = v; else w[f - {n}] = v;")
+    lines.append("  }")
+    lines.append("}")
+    return lines
+
+
+# ----------------------------------------------------------------------------- 2-D integrals
+class _Emitter:
+    """Emits the per-root 2-D integrals of one direction d, eqs. (4)-(7), on demand."""
+
+    def __init__(self, d, la, lb, lc, ld, lines):
+        self.d, self.lines = d, lines
+        self.lab, self.lcd = la + lb, lc + ld
+        self.done = set()
+
+    def g(self, n, m):                     # VRR, eqs. (4)-(5)
+        d = self.d
+        name = f"g{d}_{n}_{m}"
+        if name in self.done:
+            return name
+        if n == 0 and m == 0:
+            rhs = "wr" if d == "z" else "1.0"
+        elif m == 0:
+            rhs = f"c00{d} * {self.g(n - 1, 0)}"
+            if n > 1:
+                rhs += f" + {n - 1}.0 * b10 * {self.g(n - 2, 0)}"
+        else:
+            rhs = f"c0p{d} * {self.g(n, m - 1)}"
+            if m > 1:
+                rhs += f" + {m - 1}.0 * b01 * {self.g(n, m - 2)}"
+            if n > 0:
+                rhs += f" + {n}.0 * b00 * {self.g(n - 1, m - 1)}"
+        self.lines.append(f"      const double {name} = {rhs};")
+        self.done.add(name)
+        return name
+
+    def h(self, i, j, m):                  # bra HRR, eq. (6)
+        if j == 0:
+            return self.g(i, m)
+        d = self.d
+        name = f"h{d}_{i}_{j}_{m}"
+        if name not in self.done:
+            a, b = self.h(i + 1, j - 1, m), self.h(i, j - 1, m)
+            self.lines.append(f"      const double {name} = {a} + AB{d} * {b};")
+            self.done.add(name)
+        return name
+
+    def e(self, i, j, k, l):               # ket HRR, eq. (7)
+        if l == 0:
+            return self.h(i, j, k)
+        d = self.d
+        name = f"e{d}_{i}_{j}_{k}_{l}"
+        if name not in self.done:
+            a, b = self.e(i, j, k + 1, l - 1), self.e(i, j, k, l - 1)
+            self.lines.append(f"      const double {name} = {a} + CD{d} * {b};")
+            self.done.add(name)
+        return name
+
+
+def _root_body(la, lb, lc, ld, arange, brange):
+    """Statements for one Rys root: eqs. (2)-(7) and the accumulation of eq. (1) for the
+    components a in arange, b in brange (all c, d)."""
+    lines = [
+        "      const double ur = u[r];",
+        "      const double wr = w[r] * pref;",
+        "      const double b00 = 0.5 * ur * inv_zsum;",
+        "      const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
+        "      const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
+    ]
+    for d in "xyz":
+        lines.append(f"      const double c00{d} = PA{d} - et_zs * ur * PQ{d};")
+        lines.append(f"      const double c0p{d} = QC{d} + ze_zs * ur * PQ{d};")
+    em = {d: _Emitter(d, la, lb, lc, ld, lines) for d in "xyz"}
+    ca, cb, cc, cd = (cart_components(l) for l in (la, lb, lc, ld))
+    nbs, nc, nd = len(brange), len(cc), len(cd)
+    acc = []
+    for ia in arange:
+        a = ca[ia]
+        for ib in brange:
+            b = cb[ib]
+            for ic, c in enumerate(cc):
+                for id_, dd in enumerate(cd):
+                    idx = (((ia - arange[0]) * nbs + ib - brange[0]) * nc + ic) * nd + id_
+                    f = [em[d].e(a[x], b[x], c[x], dd[x]) for x, d in enumerate("xyz")]
+                    acc.append(f"      eri[{idx}] += {f[0]} * {f[1]} * {f[2]};")
+    return lines + acc
+
+
+def eri_function(cls, arange=None, brange=None, suffix=""):
+    """Device function eri_<cls><suffix>: contracted cartesian block of one quartet, eq. (1),
+    for the components a in arange, b in brange (default: all), every c and d.
+
+    Classes up to :data:`GENERIC_LIMIT` components get the recurrences written out as
+    scalar statements (registers); larger ones a loop version over local arrays
+    (:func:`_root_body_loops`), which compiles in seconds instead of minutes.
+    """
+    la, lb, lc, ld = cls
+    name = class_name(cls)
+    n = nroots(cls)
+    arange = list(arange if arange is not None else range(ncart(la)))
+    brange = list(brange if brange is not None else range(ncart(lb)))
+    size = len(arange) * len(brange) * ncart(lc) * ncart(ld)
+    generic = ncart(la) * ncart(lb) * ncart(lc) * ncart(ld) > GENERIC_LIMIT
+    if generic and (len(arange) < ncart(la) or len(brange) < ncart(lb)):
+        raise ValueError("the loop version computes whole classes only")
+    lines = []
+    if generic:
+        lines += _component_tables(cls)
+    lines += [
+        f"// (ab|cd) of class ({la}{lb}|{lc}{ld}) for a in [{arange[0]},{arange[-1] + 1}), "
+        f"b in [{brange[0]},{brange[-1] + 1}): eri[((a-a0)*nb'+b-b0)*NC+c)*ND+d], {size} values",
+        f"__device__ __forceinline__ void eri_{name}{suffix}(",
+        "    const int pb0, const int pb1, const double* __restrict__ bra_prim,"
+        " const double* __restrict__ ga,",
+        "    const int pk0, const int pk1, const double* __restrict__ ket_prim,"
+        " const double* __restrict__ gc,",
+        "    const double* __restrict__ tab, double* __restrict__ eri)",
+        "{",
+        "  const double ABx = ga[3], ABy = ga[4], ABz = ga[5];",
+        "  const double CDx = gc[3], CDy = gc[4], CDz = gc[5];",
+        _unroll(size),
+        f"  for (int q = 0; q < {size}; ++q) eri[q] = 0.0;",
+        "  for (int pb = pb0; pb < pb1; ++pb) {",
+        "    const double* P = bra_prim + 5 * pb;",
+        "    const double ze = P[0], Kab = P[4];",
+        "    const double PAx = P[1] - ga[0], PAy = P[2] - ga[1], PAz = P[3] - ga[2];",
+        "    for (int pk = pk0; pk < pk1; ++pk) {",
+        "      const double* Q = ket_prim + 5 * pk;",
+        "      const double et = Q[0], Kcd = Q[4];",
+        "      const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
+        "      const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
+        "      const double zsum = ze + et;",
+        "      const double inv_zsum = 1.0 / zsum;",
+        "      const double inv_ze = 1.0 / ze, inv_et = 1.0 / et;",
+        "      const double et_zs = et * inv_zsum, ze_zs = ze * inv_zsum;",
+        "      const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
+        f"      const double pref = {_PREF!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
+        f"      double u[{n}], w[{n}];",
+        f"      rys_{n}(T, tab, u, w);",
+        _unroll(size),
+        f"      for (int r = 0; r < {n}; ++r) {{",
+    ]
+    lines += _root_body_loops(cls) if generic else _root_body(la, lb, lc, ld, arange, brange)
+    lines += ["      }", "    }", "  }", "}"]
+    return lines
+
+
+def _component_tables(cls):
+    """__constant__ tables of cartesian exponents for the loop version."""
+    name = class_name(cls)
+    out = []
+    for tag, l in zip("abcd", cls):
+        comps = ", ".join(f"{{{i},{j},{k}}}" for i, j, k in cart_components(l))
+        out.append(f"__constant__ unsigned char cart_{tag}_{name}[{ncart(l)}][3] = {{{comps}}};")
+    return out
+
+
+def _root_body_loops(cls):
+    """One Rys root, eqs. (2)-(7) and (1), as loops over local arrays (large classes)."""
+    la, lb, lc, ld = cls
+    name = class_name(cls)
+    lab, lcd = la + lb, lc + ld
+    na, nb, nc, nd = (ncart(l) for l in cls)
+    return [
+        "      const double ur = u[r];",
+        "      const double wr = w[r] * pref;",
+        "      const double b00 = 0.5 * ur * inv_zsum;",
+        "      const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
+        "      const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
+        "      const double c00[3] = {PAx - et_zs * ur * PQx, PAy - et_zs * ur * PQy,"
+        " PAz - et_zs * ur * PQz};",
+        "      const double c0p[3] = {QCx + ze_zs * ur * PQx, QCy + ze_zs * ur * PQy,"
+        " QCz + ze_zs * ur * PQz};",
+        "      const double AB[3] = {ABx, ABy, ABz}, CD[3] = {CDx, CDy, CDz};",
+        f"      double g[3][{lab + 1}][{lcd + 1}];            // eqs. (4)-(5)",
+        f"      double h[3][{lab + 1}][{lb + 1}][{lcd + 1}];   // eq. (6)",
+        f"      double e[3][{la + 1}][{lb + 1}][{lcd + 1}][{ld + 1}];  // eq. (7)",
+        "      for (int d = 0; d < 3; ++d) {",
+        "        g[d][0][0] = (d == 2) ? wr : 1.0;",
+        f"        for (int n = 0; n < {lab}; ++n)",
+        "          g[d][n + 1][0] = c00[d] * g[d][n][0] + (n ? n * b10 * g[d][n - 1][0] : 0.0);",
+        f"        for (int m = 0; m < {lcd}; ++m)",
+        f"          for (int n = 0; n <= {lab}; ++n)",
+        "            g[d][n][m + 1] = c0p[d] * g[d][n][m] + (m ? m * b01 * g[d][n][m - 1] : 0.0)",
+        "                             + (n ? n * b00 * g[d][n - 1][m] : 0.0);",
+        f"        for (int m = 0; m <= {lcd}; ++m) {{",
+        f"          for (int i = 0; i <= {lab}; ++i) h[d][i][0][m] = g[d][i][m];",
+        f"          for (int j = 1; j <= {lb}; ++j)",
+        f"            for (int i = 0; i <= {lab} - j; ++i)",
+        "              h[d][i][j][m] = h[d][i + 1][j - 1][m] + AB[d] * h[d][i][j - 1][m];",
+        "        }",
+        f"        for (int i = 0; i <= {la}; ++i)",
+        f"          for (int j = 0; j <= {lb}; ++j) {{",
+        f"            for (int k = 0; k <= {lcd}; ++k) e[d][i][j][k][0] = h[d][i][j][k];",
+        f"            for (int l = 1; l <= {ld}; ++l)",
+        f"              for (int k = 0; k <= {lcd} - l; ++k)",
+        "                e[d][i][j][k][l] = e[d][i][j][k + 1][l - 1] + CD[d] * e[d][i][j][k][l - 1];",
+        "          }",
+        "      }",
+        "#pragma unroll 1",
+        f"      for (int a = 0; a < {na}; ++a) {{",
+        f"        const unsigned char* A = cart_a_{name}[a];",
+        "#pragma unroll 1",
+        f"        for (int b = 0; b < {nb}; ++b) {{",
+        f"          const unsigned char* B = cart_b_{name}[b];",
+        f"          double* out = eri + (a * {nb} + b) * {nc * nd};",
+        f"          for (int c = 0; c < {nc}; ++c) {{",
+        f"            const unsigned char* C = cart_c_{name}[c];",
+        f"            for (int dd = 0; dd < {nd}; ++dd) {{",
+        f"              const unsigned char* D = cart_d_{name}[dd];",
+        "              out[c * %d + dd] += e[0][A[0]][B[0]][C[0]][D[0]] * e[1][A[1]][B[1]][C[1]][D[1]]"
+        " * e[2][A[2]][B[2]][C[2]][D[2]];" % nd,
+        "            }",
+        "          }",
+        "        }",
+        "      }",
+    ]
+
+
+CPU_SHIM = r"""
+// ---- CPU emulation shim (tests only): lets g++ run the generated kernels serially
+#include <cmath>
+#include <cstddef>
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __constant__ static const
+#define __launch_bounds__(...)
+struct ht_dim3 { unsigned x, y, z; };
+static ht_dim3 blockIdx, threadIdx, blockDim;
+template <class T> static inline T __ldg(const T* p) { return *p; }
+static inline double atomicAdd(double* p, double v) { double o = *p; *p += v; return o; }
+using std::sqrt; using std::fmax; using std::fabs;
+"""

@@ -1,0 +1,277 @@
+"""CUDA C generator, kernel part: direct J/K kernels and Schwarz kernels per quartet class.
+
+``generate(cls, table, with_j, with_k)`` returns the source of one module:
+
+* ``jk_<cls>``: grid (bra tiles, ket tiles, slices); a block is a TILE x TILE tile of
+  (bra pair, ket pair), one unique shell quartet (ij|kl) per thread, screened by
+  sqrt((ij|ij)) sqrt((kl|kl)) max|D| < threshold.  Mid-size classes are *split*:
+  blockIdx.z picks a slice of the a (or a and b) cartesian components, so each thread
+  keeps only that slice of the ERI block in registers (see :func:`split_plan`); slices
+  are uniform per block, so warps never diverge on them.
+* ``digest_<cls><A0,A1,B0,B1>``: J/K digestion of a slice against the cartesian density,
+  inside the kernel (no ERI is stored).  With s the degeneracy factor of the unique
+  quartet (1/2 for i == j, for k == l, for ij == kl), one image of each pair is
+  accumulated and the host adds the transpose (X + X^T):
+
+      J_ij += 2 s Σ_kl (ij|kl) D_kl,    J_kl += 2 s Σ_ij (ij|kl) D_ij
+      K_ik += s (ij|kl) D_jl,  K_il += s (ij|kl) D_jk,  K_jk += s (ij|kl) D_il,
+      K_jl += s (ij|kl) D_ik
+
+* ``diag_<la><lb>`` (bra class == ket class): Q_ij = sqrt(max_ab |(ab|ab)|) per pair.
+"""
+from . import codegen
+from .codegen import (GENERATOR_VERSION, TILE, check_class, class_name, eri_function, ncart,
+                      nroots, rys_function)
+
+#: a split slice keeps at most this many (b, c, d) components for one a; above it the
+#: slices are single (a, b) pairs
+SLICE_TARGET = 64
+
+JK_PARAMS = [
+    ("int", "nbra"), ("int", "nket"), ("int", "tri"),
+    ("const int*", "bra_sh"), ("const int*", "bra_pst"), ("const double*", "bra_geo"),
+    ("const double*", "bra_prim"), ("const double*", "bra_q"), ("const double*", "bra_tq"),
+    ("const int*", "ket_sh"), ("const int*", "ket_pst"), ("const double*", "ket_geo"),
+    ("const double*", "ket_prim"), ("const double*", "ket_q"), ("const double*", "ket_tq"),
+    ("const int*", "cart_loc"), ("int", "nshell"), ("const double*", "dmax_sh"),
+    ("double", "dmax_all"), ("const double*", "dm"), ("int", "nset"), ("int", "ncart"),
+    ("double*", "vj"), ("double*", "vk"), ("double", "threshold"), ("const double*", "tab"),
+]
+DIAG_PARAMS = [
+    ("int", "npair"), ("const int*", "sh"), ("const int*", "pst"), ("const double*", "geo"),
+    ("const double*", "prim"), ("double*", "qout"), ("const double*", "tab"),
+]
+
+
+def decl(params):
+    """C parameter list for [(ctype, name)], pointers marked __restrict__."""
+    return ", ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}"
+                     for t, n in params)
+
+
+def split_plan(cls):
+    """Component slices [(a0, a1, b0, b1)] of a class; one grid z-index each.
+
+    Up to UNROLL_LIMIT components (and above GENERIC_LIMIT, loop version): one slice.
+    Otherwise one slice per a component if nb*nc*nd <= SLICE_TARGET, else per a and per
+    chunk of b components with chunk*nc*nd <= SLICE_TARGET (chunks of near-equal size).
+    """
+    na, nb, nc, nd = (ncart(l) for l in cls)
+    size = na * nb * nc * nd
+    if size <= codegen.UNROLL_LIMIT or size > codegen.GENERIC_LIMIT:
+        return [(0, na, 0, nb)]
+    per_b = nc * nd
+    nchunk = -(-nb * per_b // SLICE_TARGET)                 # ceil
+    nchunk = min(nb, max(nchunk, -(-nb // max(1, SLICE_TARGET // per_b))))
+    edges = [round(k * nb / nchunk) for k in range(nchunk + 1)]
+    return [(a, a + 1, edges[k], edges[k + 1]) for a in range(na) for k in range(nchunk)]
+
+
+def _digest_function(cls, with_j, with_k):
+    name = class_name(cls)
+    nc, nd = ncart(cls[2]), ncart(cls[3])
+    L = [
+        "template <int A0, int A1, int B0, int B1>",
+        f"__device__ __forceinline__ void digest_{name}(const double* __restrict__ eri, const double s,",
+        "    const int i0, const int j0, const int k0, const int l0,",
+        "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, double* vk)",
+        "{",
+        f"  constexpr int NC = {nc}, ND = {nd}, NBS = B1 - B0;",
+        "  for (int set = 0; set < nset; ++set) {",
+        "    const double* D = dm + (long long)set * ncart * ncart;",
+    ]
+    if with_j:
+        L += [
+            "    double* J = vj + (long long)set * ncart * ncart;",
+            "    double dkl[NC * ND], jkl[NC * ND];",
+            "#pragma unroll",
+            "    for (int c = 0; c < NC; ++c)",
+            "#pragma unroll",
+            "      for (int d = 0; d < ND; ++d) {",
+            "        dkl[c * ND + d] = __ldg(D + (long long)(k0 + c) * ncart + l0 + d);",
+            "        jkl[c * ND + d] = 0.0; }",
+            "#pragma unroll",
+            "    for (int a = A0; a < A1; ++a)",
+            "#pragma unroll",
+            "      for (int b = B0; b < B1; ++b) {",
+            "        const double dij = __ldg(D + (long long)(i0 + a) * ncart + j0 + b);",
+            "        double jab = 0.0;",
+            "#pragma unroll",
+            "        for (int cd = 0; cd < NC * ND; ++cd) {",
+            "          const double g = eri[((a - A0) * NBS + b - B0) * NC * ND + cd];",
+            "          jab += g * dkl[cd];",
+            "          jkl[cd] += g * dij; }",
+            "        atomicAdd(J + (long long)(i0 + a) * ncart + j0 + b, 2.0 * s * jab); }",
+            "#pragma unroll",
+            "    for (int c = 0; c < NC; ++c)",
+            "#pragma unroll",
+            "      for (int d = 0; d < ND; ++d)",
+            "        atomicAdd(J + (long long)(k0 + c) * ncart + l0 + d, 2.0 * s * jkl[c * ND + d]);",
+        ]
+    if with_k:
+        L += [
+            "    double* K = vk + (long long)set * ncart * ncart;",
+            "    double djl[NBS * ND], djk[NBS * NC], kjk[NBS * NC], kjl[NBS * ND];",
+            "#pragma unroll",
+            "    for (int b = 0; b < NBS; ++b) {",
+            "#pragma unroll",
+            "      for (int d = 0; d < ND; ++d) {",
+            "        djl[b * ND + d] = __ldg(D + (long long)(j0 + B0 + b) * ncart + l0 + d);"
+            " kjl[b * ND + d] = 0.0; }",
+            "#pragma unroll",
+            "      for (int c = 0; c < NC; ++c) {",
+            "        djk[b * NC + c] = __ldg(D + (long long)(j0 + B0 + b) * ncart + k0 + c);"
+            " kjk[b * NC + c] = 0.0; }",
+            "    }",
+            "#pragma unroll",
+            "    for (int a = A0; a < A1; ++a) {",
+            "      double dik[NC], dil[ND], kik[NC], kil[ND];",
+            "#pragma unroll",
+            "      for (int c = 0; c < NC; ++c) {",
+            "        dik[c] = __ldg(D + (long long)(i0 + a) * ncart + k0 + c); kik[c] = 0.0; }",
+            "#pragma unroll",
+            "      for (int d = 0; d < ND; ++d) {",
+            "        dil[d] = __ldg(D + (long long)(i0 + a) * ncart + l0 + d); kil[d] = 0.0; }",
+            "#pragma unroll",
+            "      for (int b = 0; b < NBS; ++b)",
+            "#pragma unroll",
+            "        for (int c = 0; c < NC; ++c)",
+            "#pragma unroll",
+            "          for (int d = 0; d < ND; ++d) {",
+            "            const double g = eri[(((a - A0) * NBS + b) * NC + c) * ND + d];",
+            "            kik[c] += g * djl[b * ND + d];",
+            "            kil[d] += g * djk[b * NC + c];",
+            "            kjk[b * NC + c] += g * dil[d];",
+            "            kjl[b * ND + d] += g * dik[c]; }",
+            "#pragma unroll",
+            "      for (int c = 0; c < NC; ++c)",
+            "        atomicAdd(K + (long long)(i0 + a) * ncart + k0 + c, s * kik[c]);",
+            "#pragma unroll",
+            "      for (int d = 0; d < ND; ++d)",
+            "        atomicAdd(K + (long long)(i0 + a) * ncart + l0 + d, s * kil[d]);",
+            "    }",
+            "#pragma unroll",
+            "    for (int b = 0; b < NBS; ++b) {",
+            "#pragma unroll",
+            "      for (int c = 0; c < NC; ++c)",
+            "        atomicAdd(K + (long long)(j0 + B0 + b) * ncart + k0 + c, s * kjk[b * NC + c]);",
+            "#pragma unroll",
+            "      for (int d = 0; d < ND; ++d)",
+            "        atomicAdd(K + (long long)(j0 + B0 + b) * ncart + l0 + d, s * kjl[b * ND + d]);",
+            "    }",
+        ]
+    L += ["  }", "}"]
+    na, nb = ncart(cls[0]), ncart(cls[1])
+    if na * nb * nc * nd > codegen.GENERIC_LIMIT:   # loop version: keep digestion rolled too
+        L = ["#pragma unroll 1" if x == "#pragma unroll" else x for x in L]
+    return L
+
+
+def _slice_call(cls, k, sl, indent="    "):
+    """Statements computing slice k into a local array `eri` (declared here)."""
+    a0, a1, b0, b1 = sl
+    size = (a1 - a0) * (b1 - b0) * ncart(cls[2]) * ncart(cls[3])
+    return [f"{indent}double eri[{size}];",
+            f"{indent}eri_{class_name(cls)}_s{k}(bra_pst[ib], bra_pst[ib + 1], bra_prim, "
+            "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri);"]
+
+
+def _jk_kernel(cls, with_j, with_k):
+    name = class_name(cls)
+    L = [
+        f"extern \"C\" __global__ void __launch_bounds__({TILE * TILE}, {codegen.MIN_BLOCKS}) "
+        f"jk_{name}({decl(JK_PARAMS)})",
+        "{",
+        "  if (tri && blockIdx.y > blockIdx.x) return;",
+        f"  const int t0b = blockIdx.x * {TILE}, t0k = blockIdx.y * {TILE};",
+        "  // largest Schwarz factor of each tile (pairs sorted by it within primitive counts)",
+        "  if (bra_tq[blockIdx.x] * ket_tq[blockIdx.y] * dmax_all < threshold) return;",
+        f"  const int ib = t0b + (threadIdx.x % {TILE});",
+        f"  const int ik = t0k + (threadIdx.x / {TILE});",
+        "  if (ib >= nbra || ik >= nket || (tri && ik > ib)) return;",
+        "  const double q = bra_q[ib] * ket_q[ik];",
+        "  if (q * dmax_all < threshold) return;",
+        "  const int si = bra_sh[2 * ib], sj = bra_sh[2 * ib + 1];",
+        "  const int sk = ket_sh[2 * ik], sl = ket_sh[2 * ik + 1];",
+        "  double dq = 0.0;",
+    ]
+    blocks = []
+    if with_j:
+        blocks += ["si * nshell + sj", "sk * nshell + sl"]
+    if with_k:
+        blocks += ["si * nshell + sk", "si * nshell + sl", "sj * nshell + sk", "sj * nshell + sl"]
+    L += [f"  dq = fmax(dq, dmax_sh[{p}]);" for p in blocks]
+    L += [
+        "  if (q * dq < threshold) return;",
+        "  double s = 1.0;                       // degeneracy of the unique quartet",
+        "  if (si == sj) s *= 0.5;",
+        "  if (sk == sl) s *= 0.5;",
+        "  if (tri && ib == ik) s *= 0.5;",
+        "  const int i0 = cart_loc[si], j0 = cart_loc[sj], k0 = cart_loc[sk], l0 = cart_loc[sl];",
+        "  switch (blockIdx.z) {",
+    ]
+    for k, sl in enumerate(split_plan(cls)):
+        L += [f"  case {k}: {{"] + _slice_call(cls, k, sl)
+        L += [f"    digest_{name}<{sl[0]}, {sl[1]}, {sl[2]}, {sl[3]}>(eri, s, i0, j0, k0, l0, "
+              "dm, nset, ncart, vj, vk);", "    break; }"]
+    L += ["  }", "}"]
+    return L
+
+
+def _diag_kernel(cls):
+    la, lb = cls[0], cls[1]
+    nb = ncart(lb)
+    nab = ncart(la) * nb
+    L = [
+        f"extern \"C\" __global__ void diag_{la}{lb}({decl(DIAG_PARAMS)})",
+        "{",
+        "  const int p = blockIdx.x * blockDim.x + threadIdx.x;",
+        "  if (p >= npair) return;",
+        "  const int ib = p, ik = p;",
+        "  const int* bra_pst = pst; const int* ket_pst = pst;",
+        "  const double* bra_prim = prim; const double* ket_prim = prim;",
+        "  const double* bra_geo = geo; const double* ket_geo = geo;",
+        "  double m = 0.0;",
+    ]
+    for k, (a0, a1, b0, b1) in enumerate(split_plan(cls)):
+        L += ["  {"] + _slice_call(cls, k, (a0, a1, b0, b1), "    ")
+        for a in range(a0, a1):
+            for b in range(b0, b1):           # element (ab|ab) of the slice
+                idx = ((a - a0) * (b1 - b0) + b - b0) * nab + a * nb + b
+                L.append(f"    m = fmax(m, fabs(eri[{idx}]));")
+        L.append("  }")
+    L += ["  qout[p] = sqrt(m);", "}"]
+    return L
+
+
+def kernel_names(cls, diag=False):
+    """Names of the __global__ functions in :func:`generate`'s source for this class."""
+    return [f"jk_{class_name(cls)}"] + ([f"diag_{cls[0]}{cls[1]}"] if diag else [])
+
+
+def generate(cls, table, with_j=True, with_k=True, diag=None):
+    """CUDA C source for one quartet class.
+
+    cls: (la, lb, lc, ld), la >= lb, lc >= ld.  table: :class:`tables.RysTable`.
+    with_j / with_k: digestion done by the jk kernel.  diag: also the Schwarz kernel
+    (default: when (la,lb) == (lc,ld)).  Launch the jk kernel with grid z =
+    len(split_plan(cls)).  Returns the source text (deterministic).
+    """
+    cls = check_class(cls)
+    if diag is None:
+        diag = cls[:2] == cls[2:]
+    if diag and cls[:2] != cls[2:]:
+        raise ValueError("the Schwarz kernel needs bra class == ket class")
+    plan = split_plan(cls)
+    out = [f"// generated by hartree.gpu.jkgen (version {GENERATOR_VERSION}) for class "
+           f"({cls[0]}{cls[1]}|{cls[2]}{cls[3]}), {nroots(cls)} Rys roots, "
+           f"J={int(with_j)} K={int(with_k)}, {len(plan)} slice(s)",
+           f"// Rys table sha256 {table.sha256}; do not edit", ""]
+    out += rys_function(table, nroots(cls)) + [""]
+    for k, (a0, a1, b0, b1) in enumerate(plan):
+        out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}") + [""]
+    out += _digest_function(cls, with_j, with_k) + [""]
+    out += _jk_kernel(cls, with_j, with_k) + [""]
+    if diag:
+        out += _diag_kernel(cls) + [""]
+    return "\n".join(out)

@@ -1,0 +1,154 @@
+"""GPU view of a basis: shell pairs grouped by class (la, lb), host side (numpy).
+
+Derived from :class:`hartree.basis.Basis`, never the other way round.  Each unordered
+shell pair {i, j} appears once, in the class (max(l_i, l_j), min(l_i, l_j)) with the
+higher-l shell first (for equal l: i >= j).  Per pair and per primitive pair we store
+what the Rys kernels read (all in bohr / bohr^-2):
+
+* ``sh``   int32 (npair, 2): shell indices (i, j)
+* ``geo``  float64 (npair, 6): A (centre of i) and A - B
+* ``pst``  int32 (npair+1): offsets of the pair's primitive pairs in ``prim``
+* ``prim`` float64 (nprimpair, 5): ζ = a+b, P = (aA + bB)/ζ, and
+  K = c_a c_b f(l_a) f(l_b) exp(-a b |A-B|² / ζ)   (Gaussian product theorem)
+  with c the stored coefficients (normalised primitives, contraction normalised) and
+  f(l) the libcint angular factor (f(0) = 1/sqrt(4π), f(1) = sqrt(3/(4π)), else 1).
+* ``q``    float64 (npair,): Schwarz factors sqrt(max |(ab|ab)|) (set by the driver).
+
+Pairs are later re-ordered by decreasing ``q`` (:func:`sorted_by`), so that tiles of
+the quartet grid can be screened as a whole.
+"""
+from dataclasses import dataclass, replace
+from math import pi, sqrt
+
+import numpy as np
+
+_ANGULAR_FACTOR = {0: 1.0 / sqrt(4.0 * pi), 1: sqrt(3.0 / (4.0 * pi))}
+
+
+def angular_factor(l):
+    """libcint's f(l): 1/sqrt(4π) for s, sqrt(3/(4π)) for p, 1 otherwise."""
+    return _ANGULAR_FACTOR.get(int(l), 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class PairClass:
+    """Shell pairs of one class (la >= lb); arrays as described in the module docstring."""
+
+    la: int
+    lb: int
+    sh: np.ndarray
+    geo: np.ndarray
+    pst: np.ndarray
+    prim: np.ndarray
+    q: np.ndarray
+
+    @property
+    def npair(self):
+        return int(self.sh.shape[0])
+
+    @property
+    def max_nprim(self):
+        return int(np.diff(self.pst).max()) if self.npair else 0
+
+
+#: primitive pairs whose weight |K| (π/ζ)^(3/2) is below this fraction of the largest one
+#: in their shell pair are dropped (relative change of any integral ~ this x nprim²)
+PRIM_CUTOFF = 1e-15
+
+
+def build_pair_classes(basis, prim_cutoff=PRIM_CUTOFF):
+    """Dict {(la, lb): PairClass} for all classes with at least one pair (q = 0).
+
+    prim_cutoff: primitive-pair screening threshold (0 keeps every primitive pair)."""
+    ls = np.asarray(basis.shell_l)
+    lmax = int(ls.max())
+    out = {}
+    for la in range(lmax + 1):
+        for lb in range(la + 1):
+            ia = np.flatnonzero(ls == la)
+            ib = np.flatnonzero(ls == lb)
+            if la == lb:
+                ii, jj = np.tril_indices(len(ia))
+                pairs = np.stack([ia[ii], ia[jj]], axis=1)
+            else:
+                pairs = np.stack(np.meshgrid(ia, ib, indexing="ij"), axis=-1).reshape(-1, 2)
+            if len(pairs):
+                out[(la, lb)] = _pair_class(basis, la, lb, pairs, prim_cutoff)
+    return out
+
+
+def _pair_class(basis, la, lb, pairs, prim_cutoff):
+    """PairClass of `pairs` (npair, 2); vectorised over pairs of equal primitive counts."""
+    fa, fb = angular_factor(la), angular_factor(lb)
+    centers = np.asarray(basis.shell_center)
+    geo = np.empty((len(pairs), 6))
+    geo[:, :3] = centers[pairs[:, 0]]
+    geo[:, 3:] = centers[pairs[:, 0]] - centers[pairs[:, 1]]
+    exps, coefs = np.asarray(basis.exponents), np.asarray(basis.coefficients)
+    npi = basis.shell_nprim[pairs[:, 0]]
+    npj = basis.shell_nprim[pairs[:, 1]]
+    rows, owner = [], []
+    for ni, nj in sorted(set(zip(npi.tolist(), npj.tolist()))):
+        sel = np.flatnonzero((npi == ni) & (npj == nj))
+        I, J = pairs[sel, 0], pairs[sel, 1]
+        ia = basis.shell_prim_start[I][:, None] + np.arange(ni)          # (n, ni)
+        jb = basis.shell_prim_start[J][:, None] + np.arange(nj)          # (n, nj)
+        a, b = exps[ia][:, :, None], exps[jb][:, None, :]
+        zeta = a + b                                                      # (n, ni, nj)
+        A, B = centers[I], centers[J]
+        ab2 = np.einsum("nx,nx->n", A - B, A - B)[:, None, None]
+        K = (coefs[ia] * fa)[:, :, None] * (coefs[jb] * fb)[:, None, :] \
+            * np.exp(-a * b / zeta * ab2)                                 # Gaussian product
+        P = (a[..., None] * A[:, None, None, :] + b[..., None] * B[:, None, None, :]) \
+            / zeta[..., None]
+        blk = np.concatenate([zeta[..., None], P, K[..., None]], axis=-1).reshape(len(sel), -1, 5)
+        # primitive-pair screening: weight |K| (π/ζ)^(3/2) (the s-type overlap of the
+        # primitive pair) below prim_cutoff x the pair's largest weight is dropped
+        weight = np.abs(blk[:, :, 4]) * (np.pi / blk[:, :, 0]) ** 1.5
+        keep = weight >= prim_cutoff * weight.max(axis=1, keepdims=True)
+        rows.append(blk[keep])
+        owner.append(np.broadcast_to(sel[:, None], keep.shape)[keep])
+    owner = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
+    order = np.argsort(owner, kind="stable")              # group rows by pair, user order
+    prim = np.concatenate(rows)[order] if rows else np.zeros((0, 5))
+    pst = np.zeros(len(pairs) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=len(pairs)), out=pst[1:])
+    return PairClass(la=la, lb=lb, sh=pairs.astype(np.int32), geo=geo,
+                     pst=pst.astype(np.int32), prim=prim, q=np.zeros(len(pairs)))
+
+
+def sorted_by(pc, q):
+    """A copy of `pc` with Schwarz factors q (npair,), pairs ordered by primitive-pair count
+    (descending: threads of a warp then loop over similar primitive counts), then by
+    decreasing q within each count (tiles of small q are screened out as a whole)."""
+    q = np.asarray(q, dtype=np.float64)
+    old_counts = np.diff(pc.pst)
+    order = np.lexsort((-q, -old_counts))
+    counts = old_counts[order]
+    pst = np.zeros(pc.npair + 1, dtype=np.int64)
+    np.cumsum(counts, out=pst[1:])
+    # row r of new pair p comes from old row pc.pst[order[p]] + (r - pst[p])
+    idx = (np.arange(int(pst[-1])) - np.repeat(pst[:-1], counts)
+           + np.repeat(pc.pst[:-1][order].astype(np.int64), counts))
+    return replace(pc, sh=pc.sh[order], geo=pc.geo[order], pst=pst.astype(np.int32),
+                   prim=pc.prim[idx], q=q[order])
+
+
+def tile_max(q, tile):
+    """max of q over consecutive tiles of `tile` entries, (ceil(len(q)/tile),)."""
+    n = (len(q) + tile - 1) // tile
+    padded = np.zeros(n * tile)
+    padded[:len(q)] = q
+    return padded.reshape(n, tile).max(axis=1)
+
+
+def cart2sph_matrix(basis):
+    """Block-diagonal C (ncart, nao): final AOs = C^T cartesian functions (identity if
+    the basis is cartesian)."""
+    from hartree.basis import cart2sph
+    C = np.zeros((basis.ncart, basis.nao))
+    for i, l in enumerate(basis.shell_l):
+        c0, c1 = basis.cart_loc[i], basis.cart_loc[i + 1]
+        a0, a1 = basis.ao_loc[i], basis.ao_loc[i + 1]
+        C[c0:c1, a0:a1] = cart2sph(int(l)) if basis.pure else np.eye(c1 - c0)
+    return C
