@@ -1,0 +1,134 @@
+"""Electron configurations: closed shells and at most one open shell per symmetry block.
+
+The default configuration fills subshells in Madelung (n+l, n) order (no exceptions such
+as Cr 3d5 4s1: give those explicitly).  Relativistically an nl subshell splits into
+l-1/2 (2l electrons) and l+1/2 (2l+2), filled in that order (jj aufbau), e.g. C = ...2p1/2^2
+(closed), N = ...2p1/2^2 2p3/2^1.
+"""
+
+from ..errors import InputError
+from .angular import L_LETTERS
+
+SYMBOLS = ("X H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn "
+           "Ga Ge As Se Br Kr Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr "
+           "Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn").split()
+
+
+def atomic_number(symbol):
+    """Z for an element symbol (case-insensitive) or a number given as text."""
+    text = str(symbol).strip()
+    if text.isdigit():
+        z = int(text)
+        if 1 <= z < len(SYMBOLS):
+            return z
+    else:
+        for z, s in enumerate(SYMBOLS):
+            if z and s.lower() == text.lower():
+                return z
+    raise InputError(f"unknown element '{symbol}' (supported: H to Rn)")
+
+
+def madelung_subshells(max_n=7):
+    """(n, l) in the aufbau order."""
+    shells = [(n, l) for n in range(1, max_n + 1) for l in range(0, min(n, 4))]
+    return sorted(shells, key=lambda nl: (nl[0] + nl[1], nl[0]))
+
+
+def configuration(z, charge=0, relativistic=False):
+    """Per symmetry block (order of :func:`hartree.atom.angular.blocks_for`): (closed, open q).
+
+    closed: number of full radial shells; q: electrons in the one open shell (0: none).
+    """
+    left = z - charge
+    if left < 0:
+        raise InputError(f"charge {charge} leaves fewer than zero electrons")
+    filled = []                              # (l, electrons) in aufbau order
+    for n, l in madelung_subshells():
+        if left == 0:
+            break
+        m = min(left, 2 * (2 * l + 1))
+        filled.append((l, m))
+        left -= m
+    lmax = max(l for l, _ in filled) if filled else 0
+    if not relativistic:
+        caps = [(l, 2 * (2 * l + 1)) for l in range(lmax + 1)]
+        parts = [(l, l, m) for l, m in filled]
+    else:
+        caps = [(0, 2)]
+        for l in range(1, lmax + 1):
+            caps += [(l, 2 * l), (l, 2 * l + 2)]
+        parts = []
+        for l, m in filled:
+            if l == 0:
+                parts.append((0, 0, m))
+            else:
+                low = min(m, 2 * l)
+                parts.append((l, "low", low))
+                parts.append((l, "high", m - low))
+    out = []
+    for ib, (l, cap) in enumerate(caps):
+        if relativistic and l > 0:
+            tag = "low" if cap == 2 * l else "high"
+            ms = [m for ll, t, m in parts if ll == l and t == tag]
+        else:
+            ms = [m for ll, _, m in parts if ll == l]
+        closed = sum(1 for m in ms if m == cap)
+        open_q = [m for m in ms if 0 < m < cap]
+        out.append((closed, float(open_q[0]) if open_q else 0.0))
+    return out
+
+
+def closed_shells(z, charge=0):
+    """Number of closed radial shells per l, e.g. Ne -> [2, 1]; InputError if open-shell."""
+    left = z - charge
+    if left < 0:
+        raise InputError(f"charge {charge} leaves fewer than zero electrons")
+    count = {}
+    for n, l in madelung_subshells():
+        if left == 0:
+            break
+        cap = 2 * (2 * l + 1)
+        if left < cap:
+            raise InputError(f"Z={z} with charge {charge} has an open {n}{L_LETTERS[l]} subshell "
+                             f"({left} of {cap} electrons); open shells are not supported yet")
+        left -= cap
+        count[l] = count.get(l, 0) + 1
+    lmax = max(count) if count else 0
+    return [count.get(l, 0) for l in range(lmax + 1)]
+
+
+def parse_occupations(text, relativistic):
+    """'s1/2:2,p1/2:1,p3/2:0+1' -> (closed per block, open q per block) in block order.
+
+    Each entry is LABEL:NCLOSED or LABEL:NCLOSED+Q (Q electrons in one open shell above the
+    closed ones); labels are s, p, d, f nonrelativistically and s1/2, p1/2, p3/2, ... for
+    Dirac-Fock.  Blocks not listed are empty.
+    """
+    from .angular import blocks_for
+    entries = {}
+    for item in str(text).split(","):
+        item = item.strip()
+        if not item:
+            continue
+        label, _, value = item.partition(":")
+        label = label.strip().lower()
+        try:
+            closed_text, _, open_text = value.partition("+")
+            closed, q = int(closed_text), float(open_text) if open_text else 0.0
+        except ValueError:
+            raise InputError(f"--occupations entry '{item}' must look like p3/2:0+1 "
+                             f"(closed shells + open electrons)") from None
+        if label in entries:
+            raise InputError(f"--occupations lists {label} twice")
+        entries[label] = (closed, q)
+    if not entries:
+        raise InputError("--occupations is empty")
+    blocks = blocks_for(6, relativistic)
+    labels = [b.label for b in blocks]
+    for label in entries:
+        if label not in labels:
+            raise InputError(f"--occupations: unknown symmetry '{label}' (use "
+                             + ", ".join(labels[:7]) + ")")
+    last = max(labels.index(label) for label in entries)
+    pattern = [entries.get(label, (0, 0.0)) for label in labels[:last + 1]]
+    return [n for n, _ in pattern], [q for _, q in pattern]

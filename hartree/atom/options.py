@@ -1,0 +1,42 @@
+"""Typed options of the atomic (Dirac-)Hartree-Fock SCF."""
+
+from dataclasses import dataclass
+
+from ..errors import InputError
+
+#: default speed of light (a.u.), the value of the issue; the thesis uses 137.03599976
+DEFAULT_LIGHT_SPEED = 137.0359895
+
+
+@dataclass(frozen=True)
+class AtomSCFOptions:
+    """SCF settings (the thesis' $contrl/$scf groups).
+
+    light_speed: c in a.u. (ignored when relativistic is False, i.e. c -> ∞).
+    max_iterations: maxitr.  energy_tol: |ΔE| (Eh) between iterations.
+    thdll, thdsl, thdss: max |ΔD| of the LL, SL and SS density blocks (thesis defaults).
+    diis: Pulay DIIS on the Fock supermatrices (else damping only); diis_space: vectors kept.
+    damping: dfctr, F_used = (1-d) F_new + d F_previous (used when diis is False, and
+    in the first iteration otherwise).  overlap_threshold: eigenvalues of the block
+    overlap below this (relative to the largest) are dropped (canonical orthogonalization).
+    """
+
+    light_speed: float = DEFAULT_LIGHT_SPEED
+    relativistic: bool = True
+    max_iterations: int = 100
+    energy_tol: float = 1e-10
+    thdll: float = 1e-5
+    thdsl: float = 1e-7
+    thdss: float = 1e-9
+    diis: bool = True
+    diis_space: int = 8
+    damping: float = 0.3
+    overlap_threshold: float = 1e-14
+
+    def __post_init__(self):
+        if not self.light_speed > 1.0:
+            raise InputError(f"light speed must be a positive number > 1 a.u., got {self.light_speed}")
+        if self.max_iterations < 1:
+            raise InputError("max_iterations (maxitr) must be at least 1")
+        if not 0.0 <= self.damping < 1.0:
+            raise InputError(f"damping factor dfctr must be in [0, 1), got {self.damping}")

@@ -1,0 +1,67 @@
+"""``hartree atom`` command line: tables, --json, input files and errors."""
+
+import json
+
+import pytest
+
+from hartree.atom import kernel, make_nucleus, run
+from hartree.atom.wtbs import WTBSParameters, parse_nbs, wtbs_exponents
+from hartree.cli.main import main
+
+HE = ["atom", "He", "--alpha", "8.14e-2", "--beta", "1.953", "--delta", "4.504", "--gamma", "1.515",
+      "--nbs", "s:1:18"]
+
+
+def test_atom_command_prints_tables_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "he.json"
+    assert main(HE + ["--nucleus", "gaussian", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    for piece in ("Spinor energies", "s1/2", "Basis as used", "exchange", "E(DHF, He) ="):
+        assert piece in text
+    doc = json.loads(out.read_text())
+    ref = run("He", wtbs=(8.14e-2, 1.953, 4.504, 1.515), nbs="s:1:18", nucleus="gaussian").energy
+    assert doc["energy"] == pytest.approx(ref, abs=1e-12)
+    # He Dirac-Fock limit (Gaussian nucleus) is -2.8618133; the thesis' 18s set is within 5e-9 relative
+    assert abs(doc["energy"] - (-2.8618133)) < 2e-7
+    assert doc["orbitals"][0]["symmetry"] == "s1/2" and doc["orbitals"][0]["occupations"] == [2.0]
+
+
+def test_nonrelativistic_flag_and_quiet(capsys):
+    assert main(HE + ["--nonrelativistic", "-q"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("E(HF, He) = -2.86167")   # HF limit -2.861679996
+
+
+def test_input_file_and_errors(tmp_path, capsys):
+    assert main(["atom", "He", "--alpha", "0.1", "--beta", "2", "--delta", "3"]) == 2
+    assert "needs --gamma, --nbs" in capsys.readouterr().err
+    bad = tmp_path / "bad.inp"
+    bad.write_text("title\n $contrl jobtype='energy' colour=3 $end\n")
+    assert main(["atom", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.inp:2: unknown keyword 'colour' in group $contrl" in err
+    assert main(["atom", "Xx", "--alpha", "0.1", "--beta", "2", "--delta", "3", "--gamma", "1",
+                 "--nbs", "s:1:5"]) == 2
+    assert "unknown element 'Xx'" in capsys.readouterr().err
+    assert main(["atom", "Ne", "--alpha", "0.1", "--beta", "2", "--delta", "3", "--gamma", "1",
+                 "--nbs", "s:1:5"]) == 2
+    assert "beyond the largest l of the basis" in capsys.readouterr().err
+
+
+def test_occupations_option(capsys):
+    # N with an explicit configuration equal to the default one, and another jj configuration
+    # (p1/2^1 p3/2^2: for a light atom its average energy may lie below the default's)
+    base = ["atom", "N", "--alpha", "5.976e-2", "--beta", "1.923", "--delta", "5.183", "--gamma", "1.442",
+            "--nbs", "s:1:14,p:1:9", "-q"]
+    assert main(base) == 0
+    default = capsys.readouterr().out
+    assert main(base + ["--occupations", "s1/2:2,p1/2:1,p3/2:0+1"]) == 0
+    assert capsys.readouterr().out == default
+    assert main(base + ["--occupations", "s1/2:2,p1/2:0+1,p3/2:0+2"]) == 0
+    other = float(capsys.readouterr().out.split("=")[1].split()[0])
+    exps = wtbs_exponents([WTBSParameters(5.976e-2, 1.923, 5.183, 1.442)], parse_nbs("s:1:14,p:1:9"))
+    ref = kernel(7, exps, make_nucleus(7), block_shells=[2, 0, 0], open_shells=[0, 1, 2]).energy
+    assert other == pytest.approx(ref, abs=2e-10)
+    assert abs(other - float(default.split("=")[1].split()[0])) > 1e-3
+    assert main(base + ["--occupations", "s1/2:2,p5/2:1"]) == 2
+    assert "unknown symmetry 'p5/2'" in capsys.readouterr().err

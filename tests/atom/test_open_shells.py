@@ -1,0 +1,91 @@
+"""Open shells in the average-of-configuration sense (one open shell per symmetry).
+
+Independent routes: (1) one s electron outside closed shells is a single determinant, so
+Li and Na equal PySCF ROHF on the same basis; (2) for B..F and Sc (3d1), nonrelativistic
+and Dirac-Fock, the textbook E_av formula evaluated on a radial grid from the converged
+orbitals (tests/atom/aoc_quadrature.py) equals the SCF energy, and the energy is
+stationary under a closed-open rotation; (3) one electron has no self-interaction.
+"""
+
+import copy
+import math
+
+import pytest
+from pyscf import gto, scf
+
+from aoc_quadrature import aoc_energy
+from bases import even_tempered as et
+from hartree.atom import DEFAULT_LIGHT_SPEED, run
+from hartree.atom.config import configuration
+
+BASES = {
+    "H": [et(0.02, 2.2, 20)],
+    "Li": [et(0.01, 2.4, 16)],
+    "B": [et(0.04, 2.4, 13), et(0.05, 2.4, 8)],
+    "C": [et(0.05, 2.4, 13), et(0.06, 2.4, 8)],
+    "N": [et(0.06, 2.4, 13), et(0.07, 2.4, 8)],
+    "O": [et(0.07, 2.4, 13), et(0.08, 2.4, 8)],
+    "F": [et(0.08, 2.4, 13), et(0.09, 2.4, 8)],
+    "Na": [et(0.02, 2.4, 15), et(0.06, 2.4, 9)],
+    "Sc": [et(0.02, 2.5, 16), et(0.04, 2.5, 11), et(0.06, 2.5, 6)],
+}
+
+
+def _pyscf_rohf(element, spin):
+    basis = {element: [[l, [float(z), 1.0]] for l, e in enumerate(BASES[element]) for z in e]}
+    mol = gto.M(atom=f"{element} 0 0 0", basis=basis, spin=spin, verbose=0)
+    mf = scf.ROHF(mol)
+    mf.conv_tol = 1e-12
+    energy = mf.kernel()
+    assert mf.converged
+    return energy
+
+
+def test_default_configurations():
+    assert configuration(7) == [(2, 0.0), (0, 3.0)]
+    assert configuration(7, relativistic=True) == [(2, 0.0), (1, 0.0), (0, 1.0)]      # 2p1/2^2 2p3/2^1
+    assert configuration(21, relativistic=True)[3:] == [(0, 1.0), (0, 0.0)]           # Sc 3d3/2^1
+
+
+@pytest.mark.parametrize("element", ["Li", "Na"])
+def test_single_s_electron_equals_pyscf_rohf(element):
+    result = run(element, exponents=BASES[element], relativistic=False, energy_tol=1e-12)
+    assert result.occupations[0][-1] == 1.0
+    assert abs(result.energy - _pyscf_rohf(element, 1)) < 1e-8
+
+
+def test_hydrogen_has_no_self_interaction():
+    hf = run("H", exponents=BASES["H"], relativistic=False)
+    assert abs(hf.energy - (-0.5)) < 1e-7
+    assert abs(hf.components["two_electron"]) < 1e-12
+    dirac = run("H", exponents=BASES["H"])       # Dirac 1s: c²(sqrt(1 - 1/c²) - 1)
+    c = DEFAULT_LIGHT_SPEED
+    assert abs(dirac.energy - c * c * (math.sqrt(1 - 1 / c ** 2) - 1)) < 1e-7
+
+
+@pytest.mark.parametrize("relativistic", [False, True])
+@pytest.mark.parametrize("element,z", [("B", 5), ("C", 6), ("N", 7), ("O", 8), ("F", 9), ("Sc", 21)])
+def test_energy_equals_textbook_average_energy(element, z, relativistic):
+    result = run(element, exponents=BASES[element], relativistic=relativistic, energy_tol=1e-12)
+    assert result.converged
+    assert abs(aoc_energy(result, z) - result.energy) < 1e-8
+
+
+@pytest.mark.parametrize("relativistic", [False, True])
+def test_stationary_under_closed_open_rotation(relativistic):
+    # Na: 2s closed and 3s open share the s block; the coupling operator makes E stationary
+    result = run("Na", exponents=BASES["Na"], relativistic=relativistic, energy_tol=1e-12)
+    e0 = aoc_energy(result, 11)
+    values = []
+    for theta in (-2e-3, 2e-3):
+        rotated = copy.copy(result)
+        coef = [c.copy() for c in result.coefficients]
+        c2, c3 = coef[0][:, 1].copy(), coef[0][:, 2].copy()
+        coef[0][:, 1] = math.cos(theta) * c2 + math.sin(theta) * c3
+        coef[0][:, 2] = -math.sin(theta) * c2 + math.cos(theta) * c3
+        rotated.coefficients = coef
+        values.append(aoc_energy(rotated, 11))
+    slope = (values[1] - values[0]) / 4e-3
+    curvature = (values[0] + values[1] - 2 * e0) / 4e-6
+    assert abs(slope) < 1e-6
+    assert curvature > 1e-3          # a minimum along the rotation
