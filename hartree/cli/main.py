@@ -20,7 +20,7 @@ from rich.console import Console
 
 from .. import __version__
 from ..errors import BasisError, ConvergenceError, DeviceError, HartreeError, InputError
-from . import run_command
+from . import atom_command, orbitals_command, run_command
 
 EXIT_OK = 0
 EXIT_FAILURE = 1          # other hartree errors, unreadable/unwritable files
@@ -57,6 +57,12 @@ COMMANDS = (
     Command(name="run", help=run_command.HELP, description=run_command.DESCRIPTION,
             epilog=run_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
             add_arguments=run_command.add_arguments, execute=run_command.execute),
+    Command(name="atom", help=atom_command.HELP, description=atom_command.DESCRIPTION,
+            epilog=atom_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+            add_arguments=atom_command.add_arguments, execute=atom_command.execute),
+    Command(name="orbitals", help=orbitals_command.HELP, description=orbitals_command.DESCRIPTION,
+            epilog=orbitals_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+            add_arguments=orbitals_command.add_arguments, execute=orbitals_command.execute),
 )
 
 _MAIN_DESCRIPTION = """\

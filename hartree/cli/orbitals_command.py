@@ -1,0 +1,248 @@
+"""``hartree orbitals``: orbitals and densities on a lattice -> cube, PNG, NumPy, HDF5.
+
+Order of work: parse the orbital selection and output templates, read the
+source (hartree result JSON or Molden file), build the lattice, check every
+output path (nothing is computed when one would be overwritten), evaluate, write.
+"""
+
+import os
+import time
+
+import numpy as np
+
+from ..errors import InputError
+from ..constants import ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM
+from ..grid import Lattice, lattice_around, lattice_from_axes
+from ..grid.api import compute, requested
+from ..grid.sources import load_wavefunction
+from ..io.cube import make_cube, write_cube
+from .run_command import check_output_paths
+
+HELP = "orbitals and densities on a 3-D lattice (cube files, PNG pictures, arrays)"
+
+DESCRIPTION = """\
+Evaluate molecular orbitals, the electron density or the spin density of SOURCE on
+a lattice around the molecule and write Gaussian cube files (VMD, Jmol, Avogadro,
+Multiwfn), PNG pictures of the isosurfaces, NumPy .npy arrays or one HDF5 file.
+SOURCE is a hartree result (hartree run --json), an SCF checkpoint (--checkpoint)
+or a Molden file from any program."""
+
+EPILOG = """\
+orbital names (--mo, comma separated):
+  homo, lumo, homo-N, lumo+N, or a 1-based orbital number; prefix alpha: or beta:
+  for one spin (unrestricted results; default alpha).
+
+file name templates:
+  {mo} in --cube/--png/--npy is replaced by the orbital name (homo, lumo+1,
+  beta_homo, mo12), "density" or "spin_density".  A --cube without {mo} holds all
+  requested orbitals in one MO cube file.
+
+examples:
+  hartree orbitals caffeine.json --mo homo,lumo,homo-1 --cube caffeine_{mo}.cube --png caffeine_{mo}.png
+  hartree orbitals other_program.molden --density --cube rho.cube
+  hartree orbitals radical.json --spin-density --spacing 0.2 --npy spin.npy
+  hartree orbitals caffeine.json --mo homo,lumo --cube both.cube --h5 caffeine_orbitals.h5
+  hartree orbitals water.json --mo homo --bohr --origin -4 -4 -4 --axes 0.2 0 0 0 0.2 0 0 0 0.2 \\
+      --shape 41 41 41 --cube water_homo.cube
+  hartree orbitals water.json --density --points points.txt --npy rho_at_points.npy"""
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        import argparse
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        import argparse
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def add_arguments(parser):
+    """Add the ``orbitals`` arguments to an argparse parser."""
+    parser.add_argument("source", metavar="SOURCE", help="hartree result JSON, SCF checkpoint or Molden file")
+    what = parser.add_argument_group("what to compute")
+    what.add_argument("--mo", metavar="LIST", default=None,
+                      help="orbitals, e.g. homo,lumo,homo-1,beta:lumo+2,12 (default: homo when "
+                           "neither --density nor --spin-density is given)")
+    what.add_argument("--density", action="store_true", help="total electron density")
+    what.add_argument("--spin-density", action="store_true", help="alpha minus beta density")
+    lat = parser.add_argument_group("lattice")
+    lat.add_argument("--spacing", type=_positive_float, default=0.1, metavar="D",
+                     help="distance between lattice points (Angstrom, or bohr with --bohr)")
+    lat.add_argument("--margin", type=float, default=4.0, metavar="M",
+                     help="space around the outermost nuclei (Angstrom, or bohr with --bohr)")
+    lat.add_argument("--bohr", action="store_true",
+                     help="lengths (--spacing, --margin, --origin, --axes, --points) are in bohr")
+    lat.add_argument("--origin", type=float, nargs=3, metavar=("X", "Y", "Z"),
+                     help="explicit lattice: position of the first point (with --axes and --shape)")
+    lat.add_argument("--axes", type=float, nargs=9, metavar="V",
+                     help="explicit lattice: three step vectors, row by row (9 numbers)")
+    lat.add_argument("--shape", type=int, nargs=3, metavar=("N1", "N2", "N3"),
+                     help="explicit lattice: points along each step vector")
+    lat.add_argument("--points", metavar="FILE",
+                     help="evaluate at the points in FILE instead (.npy or text, 3 columns); "
+                          "only --npy and --h5 outputs then")
+    lat.add_argument("--single", action="store_true",
+                     help="single precision (FP32): faster; values good to about 1e-6 of the largest")
+    out = parser.add_argument_group("output files")
+    out.add_argument("--cube", metavar="TEMPLATE", help="Gaussian cube file(s)")
+    out.add_argument("--png", metavar="TEMPLATE", help="PNG picture(s) of the isosurfaces")
+    out.add_argument("--npy", metavar="TEMPLATE", help="NumPy array file(s), lattice shape, a.u.")
+    out.add_argument("--h5", metavar="FILE", help="one HDF5 file with every quantity and the lattice")
+    out.add_argument("--iso", type=_positive_float, default=None, metavar="X",
+                     help="isovalue of the pictures in a.u. (default 0.05 for orbitals, "
+                          "0.02 for densities)")
+    out.add_argument("--overwrite", action="store_true", help="replace existing output files")
+
+
+def _quantities(args, wfn):
+    """[(label, kind, choice or None)] in output order; kind is 'mo', 'density' or 'spin'."""
+    return requested(wfn, args.mo, args.density, args.spin_density)
+
+
+def _paths(template, labels, flag):
+    """{label: path} for one template; several labels need {mo} (cube files may hold several MOs)."""
+    if template is None:
+        return {}
+    if "{mo}" in template:
+        return {label: template.replace("{mo}", label) for label in labels}
+    if len(labels) > 1:
+        raise InputError(f"{flag} {template} needs {{mo}} in its name when several quantities are asked for")
+    return {labels[0]: template}
+
+
+def _output_plan(args, items):
+    labels = [label for label, _, _ in items]
+    kinds = {label: kind for label, kind, _ in items}
+    cube = {}
+    if args.cube and "{mo}" not in args.cube and len(labels) > 1:
+        if any(kinds[label] != "mo" for label in labels):
+            raise InputError("--cube without {mo} can hold several orbitals, but not densities")
+        cube = {"__all__": args.cube}
+    else:
+        cube = _paths(args.cube, labels, "--cube")
+    plan = {"cube": cube, "png": _paths(args.png, labels, "--png"), "npy": _paths(args.npy, labels, "--npy")}
+    outputs = [("--" + kind, path) for kind, paths in plan.items() for path in paths.values()]
+    if args.h5:
+        outputs.append(("--h5", args.h5))
+    if not outputs:
+        raise InputError("nothing to write: give --cube, --png, --npy or --h5")
+    check_output_paths(outputs, args.overwrite)
+    return plan
+
+
+def _lattice(args, wfn):
+    """The Lattice (spacing/margin, or --origin/--axes/--shape) or an (n, 3) point array, bohr."""
+    unit = "bohr" if args.bohr else "angstrom"
+    explicit = [args.origin is not None, args.axes is not None, args.shape is not None]
+    if args.points:
+        if any(explicit):
+            raise InputError("give either --points or --origin/--axes/--shape, not both")
+        return _read_points(args.points) * (1.0 if args.bohr else ANGSTROM_IN_BOHR)
+    if any(explicit):
+        if not all(explicit):
+            raise InputError("an explicit lattice needs all of --origin, --axes and --shape")
+        return lattice_from_axes(args.origin, np.reshape(args.axes, (3, 3)), args.shape, unit=unit)
+    return lattice_around(wfn.molecule.coords, args.spacing, args.margin, unit=unit)
+
+
+def _read_points(path):
+    try:
+        points = np.load(path) if str(path).endswith(".npy") else np.loadtxt(path, ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read points from {path}: {exc}") from None
+    if points.ndim != 2 or points.shape[1] != 3 or points.shape[0] == 0:
+        raise InputError(f"{path}: points must be n rows of 3 coordinates")
+    return np.asarray(points, dtype=float)
+
+
+def _describe(args, lattice):
+    precision = "FP32" if args.single else "FP64"
+    if not isinstance(lattice, Lattice):
+        return f"points:  {lattice.shape[0]} from {args.points}, {precision}"
+    nx, ny, nz = lattice.shape
+    steps = np.linalg.norm(lattice.axes, axis=1) * (1.0 if args.bohr else BOHR_IN_ANGSTROM)
+    spacing = ", ".join(f"{s:.4g}" for s in steps)
+    return (f"lattice: {nx} x {ny} x {nz} = {lattice.npoints} points, spacing {spacing} "
+            f"{'bohr' if args.bohr else 'Angstrom'}, {precision}")
+
+
+def _write_h5(path, wfn, lattice, values):
+    import h5py
+
+    with h5py.File(path, "w") as handle:
+        handle.attrs["units"] = "atomic units (bohr, bohr^-3/2 orbitals, bohr^-3 densities)"
+        if isinstance(lattice, Lattice):
+            handle["lattice/origin"] = lattice.origin
+            handle["lattice/axes"] = lattice.axes
+            handle["lattice/shape"] = np.array(lattice.shape)
+        else:
+            handle["points"] = lattice
+        handle["molecule/numbers"] = np.asarray(wfn.molecule.numbers)
+        handle["molecule/coords"] = np.asarray(wfn.molecule.coords)
+        for label, array in values.items():
+            handle[f"values/{label}"] = array
+
+
+def execute(args, console):
+    """Run ``hartree orbitals``; returns the exit code (errors raise)."""
+    wfn = load_wavefunction(args.source)
+    items = _quantities(args, wfn)
+    plan = _output_plan(args, items)
+    lattice = _lattice(args, wfn)
+    if not isinstance(lattice, Lattice) and (args.cube or args.png):
+        raise InputError("--cube and --png need a lattice; with --points write --npy or --h5")
+    dtype = np.float32 if args.single else np.float64
+    say = (lambda text: None) if args.quiet else (lambda text: console.print(text, markup=False))
+    say(f"source:  {args.source} ({wfn.basis.nao} basis functions, {wfn.molecule.natm} atoms)")
+    say(_describe(args, lattice))
+    start = time.perf_counter()
+    values = compute(wfn, items, lattice, dtype)
+    numbers = {label: choice.number + (wfn.mo_coeff.shape[-1] if choice.spin == 1 else 0)
+               for label, kind, choice in items if kind == "mo"}
+    for label, kind, _ in items:
+        if kind != "mo" and isinstance(lattice, Lattice):
+            total = float(values[label].sum(dtype=np.float64)) * lattice.voxel_volume
+            say(f"{label} integrates to {total:.4f} electrons on this lattice "
+                "(a coarse lattice misses part of the sharp core density)")
+    say(f"computed in {time.perf_counter() - start:.2f} s")
+    _write(args, plan, wfn, lattice, items, values, numbers, say)
+    return 0
+
+
+def _write(args, plan, wfn, lattice, items, values, numbers, say):
+    kinds = {label: kind for label, kind, _ in items}
+    for label, path in plan["cube"].items():
+        if label == "__all__":
+            labels = [lab for lab, _, _ in items]
+            data = make_cube(wfn.molecule, lattice, np.stack([values[lab] for lab in labels]),
+                             orbitals=[numbers[lab] for lab in labels],
+                             comments=(f"hartree orbitals {' '.join(labels)}", "outer loop: x, inner loop: z"))
+        else:
+            data = make_cube(wfn.molecule, lattice, values[label],
+                             orbitals=[numbers[label]] if kinds[label] == "mo" else None,
+                             comments=(f"hartree {label}", "outer loop: x, inner loop: z"))
+        write_cube(path, data, overwrite=args.overwrite)
+        say(f"wrote cube: {path}")
+    for label, path in plan["npy"].items():
+        if os.path.exists(path) and not args.overwrite:
+            raise InputError(f"{path} already exists; use --overwrite to replace it")
+        with open(path, "wb") as handle:
+            np.save(handle, values[label])
+        say(f"wrote npy: {path}")
+    if args.h5:
+        _write_h5(args.h5, wfn, lattice, values)
+        say(f"wrote HDF5: {args.h5}")
+    if plan["png"]:
+        from ..grid.picture import DENSITY_ISO, ORBITAL_ISO, render_png
+
+        for label, path in plan["png"].items():
+            kind = kinds[label]
+            iso = args.iso or (ORBITAL_ISO if kind == "mo" else DENSITY_ISO)
+            render_png(path, wfn.molecule, lattice, values[label], iso,
+                       title=f"{os.path.basename(args.source)}: {label}  (isovalue {iso:g} a.u.)",
+                       signed=kind != "density",
+                       overwrite=args.overwrite)
+            say(f"wrote PNG: {path}")

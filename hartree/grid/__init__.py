@@ -1,0 +1,22 @@
+"""hartree.grid: orbitals and densities on 3-D lattices and point lists.
+
+>>> from hartree.grid import lattice_around, evaluate_orbitals, select_orbitals
+>>> lat = lattice_around(mol.coords, spacing=0.1, margin=4.0)   # Angstrom by default
+>>> homo, = select_orbitals("homo", result.mo_occ)
+>>> psi = evaluate_orbitals(basis, result.mo_coeff[:, homo.index], lat)[0]
+
+Modules: lattice (Lattice, lattice_around, lattice_from_axes), cpu (general numba
+AO kernel, any points), separable (rectilinear lattices: orbitals as sums of 1-D
+Gaussian products + one GEMM, and exp-free AO rows), orbitals (the API: evaluate_ao,
+evaluate_orbitals, evaluate_density, ao_blocks), select (orbital names), sources
+(wavefunctions from a result JSON or a Molden file), picture (isosurface PNG).
+A GPU backend would provide the same two entry points as cpu/separable
+(AO values of a point block; one orbital on a rectilinear lattice).
+"""
+
+from .lattice import Lattice, lattice_around, lattice_from_axes
+from .orbitals import evaluate_ao, evaluate_density, evaluate_orbitals
+from .select import OrbitalChoice, select_orbitals, spin_occupations
+
+__all__ = ["Lattice", "lattice_around", "lattice_from_axes", "evaluate_ao", "evaluate_orbitals",
+           "evaluate_density", "select_orbitals", "OrbitalChoice", "spin_occupations"]

@@ -1,0 +1,68 @@
+"""One call for notebooks: orbitals and densities of a result or file on a lattice.
+
+>>> from hartree.grid.api import on_lattice
+>>> lattice, values = on_lattice("caffeine.json", mo="homo,lumo", spacing=0.1, margin=4.0)
+>>> values["homo"].shape == lattice.shape
+True
+
+The command line (``hartree orbitals``) is a thin layer over :func:`compute`.
+"""
+
+import numpy as np
+
+from ..errors import InputError
+from .lattice import lattice_around
+from .orbitals import evaluate_density, evaluate_orbitals
+from .select import select_orbitals
+from .sources import Wavefunction, from_result, load_wavefunction
+
+
+def requested(wfn, mo=None, density=False, spin_density=False):
+    """[(label, kind, OrbitalChoice or None)]; kind is "mo", "density" or "spin".
+
+    mo: a selection such as "homo,lumo+1" (see hartree.grid.select); None means "homo"
+    unless a density is asked for.
+    """
+    spec = mo if mo is not None else (None if density or spin_density else "homo")
+    items = [(c.label, "mo", c) for c in select_orbitals(spec, wfn.mo_occ)] if spec else []
+    if density:
+        items.append(("density", "density", None))
+    if spin_density:
+        items.append(("spin_density", "spin", None))
+    keys = [(c.spin, c.index) if c is not None else label for label, _, c in items]
+    if len(set(keys)) != len(keys):
+        raise InputError("the same orbital is asked for twice")
+    return items
+
+
+def compute(wfn, items, where, dtype=np.float64):
+    """{label: values} for the requested items on a Lattice or (n, 3) points (bohr), a.u.
+
+    Orbitals come out as lattice.shape (or (n,)) arrays, densities likewise.
+    """
+    values = {}
+    for label, kind, choice in items:
+        if kind == "mo":
+            values[label] = evaluate_orbitals(wfn.basis, wfn.coefficients(choice.spin, choice.index),
+                                              where, dtype=dtype)[0]
+        else:
+            values[label] = evaluate_density(wfn.basis, wfn.mo_coeff, wfn.mo_occ, where,
+                                             spin=kind == "spin", dtype=dtype)
+    return values
+
+
+def on_lattice(source, mo=None, density=False, spin_density=False, spacing=0.1, margin=4.0,
+               unit="angstrom", lattice=None, dtype=np.float64):
+    """(Lattice, {label: values}) for a result file path, an SCFResult or a Wavefunction.
+
+    spacing, margin in ``unit``; or pass a ready ``lattice`` (hartree.grid.Lattice).
+    """
+    if isinstance(source, Wavefunction):
+        wfn = source
+    elif hasattr(source, "mo_coeff") and hasattr(source, "basis"):
+        wfn = from_result(source)
+    else:
+        wfn = load_wavefunction(source)
+    if lattice is None:
+        lattice = lattice_around(wfn.molecule.coords, spacing, margin, unit=unit)
+    return lattice, compute(wfn, requested(wfn, mo, density, spin_density), lattice, dtype)
