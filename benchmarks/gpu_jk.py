@@ -1,17 +1,27 @@
-"""GPU J/K benchmark: warm full-density J+K builds with hartree's generated Rys kernels.
+"""GPU J/K and whole-SCF benchmark: hartree's generated Rys kernels, side by side with
+GPU4PySCF measured in the same run.
 
-    python benchmarks/gpu_jk.py [--molecules 020_Vitamin_C 057_Tamoxifen] [--basis 6-31g**]
-                                [--density-dir DIR] [--repeat 5] [--out results/gpu_jk.json]
+    python benchmarks/gpu_jk.py [--molecules 020_Vitamin_C 057_Tamoxifen 113_Taxol]
+                                [--basis 6-31g** [def2-tzvp ...]] [--repeat 3]
+                                [--gpu4pyscf] [--profile] [--out results/gpu_jk.json]
 
-Molecules are read from tests/gpu/data/<name>.xyz.  The density is the converged RHF
-density of a small RHF loop run here (core guess, DIIS, J/K from the GPU engine,
-one-electron integrals from the CPU code; its energy and iterations are recorded as an
-end-to-end check), or DIR/<name>_<basis>_dm.npz (key ``dm``) with --density-dir.  Times:
-setup (pairs + Schwarz + kernel compile, cold and from the cache), then J+K, J only and
-K only, each the median and minimum of `repeat` warm calls (device synchronised), plus a
-per-class breakdown from CUDA events (serialised launches).  Writes JSON and Markdown.
-The GPU4PySCF anchor (H100, GPU4PySCF 1.9.0, shared/tools/README.md) is quoted, not
-re-measured, in this first version.
+Molecules are read from tests/gpu/data/<name>.xyz.  Per molecule and basis:
+
+* setup: pair data, Schwarz factors and every kernel compiled (NVRTC cold, or disk cache);
+* hartree SCF: ``hartree.scf.run(device='gpu', conv_tol=1e-9)`` with a fresh engine
+  (kernels already compiled in this process, SAD atom cache emptied first), timed whole:
+  one-electron integrals on the CPU, SAD guess, every cycle on the GPU, final analysis;
+* J/K: with the converged RHF density of that SCF, warm J+K, J only and K only, median
+  and minimum of ``repeat`` calls, device synchronised;
+* with --gpu4pyscf: the same molecule and the same basis data (a pyscf Mole built from our
+  Basis, shell by shell, as tests/helpers.to_pyscf does; same AO order), the same density,
+  direct_scf_tol 1e-13: warm ``get_j`` and ``get_k`` of a GPU4PySCF RHF object, the max
+  difference of its J/K from ours, and ``gpu4pyscf.scf.RHF(mol).kernel()`` with conv_tol
+  1e-9 timed whole (its default MINAO guess).  Ratios are hartree / GPU4PySCF (< 1: hartree
+  faster).  On the GPU machine GPU4PySCF comes from shared/tools/gpu4pyscf-wheels
+  (``import g4stub`` first: its GPU libxc is not carried; RHF does not need it).
+
+Writes JSON (after every molecule, so a run cut short keeps what it measured) and Markdown.
 """
 import argparse
 import json
@@ -27,57 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-#: GPU4PySCF 1.9.0 on an H100 (get_j, get_k seconds), from shared/tools/README.md
-ANCHOR = {("020_Vitamin_C", "6-31g**"): (0.076, 0.056),
-          ("057_Tamoxifen", "6-31g**"): (0.136, 0.217),
-          ("113_Taxol", "6-31g**"): (0.400, 1.155)}
-
-
-def rhf(mol, basis, engine, max_cycle=60, e_tol=1e-10, g_tol=1e-7, ndiis=8):
-    """Minimal closed-shell RHF (core guess + Pulay DIIS) with engine.jk.
-
-    Returns (dm (nao, nao), energy in hartree, cycles, seconds, converged)."""
-    from scipy.linalg import eigh
-    from hartree.integrals.one_electron import kinetic, nuclear, overlap
-    t0 = time.perf_counter()
-    S = overlap(basis)
-    H = kinetic(basis) + nuclear(basis, mol.numbers, mol.coords)
-    nocc = mol.nelectron // 2
-    enuc = mol.nuclear_repulsion()
-
-    def density(F):
-        _, C = eigh(F, S)
-        return 2.0 * C[:, :nocc] @ C[:, :nocc].T
-
-    dm, e_old, focks, errs = density(H), 0.0, [], []
-    for cycle in range(1, max_cycle + 1):
-        J, K = engine.jk(dm)
-        F = H + J - 0.5 * K
-        e = 0.5 * np.einsum("ij,ij", dm, H + F) + enuc            # E = ½ tr D(H+F) + E_nuc
-        err = F @ dm @ S - S @ dm @ F                              # Pulay commutator
-        if abs(e - e_old) < e_tol and np.abs(err).max() < g_tol:
-            return dm, e, cycle, time.perf_counter() - t0, True
-        e_old = e
-        focks, errs = (focks + [F])[-ndiis:], (errs + [err])[-ndiis:]
-        n = len(focks)
-        B = -np.ones((n + 1, n + 1))
-        B[n, n] = 0.0
-        B[:n, :n] = [[np.einsum("ij,ij", a, b) for b in errs] for a in errs]
-        rhs = np.zeros(n + 1)
-        rhs[n] = -1.0
-        c = np.linalg.lstsq(B, rhs, rcond=None)[0][:n]
-        dm = density(sum(ci * Fi for ci, Fi in zip(c, focks)))
-    return dm, e, max_cycle, time.perf_counter() - t0, False
-
-
-def _density(name, basis, basis_name, density_dir):
-    tag = basis_name.replace("*", "s").lower()
-    path = os.path.join(density_dir or "", f"{name}_{tag}_dm.npz")
-    if density_dir and os.path.exists(path):
-        dm = np.load(path)["dm"]
-        if dm.shape == (basis.nao, basis.nao):
-            return dm
-    return None
+SCF_CONV_TOL = 1e-9
+DIRECT_SCF_TOL = 1e-13
 
 
 def _timed(fn, sync, repeat):
@@ -91,91 +52,215 @@ def _timed(fn, sync, repeat):
     return {"median_s": statistics.median(out), "min_s": min(out), "all_s": out}
 
 
-def bench_one(name, basis_name, density_dir, repeat, min_blocks_variant=0):
+def pyscf_mole(mol, basis):
+    """pyscf Mole with exactly our basis data (one PySCF shell per hartree shell, bohr).
+
+    Our coefficients include the primitive norm; PySCF multiplies by gto_norm again, so it
+    is divided out here (PySCF's renormalisation of the contraction is then a no-op).
+    """
+    from pyscf import gto
+    atoms, bas = [], {}
+    for ia, (sym, xyz) in enumerate(zip(mol.symbols, mol.coords)):
+        label = f"{sym}{ia + 1}"
+        atoms.append((label, tuple(float(v) for v in xyz)))
+        shells = []
+        for ish in np.flatnonzero(np.asarray(basis.shell_atom) == ia):
+            l = int(basis.shell_l[ish])
+            a = basis.shell_exponents(ish)
+            c = basis.shell_coefficients(ish) / gto.gto_norm(l, a)
+            shells.append([l] + [[float(x), float(y)] for x, y in zip(a, c)])
+        bas[label] = shells
+    return gto.M(atom=atoms, basis=bas, unit="Bohr", charge=mol.charge,
+                 spin=mol.multiplicity - 1, cart=not basis.pure, verbose=0)
+
+
+def warm_up(basis_name):
+    """numba compile of the one-electron integrals (CPU) and a first GPU SCF, on water."""
+    from hartree.molecule import Molecule
+    from hartree.scf import run
+    water = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
+    t0 = time.perf_counter()
+    run(water, basis_name, device="gpu", conv_tol=SCF_CONV_TOL)
+    return time.perf_counter() - t0
+
+
+def hartree_side(mol, basis, repeat, profile):
     import cupy
-    from hartree.basis import load_basis
     from hartree.gpu import GPUEngine
     from hartree.gpu.compile import resource_report
-    from hartree.molecule import Molecule
+    from hartree.scf import guess as scf_guess
+    from hartree.scf import run
 
-    mol = Molecule.from_xyz(os.path.join(ROOT, "tests", "gpu", "data", name + ".xyz"))
-    basis = load_basis(mol, basis_name)
     sync = cupy.cuda.get_current_stream().synchronize
-    eng = GPUEngine(mol, basis)
+    eng = GPUEngine(mol, basis, screening_threshold=DIRECT_SCF_TOL)
     t0 = time.perf_counter()
     eng.prepare(with_j=True, with_k=True)
     t_setup = time.perf_counter() - t0
-    b = eng._jk_builder()
     eng.prepare(with_j=True, with_k=False)
     eng.prepare(with_j=False, with_k=True)
     t_setup_all = time.perf_counter() - t0
-    dm_scf, e_scf, cycles, t_scf, conv = rhf(mol, basis, eng)
-    dm = _density(name, basis, basis_name, density_dir)
-    dm_kind = "converged RHF (this run)" if dm is None else "from --density-dir"
-    dm = dm_scf if dm is None else dm
+    b = eng._jk_builder()
+
+    scf_guess._SAD_CACHE.clear()                 # atoms' SCF counts as part of the SCF
+    sync()
+    t0 = time.perf_counter()
+    scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL,
+              screening_threshold=DIRECT_SCF_TOL)
+    sync()
+    t_scf = time.perf_counter() - t0
+    dm = np.asarray(scf.density[0])
     dm_gpu = cupy.asarray(dm)
-    eng.jk(dm_gpu)                                               # warm-up
+    eng.jk(dm_gpu)                               # warm-up
     res = {
-        "molecule": name, "basis": basis_name, "nao": basis.nao, "ncart": basis.ncart,
-        "nshell": basis.nshell, "natm": mol.natm, "density": dm_kind,
-        "rhf": {"energy": e_scf, "cycles": cycles, "wall_s": t_scf, "converged": conv,
-                "note": "core guess + DIIS, J/K on the GPU, 1e integrals on the CPU "
-                        "(numba compile included)"},
-        "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b.pairs.items()},
         "setup_s": t_setup, "setup_all_flags_s": t_setup_all,
+        "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b.pairs.items()},
+        "scf": {"energy": scf.energy, "cycles": scf.iterations, "wall_s": t_scf,
+                "converged": scf.converged, "device": scf.device,
+                "full_builds": sum("full" in h.step or h.step in ("guess",)
+                                   for h in scf.history),
+                "note": "hartree.scf.run(device='gpu'): SAD guess, J/K + Fock + DIIS + eigh "
+                        "on the GPU, one-electron integrals on the CPU uploaded once"},
         "jk": _timed(lambda: eng.jk(dm_gpu), sync, repeat),
         "j_only": _timed(lambda: eng.jk(dm_gpu, with_k=False), sync, repeat),
         "k_only": _timed(lambda: eng.jk(dm_gpu, with_j=False), sync, repeat),
     }
-    b.nstreams = 1
-    res["jk_one_stream"] = _timed(lambda: eng.jk(dm_gpu), sync, repeat)
-    b.nstreams = 8
-    b.profile = {}
-    eng.jk(dm_gpu)
-    res["per_class_s"] = dict(sorted(b.profile.items(), key=lambda kv: -kv[1]))
-    b.profile = None
-    res["kernels"] = {}
-    for (cls, wj, wk), mod in sorted(b._modules.items()):
-        if wj and wk:
-            res["kernels"].update(resource_report(mod.module, [f"jk_{''.join(map(str, cls))}"]))
-    anchor = ANCHOR.get((name, basis_name.lower()))
-    if anchor:
-        res["anchor_gpu4pyscf_h100"] = {"get_j_s": anchor[0], "get_k_s": anchor[1],
-                                        "sum_s": anchor[0] + anchor[1],
-                                        "source": "shared/tools/README.md (not re-measured)"}
-    # J/K sanity: energy-like traces
-    if min_blocks_variant:
-        from hartree.gpu import codegen
-        saved = codegen.MIN_BLOCKS
-        codegen.MIN_BLOCKS = min_blocks_variant
-        try:
-            eng2 = GPUEngine(mol, basis)
-            t1 = time.perf_counter()
-            eng2.prepare()
-            t_compile = time.perf_counter() - t1
-            eng2.jk(dm_gpu)
-            res[f"jk_min_blocks_{min_blocks_variant}"] = dict(
-                _timed(lambda: eng2.jk(dm_gpu), sync, repeat), setup_s=t_compile)
-            b2 = eng2._jk_builder()
-            b2.profile = {}
-            eng2.jk(dm_gpu)
-            res[f"per_class_min_blocks_{min_blocks_variant}_s"] = b2.profile
-        finally:
-            codegen.MIN_BLOCKS = saved
-    J, K = eng.jk(dm)
+    if profile:
+        b.profile = {}
+        eng.jk(dm_gpu)
+        res["per_class_s"] = dict(sorted(b.profile.items(), key=lambda kv: -kv[1]))
+        b.profile = None
+        res["kernels"] = {}
+        for (cls, wj, wk), mod in sorted(b._modules.items()):
+            if wj and wk:
+                res["kernels"].update(resource_report(mod.module,
+                                                      [f"jk_{''.join(map(str, cls))}"]))
+    J, K = eng.jk(dm_gpu)
+    return res, dm, J.get(), K.get()
+
+
+def gpu4pyscf_side(mol, basis, dm, J, K, repeat, scf_wall_limit):
+    """GPU4PySCF's warm get_j/get_k on our density and its whole RHF, same basis data."""
+    try:
+        import g4stub  # noqa: F401  (stands in for GPU libxc; see module docstring)
+    except ImportError:
+        pass
+    import cupy
+    import gpu4pyscf
+    import pyscf
+    from gpu4pyscf import scf as gscf
+
+    sync = cupy.cuda.get_current_stream().synchronize
+    pmol = pyscf_mole(mol, basis)
+    assert pmol.nao == basis.nao, (pmol.nao, basis.nao)
+    mf = gscf.RHF(pmol)
+    mf.direct_scf_tol = DIRECT_SCF_TOL
+    dm_gpu = cupy.asarray(dm)
+    sync()
+    t0 = time.perf_counter()
+    vj = mf.get_j(pmol, dm_gpu, hermi=1)
+    vk = mf.get_k(pmol, dm_gpu, hermi=1)
+    sync()
+    t_first = time.perf_counter() - t0
+    out = {"versions": {"gpu4pyscf": gpu4pyscf.__version__, "pyscf": pyscf.__version__},
+           "first_get_j_plus_get_k_s": t_first,
+           "get_j": _timed(lambda: mf.get_j(pmol, dm_gpu, hermi=1), sync, repeat),
+           "get_k": _timed(lambda: mf.get_k(pmol, dm_gpu, hermi=1), sync, repeat),
+           "max_abs_diff_J": float(np.abs(cupy.asnumpy(vj) - J).max()),
+           "max_abs_diff_K": float(np.abs(cupy.asnumpy(vk) - K).max()),
+           "max_abs_J": float(np.abs(J).max()), "max_abs_K": float(np.abs(K).max())}
+    if scf_wall_limit is not None and scf_wall_limit <= 0:
+        return out
+    mf2 = gscf.RHF(pmol)
+    mf2.conv_tol = SCF_CONV_TOL
+    mf2.direct_scf_tol = DIRECT_SCF_TOL
+    sync()
+    t0 = time.perf_counter()
+    e = float(mf2.kernel())
+    sync()
+    out["scf"] = {"energy": e, "wall_s": time.perf_counter() - t0,
+                  "cycles": getattr(mf2, "cycles", None), "converged": bool(mf2.converged),
+                  "note": "gpu4pyscf.scf.RHF(mol).kernel(), conv_tol 1e-9, MINAO guess"}
+    return out
+
+
+def bench_one(name, basis_name, repeat, with_g4, profile):
+    from hartree.basis import load_basis
+    from hartree.molecule import Molecule
+
+    mol = Molecule.from_xyz(os.path.join(ROOT, "tests", "gpu", "data", name + ".xyz"))
+    basis = load_basis(mol, basis_name)
+    res = {"molecule": name, "basis": basis_name, "nao": basis.nao, "ncart": basis.ncart,
+           "nshell": basis.nshell, "natm": mol.natm, "max_l": basis.max_l,
+           "density": "converged RHF density of hartree's GPU SCF (this run)"}
+    ours, dm, J, K = hartree_side(mol, basis, repeat, profile)
+    res.update(ours)
     res["tr_DJ"] = float(np.einsum("ij,ij", dm, J))
     res["tr_DK"] = float(np.einsum("ij,ij", dm, K))
+    if with_g4:
+        g4 = gpu4pyscf_side(mol, basis, dm, J, K, repeat, None)
+        res["gpu4pyscf"] = g4
+        ratio = {"J": ours["j_only"]["median_s"] / g4["get_j"]["median_s"],
+                 "K": ours["k_only"]["median_s"] / g4["get_k"]["median_s"],
+                 "J+K": ours["jk"]["median_s"] / (g4["get_j"]["median_s"]
+                                                   + g4["get_k"]["median_s"])}
+        if "scf" in g4:
+            ratio["SCF"] = ours["scf"]["wall_s"] / g4["scf"]["wall_s"]
+            res["energy_diff_hartree_minus_gpu4pyscf"] = ours["scf"]["energy"] - g4["scf"]["energy"]
+        res["ratio_hartree_over_gpu4pyscf"] = ratio
     return res
+
+
+def _fmt(x, spec=".4f"):
+    return "-" if x is None else format(x, spec)
+
+
+def markdown(meta, results):
+    g4v = next((r["gpu4pyscf"]["versions"] for r in results if "gpu4pyscf" in r), None)
+    head = (f"# GPU J/K and SCF: hartree vs GPU4PySCF ({meta['device']}, {meta['date']})\n\n"
+            f"hartree generator {meta['generator_version']}, cupy {meta['cupy']}, CUDA runtime "
+            f"{meta['cuda_runtime']}, driver {meta['driver']}, Python {meta['python']}"
+            + (f"; GPU4PySCF {g4v['gpu4pyscf']}, PySCF {g4v['pyscf']}" if g4v else "")
+            + f". Same molecule, basis data and density; direct_scf_tol {DIRECT_SCF_TOL:g}; "
+            f"SCF conv_tol {SCF_CONV_TOL:g}. Times are warm medians in seconds; ratio = "
+            "hartree / GPU4PySCF (< 1: hartree faster). SCF = whole RHF wall time "
+            "(hartree: SAD guess, 1e integrals on the CPU, kernels already compiled; "
+            "GPU4PySCF: MINAO guess).\n")
+    rows = ["| molecule | basis | nao | J | GPU4PySCF get_j | ratio J | K | GPU4PySCF get_k | "
+            "ratio K | SCF (cycles) | GPU4PySCF SCF (cycles) | ratio SCF | E hartree - E G4 |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        g4 = r.get("gpu4pyscf", {})
+        ra = r.get("ratio_hartree_over_gpu4pyscf", {})
+        gs = g4.get("scf", {})
+        rows.append(
+            f"| {r['molecule']} | {r['basis']} | {r['nao']} | {_fmt(r['j_only']['median_s'])} | "
+            f"{_fmt(g4.get('get_j', {}).get('median_s'))} | {_fmt(ra.get('J'), '.2f')} | "
+            f"{_fmt(r['k_only']['median_s'])} | {_fmt(g4.get('get_k', {}).get('median_s'))} | "
+            f"{_fmt(ra.get('K'), '.2f')} | {_fmt(r['scf']['wall_s'], '.2f')} "
+            f"({r['scf']['cycles']}) | {_fmt(gs.get('wall_s'), '.2f')} ({gs.get('cycles', '-')}) | "
+            f"{_fmt(ra.get('SCF'), '.2f')} | "
+            f"{_fmt(r.get('energy_diff_hartree_minus_gpu4pyscf'), '.1e')} |")
+    extra = ["", "| molecule | basis | hartree J+K | setup (compile) s | hartree E (Eh) | "
+             "max abs J diff | max abs K diff |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        g4 = r.get("gpu4pyscf", {})
+        extra.append(f"| {r['molecule']} | {r['basis']} | {_fmt(r['jk']['median_s'])} | "
+                     f"{_fmt(r['setup_all_flags_s'], '.1f')} | {r['scf']['energy']:.9f} | "
+                     f"{_fmt(g4.get('max_abs_diff_J'), '.1e')} | "
+                     f"{_fmt(g4.get('max_abs_diff_K'), '.1e')} |")
+    return head + "\n" + "\n".join(rows + extra) + "\n"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--molecules", nargs="+", default=["020_Vitamin_C", "057_Tamoxifen"])
-    ap.add_argument("--basis", default="6-31g**")
-    ap.add_argument("--density-dir", default=None)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--min-blocks-variant", type=int, default=0,
-                    help="also time kernels built with __launch_bounds__(256, N)")
+    ap.add_argument("--molecules", nargs="+",
+                    default=["020_Vitamin_C", "057_Tamoxifen", "113_Taxol"])
+    ap.add_argument("--basis", nargs="+", default=["6-31g**"])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--gpu4pyscf", action="store_true",
+                    help="measure GPU4PySCF's get_j/get_k and RHF in the same run")
+    ap.add_argument("--profile", action="store_true",
+                    help="per-class kernel times (CUDA events, serialised) and registers")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "gpu_jk.json"))
     args = ap.parse_args(argv)
     import cupy
@@ -185,38 +270,44 @@ def main(argv=None):
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     meta = {"device": name, "cupy": cupy.__version__, "python": platform.python_version(),
             "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
-            "driver": cupy.cuda.runtime.driverGetVersion(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "screening_threshold": 1e-13, "generator_version": GENERATOR_VERSION,
-            "prim_cutoff": PRIM_CUTOFF}
-    results = []
-    for mol in args.molecules:
-        r = bench_one(mol, args.basis, args.density_dir, args.repeat, args.min_blocks_variant)
-        results.append(r)
-        a = r.get("anchor_gpu4pyscf_h100", {})
-        print(f"{mol:16s} RHF E = {r['rhf']['energy']:.10f} ({r['rhf']['cycles']} cycles, "
-              f"{r['rhf']['wall_s']:.1f} s, converged {r['rhf']['converged']})")
-        mb = args.min_blocks_variant
-        variant = (f"  (min_blocks {mb}: J+K {r[f'jk_min_blocks_{mb}']['median_s']:.4f})"
-                   if mb else "")
-        print(f"{mol:16s} nao={r['nao']:5d} setup {r['setup_s']:.2f} s  J+K {r['jk']['median_s']:.4f} s"
-              f"  J {r['j_only']['median_s']:.4f}  K {r['k_only']['median_s']:.4f}"
-              f"  (1 stream: J+K {r['jk_one_stream']['median_s']:.4f}){variant}"
-              f"  (GPU4PySCF anchor J {a.get('get_j_s')} K {a.get('get_k_s')})", flush=True)
-    out = {"meta": meta, "results": results}
+            "driver": cupy.cuda.runtime.driverGetVersion(),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "screening_threshold": DIRECT_SCF_TOL,
+            "scf_conv_tol": SCF_CONV_TOL, "generator_version": GENERATOR_VERSION,
+            "prim_cutoff": PRIM_CUTOFF, "repeat": args.repeat}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=1)
-    md = [f"# GPU J/K ({name}, cupy {cupy.__version__}, {meta['date']})", "",
-          "| molecule | basis | nao | J+K (s) | J (s) | K (s) | GPU4PySCF J + K (s, quoted) |",
-          "|---|---|---|---|---|---|---|"]
-    for r in results:
-        a = r.get("anchor_gpu4pyscf_h100", {})
-        md.append(f"| {r['molecule']} | {r['basis']} | {r['nao']} | {r['jk']['median_s']:.4f} | "
-                  f"{r['j_only']['median_s']:.4f} | {r['k_only']['median_s']:.4f} | "
-                  f"{a.get('get_j_s', '-')} + {a.get('get_k_s', '-')} |")
-    with open(os.path.splitext(args.out)[0] + ".md", "w") as f:
-        f.write("\n".join(md) + "\n")
-    return out
+    results, errors = [], []
+    for basis_name in args.basis:
+        meta.setdefault("warm_up_s", {})[basis_name] = warm_up(basis_name)
+        for mol in args.molecules:
+            t0 = time.perf_counter()
+            try:
+                r = bench_one(mol, basis_name, args.repeat, args.gpu4pyscf, args.profile)
+            except Exception:                    # keep going; the error is recorded
+                import traceback
+                traceback.print_exc()
+                errors.append({"molecule": mol, "basis": basis_name,
+                               "error": traceback.format_exc()[-2000:]})
+                continue
+            r["bench_wall_s"] = time.perf_counter() - t0
+            results.append(r)
+            g4 = r.get("gpu4pyscf", {})
+            ra = r.get("ratio_hartree_over_gpu4pyscf", {})
+            print(f"{mol:15s} {basis_name:9s} nao={r['nao']:5d} "
+                  f"setup {r['setup_all_flags_s']:.1f} s"
+                  f" | J {r['j_only']['median_s']:.4f} K {r['k_only']['median_s']:.4f} "
+                  f"J+K {r['jk']['median_s']:.4f} | SCF {r['scf']['wall_s']:.2f} s "
+                  f"({r['scf']['cycles']} cyc) E {r['scf']['energy']:.9f}"
+                  + (f" || G4 J {g4['get_j']['median_s']:.4f} K {g4['get_k']['median_s']:.4f}"
+                     f" SCF {g4.get('scf', {}).get('wall_s', float('nan')):.2f} s "
+                     f"({g4.get('scf', {}).get('cycles')} cyc) | ratio {json.dumps(ra)} "
+                     f"| dJ {g4['max_abs_diff_J']:.1e} dK {g4['max_abs_diff_K']:.1e} "
+                     f"dE {r.get('energy_diff_hartree_minus_gpu4pyscf', float('nan')):.1e}"
+                     if g4 else ""), flush=True)
+            with open(args.out, "w") as f:
+                json.dump({"meta": meta, "results": results, "errors": errors}, f, indent=1)
+            with open(os.path.splitext(args.out)[0] + ".md", "w") as f:
+                f.write(markdown(meta, results))
+    return {"meta": meta, "results": results, "errors": errors}
 
 
 if __name__ == "__main__":

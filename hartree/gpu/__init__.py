@@ -5,9 +5,11 @@
 
 Modules: ``codegen`` (CUDA C per quartet class), ``compile`` (NVRTC + memory/disk cache),
 ``pairs`` (shell pairs by class), ``tables`` (Rys table as the kernels read it),
-``jk`` (driver), ``engine`` (GPUEngine), ``emulate`` (serial CPU run of the kernels, tests).
+``jk`` (driver), ``engine`` (GPUEngine), ``device`` (is a GPU usable, asked at call
+time), ``emulate`` (serial CPU run of the kernels, tests).
 cupy is imported only inside functions: importing this package needs no GPU.
 """
+from .device import gpu_available, gpu_status
 from .engine import GPUEngine
 
-__all__ = ["GPUEngine"]
+__all__ = ["GPUEngine", "gpu_available", "gpu_status"]

@@ -6,7 +6,7 @@
 J/K are built by the generated Rys kernels (:mod:`hartree.gpu.jk`).  One-electron
 integrals are cheap and come from the CPU code (numpy results).  ``jk`` returns arrays of
 the module its input came from (numpy in -> numpy out, cupy in -> cupy out).  No device
-is touched before the first ``jk`` call or :meth:`prepare`.
+is touched before the first ``jk`` call, :meth:`prepare` or :meth:`array_module`.
 """
 import numpy as np
 
@@ -46,6 +46,14 @@ class GPUEngine:
         """Build pair data and Schwarz factors, compile every kernel (cached)."""
         self._jk_builder().prepare(with_j, with_k)
         return self
+
+    def array_module(self):
+        """The array module J/K live in on this engine: cupy (CUDA) or numpy (emulated).
+
+        The SCF kernel uploads the one-electron matrices once with ``xp.asarray`` and
+        keeps its Fock, density, DIIS and diagonalisation work in this module.
+        """
+        return self._jk_builder().xp
 
     @property
     def device(self):

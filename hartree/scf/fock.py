@@ -53,6 +53,13 @@ def energy_terms(method, h, dm, vj, vk):
             "exchange": -0.5 * (tr(dm[0], vk[0]) + tr(dm[1], vk[1]))}
 
 
+def argsort_stable(a):
+    """Indices sorting a (1-D) with a stable sort: numpy kind="stable"; cupy's sort
+    is always stable (and takes no ``kind`` other than None in older versions)."""
+    xp = array_module(a)
+    return xp.argsort(a, kind="stable") if xp.__name__ == "numpy" else xp.argsort(a)
+
+
 def occupations(method, mo_energy, nalpha, nbeta):
     """Aufbau occupations (lowest orbitals first).
 
@@ -63,11 +70,11 @@ def occupations(method, mo_energy, nalpha, nbeta):
     if method == "uhf":
         occ = xp.zeros(mo_energy.shape)
         for s, n in enumerate((nalpha, nbeta)):
-            idx = xp.argsort(mo_energy[s], kind="stable")[:n]
+            idx = argsort_stable(mo_energy[s])[:n]
             occ[s, idx] = 1.0
         return occ
     occ = xp.zeros(mo_energy.shape)
-    order = xp.argsort(mo_energy, kind="stable")
+    order = argsort_stable(mo_energy)
     occ[order[:nbeta]] = 2.0
     occ[order[nbeta:nalpha]] = 1.0
     return occ
@@ -110,8 +117,8 @@ def rohf_effective_fock(fock, mo_coeff, mo_occ, s):
     opn = (mo_occ > 0.5) & ~core
     vir = mo_occ < 0.5
     f = fc.copy()
-    co = xp.outer(core, opn)
-    ov = xp.outer(opn, vir)
+    co = core[:, None] & opn[None, :]          # outer products of the masks
+    ov = opn[:, None] & vir[None, :]
     f = xp.where(co | co.T, fb, f)
     f = xp.where(ov | ov.T, fa, f)
     sc = s @ mo_coeff

@@ -177,7 +177,7 @@ def guess_from_orbitals(method, mo_coeff, mo_energy, s, nalpha, nbeta, descripti
         energies = (mo_energy[0], mo_energy[1])
     dms, occ_orbs = [], []
     for c, e, n in zip(coeffs, energies, (nalpha, nbeta)):
-        order = xp.argsort(e, kind="stable")[:n]
+        order = fk.argsort_stable(e)[:n]
         co = c[:, order]
         if n:
             co = co @ inv_sqrt_sym(co.T @ s @ co)

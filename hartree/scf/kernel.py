@@ -14,6 +14,13 @@ Each cycle (Roothaan 1951; Pople & Nesbet 1954 for UHF; Roothaan 1960 for ROHF):
 
 The kernel never raises because the SCF did not converge: the result says
 ``converged=False``.  It raises InputError for impossible input.
+
+Device: the loop runs in the engine's array module (``engine.array_module()`` when the
+engine has one, e.g. cupy for :class:`hartree.gpu.GPUEngine`; numpy otherwise).  On the
+GPU the one-electron matrices (S, h) are computed on the CPU and uploaded once; Fock,
+densities, DIIS and the diagonalisations (``xp.linalg.eigh``) then stay on the device.
+Only scalars (energies, error norms, DIIS inner products) come back per cycle; the
+result's arrays are returned as numpy.
 """
 
 from __future__ import annotations
@@ -160,6 +167,19 @@ def _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, not
     return gs.sad_guess(method, molecule, basis, engine, options.screening_threshold), False
 
 
+def _host(a):
+    """numpy copy of a device array (None stays None)."""
+    return None if a is None else to_numpy(a)
+
+
+def _guess_to(xp, guess):
+    """The Guess with its arrays in array module xp (a no-op for numpy arrays on numpy)."""
+    def conv(a):
+        return None if a is None else xp.asarray(a)
+    return gs.Guess(conv(guess.dm), conv(guess.mo_coeff), conv(guess.mo_occ),
+                    guess.description, conv(guess.mo_energy))
+
+
 def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     """Run the SCF; never raises on non-convergence (see module docstring)."""
     t_start = time.perf_counter()
@@ -167,8 +187,14 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     validate(molecule, method)
     nalpha, nbeta = fk.spin_counts(molecule.nelectron, molecule.multiplicity)
     notes = []
-    s = engine.overlap()
-    h = engine.hcore()
+    # The engine's array module (cupy for the GPU engine); one-electron matrices come
+    # from the engine (CPU code) and are uploaded once.
+    xp = engine.array_module() if hasattr(engine, "array_module") else np
+    s = xp.asarray(engine.overlap())
+    h = xp.asarray(engine.hcore())
+    if xp is not np:
+        notes.append("J/K, Fock, DIIS and diagonalisation on the GPU; one-electron "
+                     "integrals computed on the CPU and uploaded once")
     x, ndropped = orthogonalizer(s, options.lindep_threshold)
     if ndropped:
         msg = (f"dropped {ndropped} near-linearly-dependent basis combinations "
@@ -180,6 +206,8 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
 
     guess, restarted = _initial_guess(molecule, basis, options, engine, s, h, x,
                                       nalpha, nbeta, notes)
+    if xp is not np:
+        guess = _guess_to(xp, guess)
     if not restarted:
         notes.append(f"initial guess: {guess.description}")
     mo = (guess.mo_coeff, guess.mo_occ) if guess.mo_coeff is not None else None
@@ -196,9 +224,10 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
         history.append(rec)
         if options.checkpoint:
             chk.write_checkpoint(options.checkpoint, molecule=molecule, basis=basis,
-                                 method=method, cycle=cycle, energy=st.energy, dm=st.dm,
-                                 mo_coeff=mo_state[0], mo_energy=mo_state[1],
-                                 mo_occ=mo_state[2], converged=False)
+                                 method=method, cycle=cycle, energy=st.energy,
+                                 dm=_host(st.dm), mo_coeff=_host(mo_state[0]),
+                                 mo_energy=_host(mo_state[1]), mo_occ=_host(mo_state[2]),
+                                 converged=False)
         if options.callback is not None:
             options.callback(rec)
 
@@ -280,9 +309,13 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     # Final canonical orbitals: diagonalise the last (unshifted) Fock matrix.
     mo_energy, mo_coeff, mo_occ = _diagonalize(method, state.fock_diag, x, nalpha, nbeta)
     dm_final = fk.make_density(method, mo_coeff, mo_occ)
+    # results are numpy whatever the device (no-ops on the CPU)
+    mo_energy, mo_coeff, mo_occ, dm_final = (to_numpy(a) for a in
+                                             (mo_energy, mo_coeff, mo_occ, dm_final))
     if options.checkpoint:
         chk.write_checkpoint(options.checkpoint, molecule=molecule, basis=basis, method=method,
-                             cycle=cycle, energy=state.energy, dm=state.dm, mo_coeff=mo_coeff,
+                             cycle=cycle, energy=state.energy, dm=_host(state.dm),
+                             mo_coeff=mo_coeff,
                              mo_energy=mo_energy, mo_occ=mo_occ, converged=converged)
     if not converged:
         notes.append(f"SCF not converged after {cycle} cycles (last |dE| = "

@@ -3,7 +3,8 @@
 1. ``hartree.integrals.engine.CPUEngine`` (numba; the intended oracle: CPU vs GPU);
 2. PySCF (test dependency) with exactly the same basis data;
 3. ``$HARTREE_GPU_REFDIR/<case>.npz`` written by ``tests/gpu/make_reference.py``
-   (for machines that have neither, e.g. the GPU machine before the CPU engine exists).
+   (for machines that have neither, e.g. the GPU machine before the CPU engine exists;
+   tried first when HARTREE_GPU_PREFER_STORED=1, to skip the CPU kernels' numba compile).
 
 Returns (J, K, source) or None when nothing is available.
 """
@@ -70,8 +71,11 @@ def _stored(name, mol, dms):
 
 def reference_jk(name, mol, basis, dms):
     """(J, K, source) for case `name`, or None; J, K (nset, nao, nao)."""
-    for get in (lambda: _cpu_engine(mol, basis, dms), lambda: _pyscf(mol, basis, dms),
-                lambda: _stored(name, mol, dms)):
+    order = [lambda: _cpu_engine(mol, basis, dms), lambda: _pyscf(mol, basis, dms),
+             lambda: _stored(name, mol, dms)]
+    if os.environ.get("HARTREE_GPU_PREFER_STORED") == "1":   # GPU machine: no numba compile
+        order.insert(0, order.pop())
+    for get in order:
         out = get()
         if out is not None:
             return out
