@@ -10,3 +10,4 @@ __version__ = "0.1.0"
 from .errors import HartreeError, InputError, BasisError, ConvergenceError, DeviceError  # noqa: E402
 from .molecule import Molecule  # noqa: E402
 from . import scf  # noqa: E402
+from . import linalg, mp2  # noqa: E402

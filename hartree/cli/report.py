@@ -185,3 +185,58 @@ def print_report(console, result):
     for table in tables:
         console.print()
         console.print(table)
+
+
+def mp2_energy_line(mp2, basis_name):
+    """The one-line MP2 summary (all that ``--quiet`` prints with --method mp2), e.g.
+    'E(MP2/cc-pvdz) = -76.2307897371 Eh'."""
+    return f"E(MP2/{basis_name}) = {float(mp2.total_energy):.10f} Eh"
+
+
+def _orbital_count(value):
+    """'4' for RHF counts, '4 alpha, 3 beta' for UHF (alpha, beta) tuples."""
+    if isinstance(value, (tuple, list)):
+        return f"{value[0]} alpha, {value[1]} beta"
+    return str(value)
+
+
+def mp2_table(mp2):
+    """RI-MP2 energies (Eh): reference, spin components, MP2 and SCS-MP2."""
+    table = _table("RI-MP2")
+    table.add_column("term")
+    table.add_column("Eh", justify="right")
+    reference = str(mp2.reference).upper()
+    rows = [(f"SCF energy ({reference})", mp2.scf_energy),
+            ("opposite-spin correlation", mp2.opposite_spin),
+            ("same-spin correlation", mp2.same_spin),
+            ("MP2 correlation", mp2.correlation_energy)]
+    for name, value in rows:
+        table.add_row(name, f"{float(value):.10f}")
+    table.add_row(Text("MP2 total", style="bold"), Text(f"{float(mp2.total_energy):.10f}", style="bold"),
+                  end_section=True)
+    table.add_row("SCS-MP2 correlation", f"{float(mp2.scs_correlation_energy):.10f}")
+    table.add_row("SCS-MP2 total", f"{float(mp2.scs_total_energy):.10f}", end_section=True)
+    return table
+
+
+def mp2_summary_table(mp2):
+    """Auxiliary basis, orbital spaces, precision, device and time of an RI-MP2 run."""
+    table = _table("RI-MP2 summary", show_header=False)
+    table.add_column("")
+    table.add_column("")
+    table.add_row("reference", str(mp2.reference).upper())
+    table.add_row("aux basis", f"{mp2.aux_basis} ({mp2.naux} functions)")
+    table.add_row("frozen core orbitals", str(mp2.frozen_core))
+    table.add_row("active occupied / virtual",
+                  f"{_orbital_count(mp2.nocc)} / {_orbital_count(mp2.nvir)}")
+    table.add_row("precision", str(mp2.precision))
+    table.add_row("device", str(mp2.device))
+    table.add_row("time", f"{float(mp2.wall_time):.2f} s")
+    return table
+
+
+def print_mp2_report(console, mp2):
+    """Print the RI-MP2 tables for an MP2Result on a rich Console."""
+    for table in (mp2_table(mp2), mp2_summary_table(mp2)):
+        console.print()
+        console.print(table)

@@ -13,23 +13,33 @@ from rich.markup import escape
 
 from .. import __version__
 from ..basis import load_basis
-from ..errors import ConvergenceError, InputError
+from ..errors import BasisError, ConvergenceError, InputError
 from ..io.molden import check_molden_supported, write_molden
 from ..io.qcschema import result_to_qcschema, write_json
+from ..linalg import PRECISIONS
 from ..molecule import Molecule
+from ..mp2 import default_aux_name, load_aux_basis
+from ..mp2 import run as run_mp2
 from ..scf import SCFOptions
 from ..scf import run as run_scf
+from ..scf.driver import device_text, resolve_device
 from ..scf.kernel import validate as validate_method
 from .progress import ScfProgress
-from .report import final_energy_line, formula, not_converged_banner, print_report
+from .report import (final_energy_line, formula, mp2_energy_line, not_converged_banner,
+                     print_mp2_report, print_report)
 
-HELP = "run a Hartree-Fock calculation (RHF, UHF or ROHF)"
+HELP = "run a Hartree-Fock calculation (RHF, UHF or ROHF), optionally followed by RI-MP2"
 
 DESCRIPTION = """\
 Run a Hartree-Fock calculation on the molecule in FILE and print one line per SCF
 iteration, then tables of the energy and its components, orbital energies around
 the HOMO-LUMO gap, Mulliken charges, the dipole moment, <S^2> (UHF/ROHF), the
-number of iterations, the wall time and the device that did the work."""
+number of iterations, the wall time and the device that did the work (--device auto:
+a CUDA GPU when cupy sees one, else the CPU).
+
+With --method mp2 the SCF (RHF, or UHF for open shells; see --reference) is
+followed by RI-MP2 with an auxiliary (density-fitting) basis, and a table of the
+opposite-spin, same-spin and total correlation energies, MP2 and SCS-MP2 totals."""
 
 EPILOG = """\
 molecule files:
@@ -44,7 +54,9 @@ examples:
   hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2
   hartree run cation.xyz -b cc-pvtz -m rohf --charge 1 --multiplicity 2 --quiet
   hartree run big.xyz -b cc-pvdz --checkpoint big.h5
-  hartree run big.xyz -b cc-pvdz --checkpoint big.h5 --guess checkpoint   # restart"""
+  hartree run big.xyz -b cc-pvdz --checkpoint big.h5 --guess checkpoint   # restart
+  hartree run water.xyz -b cc-pvtz --method mp2 --frozen-core --json water-mp2.json
+  hartree run oh.xyz -b 6-31g* -m mp2 --multiplicity 2 --aux 6-31g**-rifit   # UHF-MP2"""
 
 _DEFAULTS = SCFOptions()
 
@@ -93,9 +105,10 @@ def add_arguments(parser):
     model.add_argument("-b", "--basis", required=True, metavar="NAME",
                        help="basis set: a basis-set-exchange name (cc-pvdz, 6-31g*, def2-svp, ...) "
                             "or a path to an NWChem/Gaussian94 basis file")
-    model.add_argument("-m", "--method", choices=("rhf", "uhf", "rohf"), default="rhf", type=str.lower,
+    model.add_argument("-m", "--method", choices=("rhf", "uhf", "rohf", "mp2"), default="rhf",
+                       type=str.lower,
                        help="Hartree-Fock flavour: restricted closed-shell, unrestricted, "
-                            "or restricted open-shell")
+                            "or restricted open-shell; or mp2: RI-MP2 on an RHF/UHF reference")
     model.add_argument("-c", "--charge", type=_int, default=None, metavar="Q",
                        help="total charge (default: from the file, else 0)")
     model.add_argument("-s", "--multiplicity", type=_positive_int, default=None, metavar="M",
@@ -119,6 +132,22 @@ def add_arguments(parser):
     scf.add_argument("--allow-unconverged", action="store_true",
                      help="report (and write files for) an SCF that did not converge, with exit "
                           "code 0 and a NOT CONVERGED banner, instead of failing with exit code 3")
+    scf.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
+                     help="where the SCF runs: a CUDA GPU (through cupy), the CPU, or auto (the "
+                          "GPU when one is usable, else the CPU); the report names the device")
+    corr = parser.add_argument_group("correlation (with --method mp2)")
+    corr.add_argument("--reference", choices=("rhf", "uhf"), default=None, type=str.lower,
+                      help="SCF reference for MP2 (default: rhf for singlets, uhf otherwise)")
+    corr.add_argument("--aux", metavar="NAME", default=None,
+                      help="auxiliary (RI-MP2 fitting) basis: a basis-set-exchange name such as "
+                           "cc-pvdz-rifit or a basis file (default: the RIFIT set matching "
+                           "--basis, e.g. cc-pvtz -> cc-pvtz-rifit)")
+    corr.add_argument("--frozen-core", action="store_true",
+                      help="leave the core orbitals (the previous noble-gas shell of each atom) "
+                           "out of the correlation treatment")
+    corr.add_argument("--precision", choices=PRECISIONS, default="fp64", type=str.lower,
+                      help="arithmetic of the RI-MP2 matrix multiplications (fp64: double "
+                           "precision throughout; the others trade accuracy for speed)")
     out = parser.add_argument_group("output files")
     out.add_argument("--json", metavar="OUT", default=None,
                      help="write the result as a QCSchema AtomicResult JSON document")
@@ -159,6 +188,49 @@ def scf_keywords(args):
             "max_cycle": args.max_cycle, "guess": args.guess, "level_shift": args.level_shift}
 
 
+def mp2_keywords(args, mp2):
+    """The RI-MP2 settings of a run (recorded in the QCSchema keywords with --method mp2)."""
+    return {"reference": mp2.reference, "aux_basis": str(mp2.aux_basis),
+            "frozen_core": bool(args.frozen_core), "precision": args.precision}
+
+
+def scf_reference(args, molecule):
+    """The SCF method to run: --method itself, or for mp2 the --reference (default rhf for
+    singlets, uhf otherwise).  InputError for correlation options without --method mp2."""
+    if args.method != "mp2":
+        given = [flag for flag, value in (("--reference", args.reference), ("--aux", args.aux),
+                                          ("--frozen-core", args.frozen_core),
+                                          ("--precision", args.precision != "fp64")) if value]
+        if given:
+            raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} "
+                             "only with --method mp2")
+        return args.method
+    reference = args.reference or ("rhf" if molecule.multiplicity == 1 else "uhf")
+    try:
+        validate_method(molecule, reference)
+    except InputError:
+        raise InputError(f"an RHF reference needs a closed-shell singlet (the molecule has "
+                         f"{molecule.nelectron} electrons, multiplicity {molecule.multiplicity}); "
+                         "use --reference uhf") from None
+    return reference
+
+
+def load_aux(molecule, basis, args):
+    """The auxiliary basis for --method mp2, loaded before the SCF so that a bad --aux (or an
+    orbital basis without a default) fails at once."""
+    aux = args.aux
+    if aux is None:
+        try:
+            aux = default_aux_name(basis.name, [int(z) for z in molecule.numbers])
+        except BasisError:
+            raise BasisError(f"no default auxiliary basis for --basis {basis.name}; name one "
+                             "with --aux (e.g. --aux def2-svp-rifit)") from None
+    try:
+        return load_aux_basis(molecule, basis, aux)
+    except BasisError as error:
+        raise BasisError(f"--aux: {error}") from None
+
+
 def _print_header(console, molecule, basis, args):
     kind = "cartesian" if not basis.pure else "spherical"
     console.print(f"[bold]hartree {__version__}[/bold]: {args.method.upper()}/{escape(basis.name)} "
@@ -169,10 +241,14 @@ def _print_header(console, molecule, basis, args):
     console.print(f"basis:    {basis.name}, {basis.nao} {kind} functions", highlight=False, markup=False)
 
 
-def _write_outputs(console, args, result):
-    """Write the --json and --molden files that were asked for and say so (unless --quiet)."""
+def _write_outputs(console, args, result, mp2=None):
+    """Write the --json and --molden files that were asked for and say so (unless --quiet);
+    with an MP2Result the JSON carries the MP2 energies too."""
     if args.json:
-        doc = result_to_qcschema(result, input_file=args.file, keywords=scf_keywords(args))
+        keywords = scf_keywords(args)
+        if mp2 is not None:
+            keywords.update(mp2_keywords(args, mp2))
+        doc = result_to_qcschema(result, input_file=args.file, keywords=keywords, mp2=mp2)
         write_json(args.json, doc)
     if args.molden:
         write_molden(args.molden, result)
@@ -185,17 +261,24 @@ def _write_outputs(console, args, result):
 def execute(args, console):
     """Run ``hartree run`` with parsed arguments; returns the exit code (errors raise)."""
     check_output_paths((("--json", args.json), ("--molden", args.molden)), args.overwrite)
+    device = resolve_device(getattr(args, "device", "auto"))   # DeviceError before any work
     molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
-    validate_method(molecule, args.method)
+    method = scf_reference(args, molecule)       # the SCF to run (the MP2 reference for mp2)
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
+    aux_basis = load_aux(molecule, basis, args) if args.method == "mp2" else None
     if args.molden:
         check_molden_supported(basis)
     if not args.quiet:
         _print_header(console, molecule, basis, args)
-    progress = ScfProgress(console, show_lines=not args.quiet, label=args.method.upper())
+        console.print(f"device:   {device_text(device)}", highlight=False, markup=False)
+        if aux_basis is not None:
+            console.print(f"RI-MP2:   {method.upper()} reference, auxiliary basis {aux_basis.name}, "
+                          f"{aux_basis.nao} functions", highlight=False, markup=False)
+    progress = ScfProgress(console, show_lines=not args.quiet, label=method.upper())
     try:
         with progress:
-            result = run_scf(molecule, basis, args.method, allow_unconverged=args.allow_unconverged,
+            result = run_scf(molecule, basis, method, device=device,
+                             allow_unconverged=args.allow_unconverged,
                              conv_tol=args.conv_tol, max_cycle=args.max_cycle, guess=args.guess,
                              level_shift=args.level_shift,
                              checkpoint=args.checkpoint, cartesian=args.cartesian, callback=progress)
@@ -204,17 +287,33 @@ def execute(args, console):
             console.print(not_converged_banner(f"{error}\nNo output files were written; "
                                                "--allow-unconverged reports the last state."))
         raise
+    mp2 = None
+    if aux_basis is not None:
+        if not result.converged:
+            message = (f"the {method.upper()} reference did not converge in {result.iterations} "
+                       "cycles; RI-MP2 needs a converged reference (--allow-unconverged does not "
+                       "apply to --method mp2)")
+            if not args.quiet:
+                console.print(not_converged_banner(message + "\nNo output files were written."))
+            raise ConvergenceError(message, result=result)
+        mp2 = run_mp2(result, aux=aux_basis, frozen_core=bool(args.frozen_core),
+                      precision=args.precision)
     if args.quiet:
-        console.print(final_energy_line(result), markup=False)
+        console.print(mp2_energy_line(mp2, basis.name) if mp2 is not None
+                      else final_energy_line(result), markup=False)
     else:
         print_report(console, result)
         for note in getattr(result, "notes", ()) or ():
             console.print(f"note: {note}", markup=False)
-    _write_outputs(console, args, result)
+        if mp2 is not None:
+            print_mp2_report(console, mp2)
+    _write_outputs(console, args, result, mp2=mp2)
     if not args.quiet:
         console.print(final_energy_line(result), markup=False, style="bold")
+        if mp2 is not None:
+            console.print(mp2_energy_line(mp2, basis.name), markup=False, style="bold")
     if not result.converged and not args.quiet:
         console.print(not_converged_banner(
-            f"{args.method.upper()} stopped after {result.iterations} cycles without converging; "
+            f"{method.upper()} stopped after {result.iterations} cycles without converging; "
             "the numbers above are NOT a converged result (--allow-unconverged)."))
     return 0

@@ -95,11 +95,38 @@ def _wavefunction(result, basis_doc):
     return wfn
 
 
-def result_to_qcschema(result, *, input_file=None, keywords=None):
+def _json_count(value):
+    """An orbital count as JSON: int, or [alpha, beta] for UHF tuples."""
+    if isinstance(value, (tuple, list)):
+        return [int(v) for v in value]
+    return int(value)
+
+
+def mp2_extras(mp2):
+    """The ``extras.hartree.mp2`` record of an MP2Result: settings, sizes, device, timings."""
+    return {
+        "reference": str(mp2.reference),
+        "aux_basis": str(mp2.aux_basis),
+        "naux": int(mp2.naux),
+        "frozen_core": int(mp2.frozen_core),
+        "nocc": _json_count(mp2.nocc),
+        "nvir": _json_count(mp2.nvir),
+        "precision": str(mp2.precision),
+        "device": str(mp2.device),
+        "wall_time": float(mp2.wall_time),
+        "timings": {str(k): float(v) for k, v in dict(mp2.timings).items()},
+    }
+
+
+def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
     """AtomicResult-style dict for an SCFResult (pure function; nothing is written).
 
     input_file: recorded in ``extras`` when given.  keywords: the options the run
-    used (a dict of JSON-able values), recorded as ``keywords``.
+    used (a dict of JSON-able values), recorded as ``keywords``.  mp2: an
+    MP2Result computed on ``result``; its energies join ``properties`` (QCSchema
+    names: mp2_total_energy, mp2_correlation_energy, scs_mp2_*, ...), the MP2
+    total becomes ``return_energy``/``return_result``, ``model.method`` is "mp2"
+    and the MP2 settings go to ``extras.hartree.mp2``.
     """
     molecule, basis = result.molecule, result.basis
     components = result.energy_components
@@ -132,18 +159,25 @@ def result_to_qcschema(result, *, input_file=None, keywords=None):
     }
     if input_file is not None:
         extras["hartree"]["input_file"] = str(input_file)
+    method, energy, routine = str(result.method).lower(), float(result.energy), "hartree.scf.run"
+    if mp2 is not None:
+        properties.update({k: float(v) for k, v in mp2.properties().items()})
+        method, energy, routine = "mp2", float(mp2.total_energy), "hartree.mp2.run"
+        properties["return_energy"] = energy
+        extras["hartree"]["scf_method"] = str(result.method).lower()
+        extras["hartree"]["mp2"] = mp2_extras(mp2)
     return {
         "schema_name": "qcschema_output",
         "schema_version": 1,
         "molecule": molecule.to_qcschema(),
         "driver": "energy",
-        "model": {"method": str(result.method).lower(), "basis": str(basis.name)},
+        "model": {"method": method, "basis": str(basis.name)},
         "keywords": dict(keywords or {}),
         "properties": properties,
-        "return_result": float(result.energy),
+        "return_result": energy,
         "success": bool(result.converged),
         "provenance": {"creator": "hartree", "version": __version__,
-                       "routine": "hartree.scf.run", "device": str(result.device)},
+                       "routine": routine, "device": str(result.device)},
         "wavefunction": _wavefunction(result, basis_to_qcschema(basis, molecule)),
         "extras": extras,
     }

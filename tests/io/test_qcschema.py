@@ -142,3 +142,54 @@ def test_rohf_occupations_split_by_spin(water, make_result):
     assert wfn["scf_occupations_b"] == [1.0] * 4 + [0.0] * 3
     assert (doc["properties"]["calcinfo_nalpha"], doc["properties"]["calcinfo_nbeta"]) == (6, 4)
     np.testing.assert_array_equal(wavefunction_arrays(doc)[2], occ)
+
+
+def _fake_mp2(result, reference="rhf", nocc=4, nvir=2):
+    """An MP2Result with made-up energies on top of a (fake) SCF result."""
+    from hartree.mp2 import MP2Result
+
+    return MP2Result(reference=reference, scf_energy=float(result.energy),
+                     correlation_energy=-0.21, opposite_spin=-0.16, same_spin=-0.05,
+                     frozen_core=1, nocc=nocc, nvir=nvir, aux_basis="cc-pVDZ-RIFIT", naux=84,
+                     precision="fp64", device="cpu (test)", wall_time=0.5,
+                     timings={"metric": 0.1, "energy": 0.2})
+
+
+def test_mp2_result_document(tmp_path, water, make_result):
+    result, _ = make_result(water, "sto-3g")
+    mp2 = _fake_mp2(result)
+    plain = result_to_qcschema(result, keywords={"method": "mp2"})
+    doc = result_to_qcschema(result, keywords={"method": "mp2"}, mp2=mp2)
+    props = doc["properties"]
+    assert set(props) == PROPERTY_KEYS | set(mp2.properties())
+    for key in ("mp2_correlation_energy", "mp2_total_energy", "mp2_same_spin_correlation_energy",
+                "mp2_opposite_spin_correlation_energy", "scs_mp2_correlation_energy",
+                "scs_mp2_total_energy"):
+        assert props[key] == mp2.properties()[key], key
+    assert props["mp2_total_energy"] == pytest.approx(result.energy - 0.21, abs=1e-12)
+    assert props["scs_mp2_correlation_energy"] == pytest.approx(1.2 * -0.16 + -0.05 / 3, abs=1e-12)
+    assert props["return_energy"] == doc["return_result"] == mp2.total_energy
+    assert props["scf_total_energy"] == result.energy
+    assert doc["model"] == {"method": "mp2", "basis": "sto-3g"}
+    extra = doc["extras"]["hartree"]["mp2"]
+    assert extra == {"reference": "rhf", "aux_basis": "cc-pVDZ-RIFIT", "naux": 84,
+                     "frozen_core": 1, "nocc": 4, "nvir": 2, "precision": "fp64",
+                     "device": "cpu (test)", "wall_time": 0.5,
+                     "timings": {"metric": 0.1, "energy": 0.2}}
+    assert doc["extras"]["hartree"]["scf_method"] == "rhf"
+    # the SCF part of the document is what it is without MP2
+    assert doc["wavefunction"] == plain["wavefunction"]
+    assert doc["molecule"] == plain["molecule"]
+    assert "mp2" not in plain["extras"]["hartree"] and plain["model"]["method"] == "rhf"
+    path = tmp_path / "mp2.json"
+    write_json(path, doc)
+    assert read_result_json(path) == doc
+
+
+def test_mp2_uhf_orbital_counts_are_lists(water, make_result):
+    result, _ = make_result(water, "sto-3g", unrestricted=True)
+    doc = result_to_qcschema(result, mp2=_fake_mp2(result, "uhf", (6, 4), (1, 3)))
+    extra = doc["extras"]["hartree"]["mp2"]
+    assert extra["reference"] == "uhf"
+    assert (extra["nocc"], extra["nvir"]) == ([6, 4], [1, 3])
+    json.dumps(doc)
