@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hartree.errors import InputError
-from hartree.linalg.xp import array_module, sparse_module
+from hartree.xp import array_module, sparse_module
 
 PRECISIONS = ("fp64", "fp32", "mixed", "bitwise", "ozaki")
 U32 = 2.0 ** -24

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import InputError
-from ._xp import to_numpy
+from ..xp import to_numpy
 
 FORMAT_VERSION = 1
 _BASIS_FIELDS = ("shell_atom", "shell_l", "shell_nprim", "shell_prim_start", "shell_center",

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..molecule import Molecule
 from . import fock as fk
-from ._xp import array_module, to_numpy
+from ..xp import array_module, to_numpy
 from .diis import DIISHistory, cdiis_coefficients
 from .linalg import eigh_orth, inv_sqrt_sym, orthogonalizer
 

@@ -36,7 +36,7 @@ from . import analysis
 from . import checkpoint as chk
 from . import fock as fk
 from . import guess as gs
-from ._xp import array_module, to_numpy
+from ..xp import array_module, to_numpy
 from .diis import DIISHistory
 from .linalg import eigh_orth, orthogonalizer
 from .options import IterationRecord, SCFOptions

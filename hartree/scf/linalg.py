@@ -9,7 +9,7 @@ number of molecular orbitals nmo equals the number of kept eigenvectors.
 
 from __future__ import annotations
 
-from ._xp import array_module
+from ..xp import array_module
 
 
 def orthogonalizer(s, threshold=1e-8):
