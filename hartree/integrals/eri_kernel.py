@@ -170,15 +170,10 @@ def _copy(src, dst, n):
 
 
 @numba.njit(cache=True, inline="always")
-def quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, roots,
-                  weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c, rys_table):
-    """ERIs (ab|cd) of shell pairs P = (a, b) and Q = (c, d) in the final AO basis.
-
-    Writes out[:na*nb*nc*nd], the block in C order (a, b, c, d) (spherical when
-    ``pure``), hartree, and returns (na, nb, nc, nd).  The other arrays are scratch from
-    alloc_scratch (passed one by one: no tuples or array rebinding in the hot path, which
-    would cost reference-count traffic); ``rys_table``: rys.load_rys_table().
-    """
+def cart_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, roots, weights, g, coef,
+               acc, h1, out, abpow, term_i, term_c, rys_table):
+    """Cartesian ERIs (ab|cd) of shell pairs P = (a, b), Q = (c, d) into out (C order
+    a, b, c, d), generic in l; returns (na, nb, nc, nd) cartesian counts."""
     sa, sb = pair_shells[P, 0], pair_shells[P, 1]
     sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
     la, lb, lc, ld = shell_l[sa], shell_l[sb], shell_l[sc], shell_l[sd]
@@ -206,10 +201,18 @@ def quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s
         _copy(h1, out, nab * ncd)
     else:
         _copy(acc, out, nab * ncd)
-    if not pure or (la < 2 and lc < 2):
-        return na, nb, nc, nd
-    # cartesian -> spherical, one index at a time, ping-pong out <-> tmp
-    n0, n1, n2, n3 = na, nb, nc, nd
+    return na, nb, nc, nd
+
+
+@numba.njit(cache=True, inline="always")
+def spherical_(out, tmp, la, lb, lc, ld, c2s):
+    """Transform the cartesian block in out (C order a, b, c, d) to real spherical
+    functions in place, one index at a time (ping-pong out <-> tmp); returns the new
+    (na, nb, nc, nd).  Shells with l < 2 are left alone (cart2sph is the identity)."""
+    n0 = (la + 1) * (la + 2) // 2
+    n1 = (lb + 1) * (lb + 2) // 2
+    n2 = (lc + 1) * (lc + 2) // 2
+    n3 = (ld + 1) * (ld + 2) // 2
     in_tmp = False
     if la >= 2:
         _c2s_axis(out, tmp, 1, n0, n1 * n2 * n3, c2s, la)
@@ -241,6 +244,27 @@ def quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s
     return n0, n1, n2, n3
 
 
+@numba.njit(cache=True, inline="always")
+def quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, roots,
+                  weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c, rys_table):
+    """ERIs (ab|cd) of shell pairs P = (a, b) and Q = (c, d) in the final AO basis.
+
+    Writes out[:na*nb*nc*nd], the block in C order (a, b, c, d) (spherical when
+    ``pure``), hartree, and returns (na, nb, nc, nd).  The other arrays are scratch from
+    alloc_scratch (passed one by one: no tuples or array rebinding in the hot path, which
+    would cost reference-count traffic); ``rys_table``: rys.load_rys_table().
+    """
+    na, nb, nc, nd = cart_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, roots,
+                                weights, g, coef, acc, h1, out, abpow, term_i, term_c,
+                                rys_table)
+    la = shell_l[pair_shells[P, 0]]
+    lc = shell_l[pair_shells[Q, 0]]
+    if not pure or (la < 2 and lc < 2):
+        return na, nb, nc, nd
+    return spherical_(out, tmp, la, shell_l[pair_shells[P, 1]], lc,
+                      shell_l[pair_shells[Q, 1]], c2s)
+
+
 @numba.njit(cache=True)
 def quartet_block_call(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, roots,
                        weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c, rys_table):
@@ -249,3 +273,13 @@ def quartet_block_call(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure
     return quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s,
                          roots, weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c,
                          rys_table)
+
+
+@numba.njit(cache=True)
+def cart_block_call(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, roots, weights, g,
+                    coef, acc, h1, out, abpow, term_i, term_c, rys_table):
+    """cart_block as an ordinary function: the fallback of the generated J/K driver for
+    classes without a generated kernel (rare, expensive quartets, where one call costs
+    little), compiled once instead of inlined."""
+    return cart_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, roots, weights,
+                      g, coef, acc, h1, out, abpow, term_i, term_c, rys_table)

@@ -22,12 +22,21 @@ J = A + A^T and K = B + B^T with
 
     A_ab += 2 v D_cd,   A_cd += 2 v D_ab,
     B_ac += v D_bd,  B_bc += v D_ad,  B_ad += v D_bc,  B_bd += v D_ac.
+
+Two drivers run this loop.  The default, ``jk_direct_gen`` of the generated module
+(eri_codegen.py, template in eri_codegen_driver.py), takes each quartet's cartesian
+block from the unrolled kernel of its angular-momentum class when there is one (l <= 2,
+l_a+l_b+l_c+l_d <= 4) and from the generic kernel otherwise.  ``_jk_direct`` here uses
+the generic kernel only: it is the reference (``jk(..., generated=False)``), and calls
+the block kernel out of line (~15% slower than inlined, ~35 s shorter to compile
+cold).
 """
 
 import numba
 import numpy as np
 
-from hartree.integrals.eri_kernel import alloc_scratch, quartet_block
+from hartree.integrals.eri_codegen import load_module
+from hartree.integrals.eri_kernel import alloc_scratch, quartet_block_call
 from hartree.integrals.eri_prim import U
 
 
@@ -124,10 +133,10 @@ def _jk_direct(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l, a
                                      max(dshell[sb, sc], dshell[sb, sd])))
                 if qq * dq < threshold:
                     continue
-                na, nb, nc, nd = quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp,
-                                               shell_l, pure, c2s, roots, weights, g, coef,
-                                               acc, h1, out, tmp, abpow, term_i, term_c,
-                                               rys_table)
+                na, nb, nc, nd = quartet_block_call(P, Q, pair_shells, pair_start, pair_ab,
+                                                    pp, shell_l, pure, c2s, roots, weights,
+                                                    g, coef, acc, h1, out, tmp, abpow,
+                                                    term_i, term_c, rys_table)
                 scale = 1.0
                 if sa == sb:
                     scale *= 0.5
@@ -147,12 +156,15 @@ def schwarz_order(schwarz):
     return order, np.ascontiguousarray(schwarz[order])
 
 
-def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=None):
+def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=None,
+       generated=True):
     """Coulomb and exchange matrices of symmetric densities, direct (integral-free).
 
     basis: hartree Basis; dms: (nao, nao) or (nset, nao, nao), symmetric (not checked).
     threshold: Schwarz x density screening threshold (PySCF's direct_scf_tol), hartree.
     pairs: a prebuilt eri.ShellPairs; order: a prebuilt schwarz_order(pairs.schwarz).
+    generated: use the unrolled per-class kernels of eri_codegen (same results to
+    rounding); False runs the generic kernel only (the reference).
     Returns (J, K) with the shape of ``dms``; an unrequested matrix is None.
     """
     from hartree.integrals.eri import ShellPairs
@@ -170,10 +182,11 @@ def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=
     if not (with_j or with_k):
         return None, None
     dshell = _shell_dmax(d3, basis.ao_loc)
-    a, b = _jk_direct(order[0], order[1], pairs.pair_shells, pairs.pair_start, pairs.pair_ab,
-                      pairs.pp, basis.shell_l, basis.ao_loc, basis.pure, pairs.c2s,
-                      pairs.lmax, d3, dshell, bool(with_j), bool(with_k), float(threshold),
-                      numba.get_num_threads(), pairs.rys_table)
+    driver = load_module().jk_direct_gen if generated else _jk_direct
+    a, b = driver(order[0], order[1], pairs.pair_shells, pairs.pair_start, pairs.pair_ab,
+                  pairs.pp, basis.shell_l, basis.ao_loc, basis.pure, pairs.c2s, pairs.lmax,
+                  d3, dshell, bool(with_j), bool(with_k), float(threshold),
+                  numba.get_num_threads(), pairs.rys_table)
     out = []
     for flag, half in ((with_j, a), (with_k, b)):
         if not flag:

@@ -1,0 +1,346 @@
+"""Generator of unrolled Rys ERI kernels, one numba function per angular-momentum class.
+
+For a class (l_a l_b | l_c l_d) (pairs stored with l_a >= l_b, l_c >= l_d) the emitted
+function ``cart_<la><lb><lc><ld>(P, Q, pair_start, pp, pair_ab, out, roots, weights,
+rys_table)`` writes the contracted cartesian block (ab|cd) (C order a, b, c, d) into
+``out``.  It follows the recurrence spec of eri_prim.py / eri_kernel.py (the generic
+kernels stay the reference; tests compare the two and both against PySCF):
+
+* per primitive quartet: T, the prefactor 2 pi^(5/2)/(zeta eta sqrt(zeta+eta)) K_ab K_cd,
+  and the Rys roots/weights -- inline from the Boys functions for one or two roots
+  (as eri_prim.rys_low: Boys functions from the Taylor table, the closed two-root rule;
+  branch-free, see _boys_lines), from rys.rys_roots_weights for more;
+* per root, the 2-D integrals G_d(n, m) of eri_kernel.py eq. (2) as scalar locals (the
+  recurrence unrolled for this class), and the quadrature eq. (1) summed into scalar
+  accumulators of (e0|f0), l_a <= |e| <= l_a + l_b, l_c <= |f| <= l_c + l_d;
+* after the primitive loops, the horizontal transfer eq. (3) (binomial form) on the bra
+  and the ket, as straight-line expressions in the powers of A - B and C - D.
+
+``module_source(classes)`` adds ``cart_block_gen``, an if-chain over class ids
+(``class_id``), and the J/K driver that uses it (template in eri_codegen_driver.py);
+``load_module()`` writes the text under the cache directory (keyed by a hash of the
+generator and of the modules the generated code calls, so that numba's ``cache=True``
+entries never outlive their sources) and imports it.  The generated file is a build
+product: never committed, never edited.  Cold compile of the default set (13 classes,
+l <= 2, total l <= 4) plus the driver: ~40 s CPU; cached by numba afterwards.
+"""
+
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from hartree.integrals.eri_pairs import CART, CART_START
+from hartree.integrals.eri_prim import _BOYS_NTAYLOR as BOYS_NTAYLOR
+from hartree.integrals.eri_prim import BOYS_GRID, BOYS_TMAX
+
+#: Bump when the emitted code changes meaning.
+GEN_VERSION = 2
+#: Classes generated: every (l_a l_b | l_c l_d) with l <= GEN_LMAX and total l <= GEN_LTOT.
+GEN_LMAX = 2
+GEN_LTOT = 4
+
+
+def pair_class(l1, l2):
+    """Index of a shell-pair class (l1 >= l2): ss 0, ps 1, pp 2, ds 3, dp 4, dd 5, ..."""
+    return l1 * (l1 + 1) // 2 + l2
+
+
+def class_id(la, lb, lc, ld):
+    """Id of the quartet class; the bra pair class is the larger (bra/ket swapped by the
+    caller otherwise)."""
+    return pair_class(la, lb) * 64 + pair_class(lc, ld)
+
+
+def default_classes(lmax=GEN_LMAX, ltot=GEN_LTOT):
+    """Classes (la, lb, lc, ld), pair_class(la, lb) >= pair_class(lc, ld), to generate."""
+    pairs = [(a, b) for a in range(lmax + 1) for b in range(a + 1)]
+    out = []
+    for la, lb in pairs:
+        for lc, ld in pairs:
+            if pair_class(lc, ld) <= pair_class(la, lb) and la + lb + lc + ld <= ltot:
+                out.append((la, lb, lc, ld))
+    return out
+
+
+def _carts(l):
+    """Cartesian exponents of shell l in PySCF order."""
+    return [tuple(int(v) for v in CART[c]) for c in range(CART_START[l], CART_START[l + 1])]
+
+
+def _carts_range(l0, l1):
+    out = []
+    for l in range(l0, l1 + 1):
+        out += _carts(l)
+    return out
+
+
+def _boys_lines(mneed, ind):
+    """F_0..F_mneed of T = t as locals f0.. (eri_prim.boys_low), without branches so that
+    LLVM can vectorise the primitive loop: the Taylor table at min(T, BOYS_TMAX) and the
+    asymptote F_0 = sqrt(pi/T)/2, F_(m+1) = (2m+1) F_m / (2T) are both evaluated and one
+    is selected.  The asymptote drops the e^-T terms of the upward recursion, which
+    change F_m (m <= 3) by less than 1e-14 relatively for T >= BOYS_TMAX = 40.
+    """
+    lines = [f"{ind}tt = min(t, {BOYS_TMAX_S})",
+             f"{ind}it = int(tt * {BOYS_GRID_S} + 0.5)",
+             f"{ind}dd = it * {1.0 / BOYS_GRID!r} - tt"]
+    n = BOYS_NTAYLOR - 1
+    for m in range(mneed + 1):
+        expr = f"BT[it, {m + n}] * {1.0 / math.factorial(n)!r}"
+        for k in range(n - 1, -1, -1):
+            expr = f"({expr}) * dd + BT[it, {m + k}] * {1.0 / math.factorial(k)!r}"
+        lines.append(f"{ind}f{m}t = {expr}")
+    lines += [f"{ind}big = t >= {BOYS_TMAX_S}",
+              f"{ind}ts = t if big else 1.0",
+              f"{ind}f0a = {0.5 * math.sqrt(math.pi)!r} / math.sqrt(ts)"]
+    if mneed > 0:
+        lines.append(f"{ind}ht = 0.5 / ts")
+        for m in range(mneed):
+            lines.append(f"{ind}f{m + 1}a = {float(2 * m + 1)!r} * f{m}a * ht")
+    for m in range(mneed + 1):
+        lines.append(f"{ind}f{m} = f{m}a if big else f{m}t")
+    return lines
+
+
+def _roots_lines(nr, ltot, ind):
+    """Roots u0.. and weights w0.. (without the prefactor)."""
+    if ltot == 0:
+        return _boys_lines(0, ind) + [f"{ind}w0 = f0"]
+    if nr == 1:
+        return _boys_lines(1, ind) + [f"{ind}w0 = f0", f"{ind}u0 = f1 / f0"]
+    if nr == 2:
+        return _boys_lines(3, ind) + [
+            f"{ind}rden = 1.0 / (f0 * f2 - f1 * f1)",
+            f"{ind}c1 = (f1 * f2 - f0 * f3) * rden",
+            f"{ind}c0 = (f1 * f3 - f2 * f2) * rden",
+            f"{ind}big = 0.5 * (-c1 + math.sqrt(c1 * c1 - 4.0 * c0))",
+            f"{ind}u0 = c0 / big",
+            f"{ind}u1 = big",
+            f"{ind}w1 = (f1 - f0 * u0) / (big - u0)",
+            f"{ind}w0 = f0 - w1"]
+    lines = [f"{ind}rys_roots_weights({nr}, t, roots, weights, rys_table)"]
+    for r in range(nr):
+        lines += [f"{ind}u{r} = roots[{r}]", f"{ind}w{r} = weights[{r}]"]
+    return lines
+
+
+def _vrr_lines(r, n, m, ind):
+    """2-D integrals g<d><r>_<i>_<j>, i <= n, j <= m, eq. (2) of eri_kernel.py."""
+    lines = [f"{ind}eo = eta_s * u{r}", f"{ind}zo = zeta_s * u{r}"]
+    if n > 0 and m > 0:
+        lines.append(f"{ind}b00 = 0.5 * u{r} * izpe")
+    if n > 1:
+        lines.append(f"{ind}b10 = hz * (1.0 - eo)")
+    if m > 1:
+        lines.append(f"{ind}b01 = he * (1.0 - zo)")
+    for d in "xyz":
+        if n > 0:
+            lines.append(f"{ind}c00{d} = pa{d} - eo * pq{d}")
+        if m > 0:
+            lines.append(f"{ind}d00{d} = qc{d} + zo * pq{d}")
+    for d in "xyz":
+        g = f"g{d}{r}_"
+        lines.append(f"{ind}{g}0_0 = " + ("1.0" if d != "z" else f"w{r} * pref"))
+        for i in range(n):
+            e = f"c00{d} * {g}{i}_0"
+            if i > 0:
+                e += f" + {float(i)!r} * b10 * {g}{i - 1}_0"
+            lines.append(f"{ind}{g}{i + 1}_0 = {e}")
+        for j in range(m):
+            for i in range(n + 1):
+                e = f"d00{d} * {g}{i}_{j}"
+                if j > 0:
+                    e += f" + {float(j)!r} * b01 * {g}{i}_{j - 1}"
+                if i > 0:
+                    e += f" + {float(i)!r} * b00 * {g}{i - 1}_{j}"
+                lines.append(f"{ind}{g}{i}_{j + 1} = {e}")
+    return lines
+
+
+def _hrr_terms(la, lb, ab):
+    """Eq. (3): [(a, b, [(coefficient expr, a + t)])] for the pair (la, lb)."""
+    out = []
+    for a in _carts(la):
+        for b in _carts(lb):
+            terms = []
+            for tx in range(b[0] + 1):
+                for ty in range(b[1] + 1):
+                    for tz in range(b[2] + 1):
+                        fac = []
+                        c = math.comb(b[0], tx) * math.comb(b[1], ty) * math.comb(b[2], tz)
+                        if c != 1:
+                            fac.append(f"{float(c)!r}")
+                        for d, bd, td in zip("xyz", b, (tx, ty, tz)):
+                            if bd - td > 0:
+                                fac.append(f"{ab}{d}{bd - td}")
+                        e = (a[0] + tx, a[1] + ty, a[2] + tz)
+                        terms.append((" * ".join(fac), e))
+            out.append((a, b, terms))
+    return out
+
+
+def class_source(la, lb, lc, ld):
+    """Source text of the unrolled kernel for class (la lb | lc ld)."""
+    n, m = la + lb, lc + ld
+    ltot = n + m
+    nr = ltot // 2 + 1
+    es = _carts_range(la, n)
+    fs = _carts_range(lc, m)
+    eidx = {e: i for i, e in enumerate(es)}
+    fidx = {f: i for i, f in enumerate(fs)}
+    name = f"cart_{la}{lb}{lc}{ld}"
+    # error_model="numpy": no ZeroDivisionError checks (branches) in the primitive loop
+    L = ["@numba.njit(cache=True, fastmath=_FM, error_model='numpy')",
+         f"def {name}(P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table):",
+         f'    """Cartesian ({la}{lb}|{lc}{ld}) block into out; {nr} Rys root(s)."""']
+    for ie in range(len(es)):
+        for jf in range(len(fs)):
+            L.append(f"    s{ie}_{jf} = 0.0")
+    L += ["    for p in range(pair_start[P], pair_start[P + 1]):",
+          "        zeta = pp[p, 0]",
+          "        izeta = pp[p, 8]",
+          f"        cab = {2.0 * math.pi ** 2.5!r} * pp[p, 7] * izeta",
+          "        px = pp[p, 1]", "        py = pp[p, 2]", "        pz = pp[p, 3]"]
+    if n > 0:
+        L += ["        pax = pp[p, 4]", "        pay = pp[p, 5]", "        paz = pp[p, 6]",
+              "        hz = 0.5 * izeta"]
+    L += ["        for q in range(pair_start[Q], pair_start[Q + 1]):",
+          "            eta = pp[q, 0]",
+          "            izpe = 1.0 / (zeta + eta)",
+          "            pqx = px - pp[q, 1]", "            pqy = py - pp[q, 2]",
+          "            pqz = pz - pp[q, 3]",
+          "            t = zeta * eta * izpe * (pqx * pqx + pqy * pqy + pqz * pqz)",
+          "            pref = cab * pp[q, 7] * pp[q, 8] * math.sqrt(izpe)"]
+    ind = " " * 12
+    if m > 0:
+        L += [f"{ind}qcx = pp[q, 4]", f"{ind}qcy = pp[q, 5]", f"{ind}qcz = pp[q, 6]",
+              f"{ind}he = 0.5 * pp[q, 8]"]
+    if ltot > 0:
+        L += [f"{ind}eta_s = eta * izpe", f"{ind}zeta_s = zeta * izpe"]
+    L += _roots_lines(nr, ltot, ind)
+    if ltot == 0:
+        L.append(f"{ind}s0_0 += w0 * pref")
+    else:
+        for r in range(nr):
+            L += _vrr_lines(r, n, m, ind)
+        for e in es:
+            for f in fs:
+                prods = [f"gx{r}_{e[0]}_{f[0]} * gy{r}_{e[1]}_{f[1]} * gz{r}_{e[2]}_{f[2]}"
+                         for r in range(nr)]
+                L.append(f"{ind}s{eidx[e]}_{fidx[f]} += " + " + ".join(prods))
+    # horizontal transfers, eq. (3): s (e, f) -> h (ab, f) -> out (ab, cd)
+    for ab, l, P in (("ab", lb, "P"), ("cd", ld, "Q")):
+        for d, k in zip("xyz", range(3)):
+            if l > 0:
+                L.append(f"    {ab}{d}1 = pair_ab[{P}, {k}]")
+            for pw in range(2, l + 1):
+                L.append(f"    {ab}{d}{pw} = {ab}{d}{pw - 1} * {ab}{d}1")
+    bra = _hrr_terms(la, lb, "ab")
+    ket = _hrr_terms(lc, ld, "cd")
+    nab = len(bra)
+    for iab, (a, b, terms) in enumerate(bra):
+        for jf in range(len(fs)):
+            expr = " + ".join((f"{c} * " if c else "") + f"s{eidx[e]}_{jf}" for c, e in terms)
+            L.append(f"    h{iab}_{jf} = {expr}")
+    ncd = len(ket)
+    for iab in range(nab):
+        for jcd, (c, d_, terms) in enumerate(ket):
+            expr = " + ".join((f"{cf} * " if cf else "") + f"h{iab}_{fidx[f]}"
+                              for cf, f in terms)
+            L.append(f"    out[{iab * ncd + jcd}] = {expr}")
+    return "\n".join(L) + "\n"
+
+
+# constants of eri_prim's Boys table, spelled out in the emitted text
+BOYS_TMAX_S = repr(float(BOYS_TMAX))
+BOYS_GRID_S = repr(float(BOYS_GRID))
+
+_HEADER = '''"""GENERATED by hartree.integrals.eri_codegen (version {version}) -- do not edit.
+
+Unrolled Rys ERI kernels for classes {classes}.
+"""
+import math
+
+import numba
+
+from hartree.integrals.eri_prim import BOYS_TABLE as BT
+from hartree.integrals.rys import rys_roots_weights
+
+_FM = {{"contract", "reassoc", "nsz"}}
+'''
+
+
+def _dispatch_source(classes):
+    """cart_block_gen(cid, ...) -> True when class id ``cid`` has a generated kernel."""
+    L = ['@numba.njit(cache=True, inline="always")',
+         "def cart_block_gen(cid, P, Q, pair_start, pp, pair_ab, out, roots, weights,",
+         "                   rys_table):",
+         '    """Run the generated kernel of class id cid; False when there is none."""']
+    kw = "if"
+    for la, lb, lc, ld in classes:
+        L += [f"    {kw} cid == {class_id(la, lb, lc, ld)}:",
+              f"        cart_{la}{lb}{lc}{ld}(P, Q, pair_start, pp, pair_ab, out, roots, "
+              "weights, rys_table)"]
+        kw = "elif"
+    L += ["    else:", "        return False", "    return True"]
+    return "\n".join(L) + "\n"
+
+
+def module_source(classes=None):
+    """Full text of the generated module (kernels, dispatcher, J/K driver)."""
+    from hartree.integrals.eri_codegen_driver import DRIVER_SOURCE
+
+    classes = default_classes() if classes is None else classes
+    parts = [_HEADER.format(version=GEN_VERSION, classes=classes)]
+    parts += ["\n" + class_source(*c) for c in classes]
+    parts += ["\n" + _dispatch_source(classes), "\n" + DRIVER_SOURCE]
+    return "\n".join(parts)
+
+
+def _dependency_hash(text):
+    """Key of the generated module: its text plus the sources of the modules it calls."""
+    h = hashlib.sha256(text.encode())
+    here = Path(__file__).resolve().parent
+    for name in ("eri_prim.py", "eri_kernel.py", "eri_pairs.py", "rys.py", "jk.py",
+                 "eri_codegen_driver.py", "eri_codegen.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_dir():
+    """Directory of generated modules: $HARTREE_CACHE_DIR or ~/.cache/hartree."""
+    root = os.environ.get("HARTREE_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "hartree")
+    return Path(root) / "eri_gen"
+
+
+_LOADED = {}
+
+
+def load_module(classes=None):
+    """Import (generating first if needed) the module for ``classes`` (default set)."""
+    classes = tuple(default_classes() if classes is None else classes)
+    if classes in _LOADED:
+        return _LOADED[classes]
+    text = module_source(list(classes))
+    key = _dependency_hash(text)
+    d = cache_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"eri_classes_{key}.py"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)           # atomic: concurrent processes see a whole file
+    modname = f"_hartree_eri_classes_{key}"
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = mod
+    spec.loader.exec_module(mod)
+    _LOADED[classes] = mod
+    return mod
