@@ -32,6 +32,7 @@ from hartree.molecule import Molecule  # noqa: E402
 from tests.helpers import to_pyscf  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "molecules"
+GPU_DATA = ROOT / "tests" / "gpu" / "data"  # committed copies of some shared molecules
 
 
 def benzene():
@@ -49,7 +50,7 @@ CASES = {
     "water": (lambda: Molecule.from_xyz(ROOT / "examples" / "water.xyz"), "cc-pvdz"),
     "benzene": (benzene, "def2-tzvp"),
     "caffeine": (lambda: Molecule.from_xyz(ROOT / "examples" / "caffeine.xyz"), "6-31g**"),
-    "vitc": (lambda: Molecule.from_xyz(SHARED / "020_Vitamin_C.xyz"), "6-31g**"),
+    "vitc": (lambda: Molecule.from_xyz(GPU_DATA / "020_Vitamin_C.xyz"), "6-31g**"),
 }
 
 
@@ -102,6 +103,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--no-incore", action="store_true", help="skip PySCF's default incore SCF column")
+    ap.add_argument("--resume", help="JSON-lines file of rows already measured in this session "
+                                     "(the lines this script prints); their cases are not rerun")
     args = ap.parse_args()
 
     import numba
@@ -114,7 +117,13 @@ def main():
     hartree.scf.run(small, "def2-tzvp", "rhf")
 
     rows = []
+    if args.resume:
+        rows = [json.loads(line) for line in Path(args.resume).read_text().splitlines()
+                if line.startswith("{")]
+    done = {r["case"] for r in rows}
     for name in args.cases.split(","):
+        if name in done:
+            continue
         make_mol, basis_name = CASES[name]
         mol = make_mol()
         basis = load_basis(mol, basis_name)
