@@ -16,6 +16,7 @@ from ..grid import Lattice, lattice_around, lattice_from_axes
 from ..grid.api import compute, requested
 from ..grid.sources import load_wavefunction
 from ..io.cube import make_cube, write_cube
+from .argtypes import positive_float
 from .run_command import check_output_paths
 
 HELP = "orbitals and densities on a 3-D lattice (cube files, PNG pictures, arrays)"
@@ -47,18 +48,6 @@ examples:
   hartree orbitals water.json --density --points points.txt --npy rho_at_points.npy"""
 
 
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        import argparse
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        import argparse
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
 def add_arguments(parser):
     """Add the ``orbitals`` arguments to an argparse parser."""
     parser.add_argument("source", metavar="SOURCE", help="hartree result JSON, SCF checkpoint or Molden file")
@@ -69,7 +58,7 @@ def add_arguments(parser):
     what.add_argument("--density", action="store_true", help="total electron density")
     what.add_argument("--spin-density", action="store_true", help="alpha minus beta density")
     lat = parser.add_argument_group("lattice")
-    lat.add_argument("--spacing", type=_positive_float, default=0.1, metavar="D",
+    lat.add_argument("--spacing", type=positive_float, default=0.1, metavar="D",
                      help="distance between lattice points (Angstrom, or bohr with --bohr)")
     lat.add_argument("--margin", type=float, default=4.0, metavar="M",
                      help="space around the outermost nuclei (Angstrom, or bohr with --bohr)")
@@ -91,7 +80,7 @@ def add_arguments(parser):
     out.add_argument("--png", metavar="TEMPLATE", help="PNG picture(s) of the isosurfaces")
     out.add_argument("--npy", metavar="TEMPLATE", help="NumPy array file(s), lattice shape, a.u.")
     out.add_argument("--h5", metavar="FILE", help="one HDF5 file with every quantity and the lattice")
-    out.add_argument("--iso", type=_positive_float, default=None, metavar="X",
+    out.add_argument("--iso", type=positive_float, default=None, metavar="X",
                      help="isovalue of the pictures in a.u. (default 0.05 for orbitals, "
                           "0.02 for densities)")
     out.add_argument("--overwrite", action="store_true", help="replace existing output files")

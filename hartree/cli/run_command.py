@@ -24,6 +24,7 @@ from ..scf import SCFOptions
 from ..scf import run as run_scf
 from ..scf.driver import device_text, resolve_device
 from ..scf.kernel import validate as validate_method
+from .argtypes import non_negative_float, positive_float, positive_int
 from .progress import ScfProgress
 from .report import (final_energy_line, formula, mp2_energy_line, not_converged_banner,
                      print_mp2_report, print_report)
@@ -61,36 +62,6 @@ examples:
 _DEFAULTS = SCFOptions()
 
 
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
-def _non_negative_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
-    return value
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
-    return value
-
-
 def _int(text):
     try:
         return int(text)
@@ -111,17 +82,17 @@ def add_arguments(parser):
                             "or restricted open-shell; or mp2: RI-MP2 on an RHF/UHF reference")
     model.add_argument("-c", "--charge", type=_int, default=None, metavar="Q",
                        help="total charge (default: from the file, else 0)")
-    model.add_argument("-s", "--multiplicity", type=_positive_int, default=None, metavar="M",
+    model.add_argument("-s", "--multiplicity", type=positive_int, default=None, metavar="M",
                        help="spin multiplicity 2S+1 (default: from the file, else 1 or 2)")
     model.add_argument("--cartesian", action="store_true",
                        help="use cartesian (6d, 10f, ...) instead of spherical basis functions")
     scf = parser.add_argument_group("SCF")
-    scf.add_argument("--conv-tol", type=_positive_float, default=_DEFAULTS.conv_tol, metavar="X",
+    scf.add_argument("--conv-tol", type=positive_float, default=_DEFAULTS.conv_tol, metavar="X",
                      help="energy convergence threshold in Eh (the orbital gradient must also "
                           f"fall below {_DEFAULTS.conv_tol_grad:g})")
-    scf.add_argument("--max-cycle", type=_positive_int, default=_DEFAULTS.max_cycle, metavar="N",
+    scf.add_argument("--max-cycle", type=positive_int, default=_DEFAULTS.max_cycle, metavar="N",
                      help="maximum number of SCF cycles")
-    scf.add_argument("--level-shift", type=_non_negative_float, default=_DEFAULTS.level_shift,
+    scf.add_argument("--level-shift", type=non_negative_float, default=_DEFAULTS.level_shift,
                      metavar="EH", help="shift of the virtual orbital energies in Eh (e.g. 0.3) "
                                         "to steady a difficult SCF")
     scf.add_argument("--guess", choices=("sad", "core", "checkpoint"), default=_DEFAULTS.guess,
