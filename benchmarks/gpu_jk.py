@@ -14,7 +14,7 @@ Molecules are read from tests/gpu/data/<name>.xyz.  Per molecule and basis:
 * J/K: with the converged RHF density of that SCF, warm J+K, J only and K only, median
   and minimum of ``repeat`` calls, device synchronised;
 * with --gpu4pyscf: the same molecule and the same basis data (a pyscf Mole built from our
-  Basis, shell by shell, as tests/helpers.to_pyscf does; same AO order), the same density,
+  Basis, shell by shell, through tests/helpers.to_pyscf; same AO order), the same density,
   direct_scf_tol 1e-13: warm ``get_j`` and ``get_k`` of a GPU4PySCF RHF object, the max
   difference of its J/K from ours, and ``gpu4pyscf.scf.RHF(mol).kernel()`` with conv_tol
   1e-9 timed whole (its default MINAO guess).  Ratios are hartree / GPU4PySCF (< 1: hartree
@@ -37,6 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from tests.helpers import to_pyscf  # noqa: E402  (same basis data, shell by shell)
+
 SCF_CONV_TOL = 1e-9
 DIRECT_SCF_TOL = 1e-13
 
@@ -50,28 +52,6 @@ def _timed(fn, sync, repeat):
         sync()
         out.append(time.perf_counter() - t0)
     return {"median_s": statistics.median(out), "min_s": min(out), "all_s": out}
-
-
-def pyscf_mole(mol, basis):
-    """pyscf Mole with exactly our basis data (one PySCF shell per hartree shell, bohr).
-
-    Our coefficients include the primitive norm; PySCF multiplies by gto_norm again, so it
-    is divided out here (PySCF's renormalisation of the contraction is then a no-op).
-    """
-    from pyscf import gto
-    atoms, bas = [], {}
-    for ia, (sym, xyz) in enumerate(zip(mol.symbols, mol.coords)):
-        label = f"{sym}{ia + 1}"
-        atoms.append((label, tuple(float(v) for v in xyz)))
-        shells = []
-        for ish in np.flatnonzero(np.asarray(basis.shell_atom) == ia):
-            l = int(basis.shell_l[ish])
-            a = basis.shell_exponents(ish)
-            c = basis.shell_coefficients(ish) / gto.gto_norm(l, a)
-            shells.append([l] + [[float(x), float(y)] for x, y in zip(a, c)])
-        bas[label] = shells
-    return gto.M(atom=atoms, basis=bas, unit="Bohr", charge=mol.charge,
-                 spin=mol.multiplicity - 1, cart=not basis.pure, verbose=0)
 
 
 def warm_up(basis_name):
@@ -150,7 +130,7 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, scf_wall_limit):
     from gpu4pyscf import scf as gscf
 
     sync = cupy.cuda.get_current_stream().synchronize
-    pmol = pyscf_mole(mol, basis)
+    pmol = to_pyscf(mol, basis)
     assert pmol.nao == basis.nao, (pmol.nao, basis.nao)
     mf = gscf.RHF(pmol)
     mf.direct_scf_tol = DIRECT_SCF_TOL
