@@ -5,22 +5,26 @@ GPU4PySCF measured in the same run.
                                 [--basis 6-31g** [def2-tzvp ...]] [--repeat 3]
                                 [--gpu4pyscf] [--profile] [--out results/gpu_jk.json]
 
-Molecules are read from tests/gpu/data/<name>.xyz.  Per molecule and basis:
+Molecules are found by benchmarks/molecules.py (../shared/molecules, tests/gpu/data, or
+$HARTREE_MOLECULES).  Per molecule and basis:
 
 * setup: pair data, Schwarz factors and every kernel compiled (NVRTC cold, or disk cache);
 * hartree SCF: ``hartree.scf.run(device='gpu', conv_tol=1e-9)`` with a fresh engine
   (kernels already compiled in this process, SAD atom cache emptied first), timed whole:
   one-electron integrals on the CPU, SAD guess, every cycle on the GPU, final analysis;
 * J/K: with the converged RHF density of that SCF, warm J+K, J only and K only, median
-  and minimum of ``repeat`` calls, device synchronised;
+  and minimum of ``repeat`` calls, device synchronised (above --scf-max-nao both SCFs are
+  skipped and the SAD-guess density is used instead; the JSON says which);
 * with --gpu4pyscf: the same molecule and the same basis data (a pyscf Mole built from our
   Basis, shell by shell, through tests/helpers.to_pyscf; same AO order), the same density,
-  direct_scf_tol 1e-13: warm ``get_j`` and ``get_k`` of a GPU4PySCF RHF object, the max
+  direct_scf_tol 1e-13: warm ``get_j``, ``get_k`` and ``get_jk`` (both in one call) of a
+  GPU4PySCF RHF object, the max
   difference of its J/K from ours, and ``gpu4pyscf.scf.RHF(mol).kernel()`` with conv_tol
   1e-9 timed whole (its default MINAO guess).  Ratios are hartree / GPU4PySCF (< 1: hartree
   faster).  On the GPU machine GPU4PySCF comes from shared/tools/gpu4pyscf-wheels
   (``import g4stub`` first: its GPU libxc is not carried; RHF does not need it).
 
+The device's FP64 DGEMM rate (cupy.matmul, 8192^3, warm) is measured in the same run.
 Writes JSON (after every molecule, so a run cut short keeps what it measured) and Markdown.
 """
 import argparse
@@ -37,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
+from benchmarks.molecules import molecule_path  # noqa: E402
 from tests.helpers import to_pyscf  # noqa: E402  (same basis data, shell by shell)
 
 SCF_CONV_TOL = 1e-9
@@ -64,7 +69,32 @@ def warm_up(basis_name):
     return time.perf_counter() - t0
 
 
-def hartree_side(mol, basis, repeat, profile):
+def sad_density(mol, basis):
+    """The SAD-guess total density (nao, nao) of hartree's GPU SCF, numpy."""
+    from hartree.gpu import GPUEngine
+    from hartree.scf import guess as scf_guess
+    return scf_guess.sad_density(mol, basis, GPUEngine, DIRECT_SCF_TOL)
+
+
+def dgemm_rate(n=8192, repeat=5):
+    """Measured FP64 matmul rate of the device, FLOP/s (2 n^3 per product, warm median)."""
+    import cupy
+    rng = cupy.random.default_rng(1)
+    a, b = rng.random((n, n)), rng.random((n, n))
+    a @ b
+    cupy.cuda.get_current_stream().synchronize()
+    t = []
+    for _ in range(repeat):
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        a @ b
+        end.record()
+        end.synchronize()
+        t.append(cupy.cuda.get_elapsed_time(start, end) * 1e-3)
+    return 2.0 * n ** 3 / statistics.median(t)
+
+
+def hartree_side(mol, basis, repeat, profile, run_scf=True):
     import cupy
     from hartree.gpu import GPUEngine
     from hartree.gpu.compile import resource_report
@@ -81,29 +111,34 @@ def hartree_side(mol, basis, repeat, profile):
     t_setup_all = time.perf_counter() - t0
     b = eng._jk_builder()
 
-    scf_guess._SAD_CACHE.clear()                 # atoms' SCF counts as part of the SCF
-    sync()
-    t0 = time.perf_counter()
-    scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL,
-              screening_threshold=DIRECT_SCF_TOL)
-    sync()
-    t_scf = time.perf_counter() - t0
-    dm = np.asarray(scf.density[0])
+    res = {"setup_s": t_setup, "setup_all_flags_s": t_setup_all,
+           "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b.pairs.items()}}
+    if run_scf:
+        scf_guess._SAD_CACHE.clear()                 # atoms' SCF counts as part of the SCF
+        sync()
+        t0 = time.perf_counter()
+        scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL,
+                  screening_threshold=DIRECT_SCF_TOL)
+        sync()
+        t_scf = time.perf_counter() - t0
+        dm = np.asarray(scf.density[0])
+        res["scf"] = {"energy": scf.energy, "cycles": scf.iterations, "wall_s": t_scf,
+                      "converged": scf.converged, "device": scf.device,
+                      "full_builds": sum("full" in h.step or h.step in ("guess",)
+                                         for h in scf.history),
+                      "note": "hartree.scf.run(device='gpu'): SAD guess, J/K + Fock + DIIS "
+                              "+ eigh on the GPU"}
+        res["density"] = "converged RHF density of hartree's GPU SCF (this run)"
+    else:
+        dm = sad_density(mol, basis)
+        res["density"] = "SAD-guess density (SCFs skipped above --scf-max-nao)"
     dm_gpu = cupy.asarray(dm)
     eng.jk(dm_gpu)                               # warm-up
-    res = {
-        "setup_s": t_setup, "setup_all_flags_s": t_setup_all,
-        "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b.pairs.items()},
-        "scf": {"energy": scf.energy, "cycles": scf.iterations, "wall_s": t_scf,
-                "converged": scf.converged, "device": scf.device,
-                "full_builds": sum("full" in h.step or h.step in ("guess",)
-                                   for h in scf.history),
-                "note": "hartree.scf.run(device='gpu'): SAD guess, J/K + Fock + DIIS + eigh "
-                        "on the GPU, one-electron integrals on the CPU uploaded once"},
+    res.update({
         "jk": _timed(lambda: eng.jk(dm_gpu), sync, repeat),
         "j_only": _timed(lambda: eng.jk(dm_gpu, with_k=False), sync, repeat),
         "k_only": _timed(lambda: eng.jk(dm_gpu, with_j=False), sync, repeat),
-    }
+    })
     if profile:
         b.profile = {}
         eng.jk(dm_gpu)
@@ -118,7 +153,7 @@ def hartree_side(mol, basis, repeat, profile):
     return res, dm, J.get(), K.get()
 
 
-def gpu4pyscf_side(mol, basis, dm, J, K, repeat, scf_wall_limit):
+def gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf=True):
     """GPU4PySCF's warm get_j/get_k on our density and its whole RHF, same basis data."""
     try:
         import g4stub  # noqa: F401  (stands in for GPU libxc; see module docstring)
@@ -145,10 +180,11 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, scf_wall_limit):
            "first_get_j_plus_get_k_s": t_first,
            "get_j": _timed(lambda: mf.get_j(pmol, dm_gpu, hermi=1), sync, repeat),
            "get_k": _timed(lambda: mf.get_k(pmol, dm_gpu, hermi=1), sync, repeat),
+           "get_jk": _timed(lambda: mf.get_jk(pmol, dm_gpu, hermi=1), sync, repeat),
            "max_abs_diff_J": float(np.abs(cupy.asnumpy(vj) - J).max()),
            "max_abs_diff_K": float(np.abs(cupy.asnumpy(vk) - K).max()),
            "max_abs_J": float(np.abs(J).max()), "max_abs_K": float(np.abs(K).max())}
-    if scf_wall_limit is not None and scf_wall_limit <= 0:
+    if not run_scf:
         return out
     mf2 = gscf.RHF(pmol)
     mf2.conv_tol = SCF_CONV_TOL
@@ -163,27 +199,28 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, scf_wall_limit):
     return out
 
 
-def bench_one(name, basis_name, repeat, with_g4, profile):
+def bench_one(name, basis_name, repeat, with_g4, profile, scf_max_nao=None):
     from hartree.basis import load_basis
     from hartree.molecule import Molecule
 
-    mol = Molecule.from_xyz(os.path.join(ROOT, "tests", "gpu", "data", name + ".xyz"))
+    mol = Molecule.from_xyz(str(molecule_path(name)))
     basis = load_basis(mol, basis_name)
     res = {"molecule": name, "basis": basis_name, "nao": basis.nao, "ncart": basis.ncart,
-           "nshell": basis.nshell, "natm": mol.natm, "max_l": basis.max_l,
-           "density": "converged RHF density of hartree's GPU SCF (this run)"}
-    ours, dm, J, K = hartree_side(mol, basis, repeat, profile)
+           "nshell": basis.nshell, "natm": mol.natm, "max_l": basis.max_l}
+    run_scf = scf_max_nao is None or basis.nao <= scf_max_nao
+    ours, dm, J, K = hartree_side(mol, basis, repeat, profile, run_scf)
     res.update(ours)
     res["tr_DJ"] = float(np.einsum("ij,ij", dm, J))
     res["tr_DK"] = float(np.einsum("ij,ij", dm, K))
     if with_g4:
-        g4 = gpu4pyscf_side(mol, basis, dm, J, K, repeat, None)
+        g4 = gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf)
         res["gpu4pyscf"] = g4
         ratio = {"J": ours["j_only"]["median_s"] / g4["get_j"]["median_s"],
                  "K": ours["k_only"]["median_s"] / g4["get_k"]["median_s"],
-                 "J+K": ours["jk"]["median_s"] / (g4["get_j"]["median_s"]
-                                                   + g4["get_k"]["median_s"])}
-        if "scf" in g4:
+                 "J+K": ours["jk"]["median_s"] / g4["get_jk"]["median_s"],
+                 "J+K vs get_j+get_k": ours["jk"]["median_s"] / (g4["get_j"]["median_s"]
+                                                                  + g4["get_k"]["median_s"])}
+        if "scf" in g4 and "scf" in ours:
             ratio["SCF"] = ours["scf"]["wall_s"] / g4["scf"]["wall_s"]
             res["energy_diff_hartree_minus_gpu4pyscf"] = ours["scf"]["energy"] - g4["scf"]["energy"]
         res["ratio_hartree_over_gpu4pyscf"] = ratio
@@ -196,39 +233,67 @@ def _fmt(x, spec=".4f"):
 
 def markdown(meta, results):
     g4v = next((r["gpu4pyscf"]["versions"] for r in results if "gpu4pyscf" in r), None)
+    dg = meta.get("dgemm_fp64_flops")
     head = (f"# GPU J/K and SCF: hartree vs GPU4PySCF ({meta['device']}, {meta['date']})\n\n"
             f"hartree generator {meta['generator_version']}, cupy {meta['cupy']}, CUDA runtime "
             f"{meta['cuda_runtime']}, driver {meta['driver']}, Python {meta['python']}"
             + (f"; GPU4PySCF {g4v['gpu4pyscf']}, PySCF {g4v['pyscf']}" if g4v else "")
+            + (f"; measured FP64 DGEMM {dg / 1e12:.1f} TFLOP/s" if dg else "")
             + f". Same molecule, basis data and density; direct_scf_tol {DIRECT_SCF_TOL:g}; "
             f"SCF conv_tol {SCF_CONV_TOL:g}. Times are warm medians in seconds; ratio = "
-            "hartree / GPU4PySCF (< 1: hartree faster). SCF = whole RHF wall time "
-            "(hartree: SAD guess, 1e integrals on the CPU, kernels already compiled; "
-            "GPU4PySCF: MINAO guess).\n")
-    rows = ["| molecule | basis | nao | J | GPU4PySCF get_j | ratio J | K | GPU4PySCF get_k | "
-            "ratio K | SCF (cycles) | GPU4PySCF SCF (cycles) | ratio SCF | E hartree - E G4 |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "hartree / GPU4PySCF (< 1: hartree faster). J+K: hartree's one-pass build against "
+            "GPU4PySCF's get_jk (one call, both). SCF = whole RHF wall time (hartree: SAD "
+            "guess, kernels already compiled; GPU4PySCF: MINAO guess); '-' where the SCFs were "
+            "skipped (--scf-max-nao) and the SAD density was used for J/K.\n")
+    rows = ["| molecule | basis | nao | J | G4 get_j | ratio J | K | G4 get_k | ratio K | "
+            "J+K | G4 get_jk | ratio J+K | SCF (cycles) | G4 SCF (cycles) | ratio SCF | "
+            "E hartree - E G4 |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         g4 = r.get("gpu4pyscf", {})
         ra = r.get("ratio_hartree_over_gpu4pyscf", {})
-        gs = g4.get("scf", {})
+        gs, hs = g4.get("scf", {}), r.get("scf", {})
+        scf_cell = (f"{_fmt(hs.get('wall_s'), '.2f')} ({hs.get('cycles', '-')})"
+                    + ("" if hs.get("converged", True) else " not converged"))
+        g4_cell = (f"{_fmt(gs.get('wall_s'), '.2f')} ({gs.get('cycles', '-')})"
+                   + ("" if gs.get("converged", True) else " not converged"))
         rows.append(
             f"| {r['molecule']} | {r['basis']} | {r['nao']} | {_fmt(r['j_only']['median_s'])} | "
             f"{_fmt(g4.get('get_j', {}).get('median_s'))} | {_fmt(ra.get('J'), '.2f')} | "
             f"{_fmt(r['k_only']['median_s'])} | {_fmt(g4.get('get_k', {}).get('median_s'))} | "
-            f"{_fmt(ra.get('K'), '.2f')} | {_fmt(r['scf']['wall_s'], '.2f')} "
-            f"({r['scf']['cycles']}) | {_fmt(gs.get('wall_s'), '.2f')} ({gs.get('cycles', '-')}) | "
-            f"{_fmt(ra.get('SCF'), '.2f')} | "
+            f"{_fmt(ra.get('K'), '.2f')} | {_fmt(r['jk']['median_s'])} | "
+            f"{_fmt(g4.get('get_jk', {}).get('median_s'))} | {_fmt(ra.get('J+K'), '.2f')} | "
+            f"{scf_cell} | {g4_cell} | {_fmt(ra.get('SCF'), '.2f')} | "
             f"{_fmt(r.get('energy_diff_hartree_minus_gpu4pyscf'), '.1e')} |")
-    extra = ["", "| molecule | basis | hartree J+K | setup (compile) s | hartree E (Eh) | "
+    extra = ["", "| molecule | basis | density used for J/K | setup (compile) s | hartree E (Eh) | "
              "max abs J diff | max abs K diff |", "|---|---|---|---|---|---|---|"]
     for r in results:
         g4 = r.get("gpu4pyscf", {})
-        extra.append(f"| {r['molecule']} | {r['basis']} | {_fmt(r['jk']['median_s'])} | "
-                     f"{_fmt(r['setup_all_flags_s'], '.1f')} | {r['scf']['energy']:.9f} | "
+        e = r.get("scf", {}).get("energy")
+        extra.append(f"| {r['molecule']} | {r['basis']} | {r.get('density', '-')} | "
+                     f"{_fmt(r['setup_all_flags_s'], '.1f')} | {_fmt(e, '.9f')} | "
                      f"{_fmt(g4.get('max_abs_diff_J'), '.1e')} | "
                      f"{_fmt(g4.get('max_abs_diff_K'), '.1e')} |")
     return head + "\n" + "\n".join(rows + extra) + "\n"
+
+
+def summary_line(r):
+    """One line per case for the log."""
+    g4 = r.get("gpu4pyscf", {})
+    scf = r.get("scf", {})
+    line = (f"{r['molecule']:15s} {r['basis']:9s} nao={r['nao']:5d} "
+            f"setup {r['setup_all_flags_s']:.1f} s | J {r['j_only']['median_s']:.4f} "
+            f"K {r['k_only']['median_s']:.4f} J+K {r['jk']['median_s']:.4f}")
+    if scf:
+        line += f" | SCF {scf['wall_s']:.2f} s ({scf['cycles']} cyc) E {scf['energy']:.9f}"
+    if g4:
+        line += (f" || G4 J {g4['get_j']['median_s']:.4f} K {g4['get_k']['median_s']:.4f} "
+                 f"JK {g4['get_jk']['median_s']:.4f}")
+        if "scf" in g4:
+            line += f" SCF {g4['scf']['wall_s']:.2f} s ({g4['scf']['cycles']} cyc)"
+        line += (f" | ratio {json.dumps(r.get('ratio_hartree_over_gpu4pyscf'))} "
+                 f"| dJ {g4['max_abs_diff_J']:.1e} dK {g4['max_abs_diff_K']:.1e}")
+    return line
 
 
 def main(argv=None):
@@ -241,6 +306,11 @@ def main(argv=None):
                     help="measure GPU4PySCF's get_j/get_k and RHF in the same run")
     ap.add_argument("--profile", action="store_true",
                     help="per-class kernel times (CUDA events, serialised) and registers")
+    ap.add_argument("--scf-max-nao", type=int, default=None,
+                    help="skip both SCFs above this many AOs (J/K then on the SAD density)")
+    ap.add_argument("--append", action="store_true",
+                    help="add to the results already in --out (one table over several runs "
+                         "of one machine)")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "gpu_jk.json"))
     args = ap.parse_args(argv)
     import cupy
@@ -253,15 +323,22 @@ def main(argv=None):
             "driver": cupy.cuda.runtime.driverGetVersion(),
             "date": time.strftime("%Y-%m-%d %H:%M:%S"), "screening_threshold": DIRECT_SCF_TOL,
             "scf_conv_tol": SCF_CONV_TOL, "generator_version": GENERATOR_VERSION,
-            "prim_cutoff": PRIM_CUTOFF, "repeat": args.repeat}
+            "prim_cutoff": PRIM_CUTOFF, "repeat": args.repeat,
+            "dgemm_fp64_flops": dgemm_rate()}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     results, errors = [], []
+    if args.append and os.path.exists(args.out):
+        old = json.load(open(args.out))
+        results, errors = old["results"], old.get("errors", [])
+        meta["earlier_runs"] = old["meta"].get("earlier_runs", []) + [
+            {k: v for k, v in old["meta"].items() if k != "earlier_runs"}]
     for basis_name in args.basis:
         meta.setdefault("warm_up_s", {})[basis_name] = warm_up(basis_name)
         for mol in args.molecules:
             t0 = time.perf_counter()
             try:
-                r = bench_one(mol, basis_name, args.repeat, args.gpu4pyscf, args.profile)
+                r = bench_one(mol, basis_name, args.repeat, args.gpu4pyscf, args.profile,
+                              args.scf_max_nao)
             except Exception:                    # keep going; the error is recorded
                 import traceback
                 traceback.print_exc()
@@ -270,19 +347,7 @@ def main(argv=None):
                 continue
             r["bench_wall_s"] = time.perf_counter() - t0
             results.append(r)
-            g4 = r.get("gpu4pyscf", {})
-            ra = r.get("ratio_hartree_over_gpu4pyscf", {})
-            print(f"{mol:15s} {basis_name:9s} nao={r['nao']:5d} "
-                  f"setup {r['setup_all_flags_s']:.1f} s"
-                  f" | J {r['j_only']['median_s']:.4f} K {r['k_only']['median_s']:.4f} "
-                  f"J+K {r['jk']['median_s']:.4f} | SCF {r['scf']['wall_s']:.2f} s "
-                  f"({r['scf']['cycles']} cyc) E {r['scf']['energy']:.9f}"
-                  + (f" || G4 J {g4['get_j']['median_s']:.4f} K {g4['get_k']['median_s']:.4f}"
-                     f" SCF {g4.get('scf', {}).get('wall_s', float('nan')):.2f} s "
-                     f"({g4.get('scf', {}).get('cycles')} cyc) | ratio {json.dumps(ra)} "
-                     f"| dJ {g4['max_abs_diff_J']:.1e} dK {g4['max_abs_diff_K']:.1e} "
-                     f"dE {r.get('energy_diff_hartree_minus_gpu4pyscf', float('nan')):.1e}"
-                     if g4 else ""), flush=True)
+            print(summary_line(r), flush=True)
             with open(args.out, "w") as f:
                 json.dump({"meta": meta, "results": results, "errors": errors}, f, indent=1)
             with open(os.path.splitext(args.out)[0] + ".md", "w") as f:
