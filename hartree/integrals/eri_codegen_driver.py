@@ -2,8 +2,10 @@
 
 The text below is real Python appended to the generated kernels: numba resolves the
 class dispatcher ``cart_block_gen`` as a global of that module, so the driver has to live
-beside it.  It is the loop of jk._jk_direct (same screening, same thread split, same
-digestion, same scale factors) with two changes:
+beside it.  It is the loop of jk._jk_direct, and takes the per-quartet rules from jk.py
+itself (screening factor ``_quartet_dmax``, scale ``_quartet_scale``, digestion
+``_digest``), so that a change to one of them reaches both drivers; the loop differs in
+two ways:
 
 * a quartet whose bra pair class is smaller than the ket's (or, for equal classes, whose
   bra has more primitive pairs) is swapped, (ab|cd) -> (cd|ab):
@@ -18,7 +20,7 @@ DRIVER_SOURCE = '''
 import numpy as np
 
 from hartree.integrals.eri_kernel import alloc_scratch, cart_block_call, spherical_
-from hartree.integrals.jk import _digest
+from hartree.integrals.jk import _digest, _quartet_dmax, _quartet_scale
 
 
 @numba.njit(cache=True, inline="always")
@@ -90,13 +92,7 @@ def jk_direct_gen(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l
                     break
                 Q0 = order[iq]
                 sc0, sd0 = pair_shells[Q0, 0], pair_shells[Q0, 1]
-                dq = 0.0
-                if with_j:
-                    dq = max(dshell[sa0, sb0], dshell[sc0, sd0])
-                if with_k:
-                    dq = max(dq, max(max(dshell[sa0, sc0], dshell[sa0, sd0]),
-                                     max(dshell[sb0, sc0], dshell[sb0, sd0])))
-                if qq * dq < threshold:
+                if qq * _quartet_dmax(dshell, sa0, sb0, sc0, sd0, with_j, with_k) < threshold:
                     continue
                 cQ = shell_l[sc0] * (shell_l[sc0] + 1) // 2 + shell_l[sd0]
                 # same class: the pair with more primitives goes to the ket, whose loop
@@ -110,14 +106,8 @@ def jk_direct_gen(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l
                                                    pp, shell_l, pure, c2s, roots, weights,
                                                    g, coef, acc, h1, out, tmp, abpow,
                                                    term_i, term_c, rys_table)
-                scale = 1.0
-                if sa == sb:
-                    scale *= 0.5
-                if sc == sd:
-                    scale *= 0.5
-                if P == Q:
-                    scale *= 0.5
                 _digest(out, na, nb, nc, nd, ao_loc[sa], ao_loc[sb], ao_loc[sc],
-                        ao_loc[sd], scale, dms, jt, kt, with_j, with_k)
+                        ao_loc[sd], _quartet_scale(sa, sb, sc, sd, P, Q), dms, jt, kt,
+                        with_j, with_k)
     return jbuf.sum(axis=0) if with_j else jbuf[0], kbuf.sum(axis=0) if with_k else kbuf[0]
 '''

@@ -77,6 +77,32 @@ def _digest(buf, na, nb, nc, nd, oa, ob, oc, od, scale, dms, jt, kt, with_j, wit
                     jt[s, a, b] += 2.0 * jab
 
 
+@numba.njit(cache=True, inline="always")
+def _quartet_dmax(dshell, sa, sb, sc, sd, with_j, with_k):
+    """max |D| over the density blocks quartet (ab|cd) touches: D_ab, D_cd for J;
+    D_ac, D_ad, D_bc, D_bd for K (the screening factor of the module docstring)."""
+    dq = 0.0
+    if with_j:
+        dq = max(dshell[sa, sb], dshell[sc, sd])
+    if with_k:
+        dq = max(dq, max(max(dshell[sa, sc], dshell[sa, sd]),
+                         max(dshell[sb, sc], dshell[sb, sd])))
+    return dq
+
+
+@numba.njit(cache=True, inline="always")
+def _quartet_scale(sa, sb, sc, sd, P, Q):
+    """s = 1/2 for each of a == b, c == d, P == Q (see Digestion above)."""
+    scale = 1.0
+    if sa == sb:
+        scale *= 0.5
+    if sc == sd:
+        scale *= 0.5
+    if P == Q:
+        scale *= 0.5
+    return scale
+
+
 @numba.njit(cache=True)
 def _shell_dmax(dms, ao_loc):
     """max over sets and block elements of |D|, per shell pair: (nshell, nshell)."""
@@ -125,27 +151,15 @@ def _jk_direct(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l, a
                     break
                 Q = order[iq]
                 sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
-                dq = 0.0
-                if with_j:
-                    dq = max(dshell[sa, sb], dshell[sc, sd])
-                if with_k:
-                    dq = max(dq, max(max(dshell[sa, sc], dshell[sa, sd]),
-                                     max(dshell[sb, sc], dshell[sb, sd])))
-                if qq * dq < threshold:
+                if qq * _quartet_dmax(dshell, sa, sb, sc, sd, with_j, with_k) < threshold:
                     continue
                 na, nb, nc, nd = quartet_block_call(P, Q, pair_shells, pair_start, pair_ab,
                                                     pp, shell_l, pure, c2s, roots, weights,
                                                     g, coef, acc, h1, out, tmp, abpow,
                                                     term_i, term_c, rys_table)
-                scale = 1.0
-                if sa == sb:
-                    scale *= 0.5
-                if sc == sd:
-                    scale *= 0.5
-                if P == Q:
-                    scale *= 0.5
                 _digest(out, na, nb, nc, nd, ao_loc[sa], ao_loc[sb], ao_loc[sc],
-                        ao_loc[sd], scale, dms, jt, kt, with_j, with_k)
+                        ao_loc[sd], _quartet_scale(sa, sb, sc, sd, P, Q), dms, jt, kt,
+                        with_j, with_k)
     return jbuf.sum(axis=0) if with_j else jbuf[0], kbuf.sum(axis=0) if with_k else kbuf[0]
 
 
