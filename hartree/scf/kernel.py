@@ -16,9 +16,10 @@ The kernel never raises because the SCF did not converge: the result says
 ``converged=False``.  It raises InputError for impossible input.
 
 Device: the loop runs in the engine's array module (``engine.array_module()`` when the
-engine has one, e.g. cupy for :class:`hartree.gpu.GPUEngine`; numpy otherwise).  On the
-GPU the one-electron matrices (S, h) are computed on the CPU and uploaded once; Fock,
-densities, DIIS and the diagonalisations (``xp.linalg.eigh``) then stay on the device.
+engine has one, e.g. cupy for :class:`hartree.gpu.GPUEngine`; numpy otherwise).  The
+one-electron matrices (S, h) come from the engine in its array module (the GPU engine
+computes them on the device); Fock, densities, DIIS and the diagonalisations
+(``xp.linalg.eigh``) then stay there.
 Only scalars (energies, error norms, DIIS inner products) come back per cycle; the
 result's arrays are returned as numpy.
 """
@@ -187,14 +188,14 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     validate(molecule, method)
     nalpha, nbeta = fk.spin_counts(molecule.nelectron, molecule.multiplicity)
     notes = []
-    # The engine's array module (cupy for the GPU engine); one-electron matrices come
-    # from the engine (CPU code) and are uploaded once.
+    # The engine's array module (cupy for the GPU engine); the one-electron matrices come
+    # from the engine (xp.asarray is a no-op when they already live there).
     xp = engine.array_module() if hasattr(engine, "array_module") else np
     s = xp.asarray(engine.overlap())
     h = xp.asarray(engine.hcore())
     if xp is not np:
-        notes.append("J/K, Fock, DIIS and diagonalisation on the GPU; one-electron "
-                     "integrals computed on the CPU and uploaded once")
+        notes.append(getattr(engine, "scf_note", None) or
+                     "one-electron integrals, J/K, Fock, DIIS and diagonalisation on the GPU")
     x, ndropped = orthogonalizer(s, options.lindep_threshold)
     if ndropped:
         msg = (f"dropped {ndropped} near-linearly-dependent basis combinations "
