@@ -23,9 +23,13 @@ The exchange kernels are stored per block pair b ≤ b' as E^XY[(p,q),(r,s)] =
 so that each Fock contribution is one matrix-vector product.  Coulomb needs only the total radial density,
 so R^0 is stored between the unique primitives r^n e^{-(ζ_p+ζ_q) r²} of all pair densities
 (few, as every block draws on one WTBS pool): J = gather(R^0 · scatter(D)).
+:class:`CPUTwoElectron` wraps this (numba) path behind the engine interface that
+:class:`hartree.atom.gpu.DeviceTwoElectron` shares (``two_electron``, ``two_electron_block``,
+``timings``, ``device``).
 """
 
 from dataclasses import dataclass
+import time
 
 import numpy as np
 
@@ -35,7 +39,8 @@ from .angular import blocks_for, exchange_coefficients
 
 @dataclass
 class Operators:
-    """Everything the SCF needs; arrays are numpy (a CuPy path would mirror them).
+    """Everything the SCF needs (numpy); the GPU engine (:mod:`hartree.atom.gpu`) builds its
+    own two-electron matrices from ``sets`` and leaves coulomb/exchange None.
 
     blocks: tuple of Block; sizes: n_b; dims: supermatrix size per block (n_b or 2n_b);
     h, s: per-block (dim, dim) lists; v: per-block nuclear-attraction part of h;
@@ -44,6 +49,7 @@ class Operators:
     each pair density f^X_p f^X_q of block b in those primitives;
     exchange: {(b1, b2): {XY: (n1², n2²)}} for b1 ≤ b2, rows (p,q) ∈ b1, columns (r,s) ∈ b2:
     K^XY_b1[p,q] = Σ_rs E[(p,q),(r,s)] D^XY_b2[r,s], and the transpose for b2.
+    sets: per block {'L': RadialSet, 'S': RadialSet} (the functions of the supermatrix basis).
     """
 
     blocks: tuple
@@ -54,9 +60,10 @@ class Operators:
     h: list
     s: list
     v: list
-    coulomb: np.ndarray
-    coulomb_map: dict
-    exchange: dict
+    coulomb: np.ndarray = None
+    coulomb_map: dict = None
+    exchange: dict = None
+    sets: list = None
 
     @property
     def components(self):
@@ -99,8 +106,11 @@ def one_electron(block, sets, nucleus, light_speed):
     return h, s, vv
 
 
-def build_operators(exponents, nucleus, light_speed, relativistic):
-    """Operators for exponents per l (list of 1-D arrays, l = 0..lmax, bohr^-2)."""
+def build_one_electron(exponents, nucleus, light_speed, relativistic):
+    """Operators with h, S, V and the radial sets only (two-electron fields None).
+
+    exponents: per l (list of 1-D arrays, l = 0..lmax, bohr^-2).
+    """
     exponents = [np.asarray(e, dtype=float) for e in exponents]
     blocks = blocks_for(len(exponents) - 1, relativistic)
     sets = [radial_sets(b, exponents[b.l], light_speed) for b in blocks]
@@ -112,22 +122,40 @@ def build_operators(exponents, nucleus, light_speed, relativistic):
         h.append(hb)
         s.append(sb)
         v.append(vb)
-    comps = ("L", "S") if relativistic else ("L",)
+    return Operators(blocks, sizes, dims, relativistic, light_speed, h, s, v, sets=sets)
 
-    # Coulomb: R^0 only between the unique primitives (n, ζ_p + ζ_q) of all same-component
-    # pair densities; exponents drawn from one WTBS pool repeat across blocks, so U is small.
-    keys = [(ib, x) for ib in range(len(blocks)) for x in comps]
-    pairs = {key: radial.PairSet(sets[key[0]][key[1]], sets[key[0]][key[1]]) for key in keys}
+
+def coulomb_primitives(ops):
+    """Unique primitive pair densities of all same-component pairs and the map to them.
+
+    Returns (unique (U, 2) [power n, exponent p], {(b, X): (index (n², T) into U,
+    coefficient (n², T))}): the pair density f^X_p f^X_q of block b is
+    Σ_t coef[pq, t] r^{n_u} e^{-p_u r²} with u = index[pq, t].  Exponents drawn from one
+    WTBS pool repeat across blocks, so U is small.
+    """
+    keys = [(ib, x) for ib in range(len(ops.blocks)) for x in ops.components]
+    pairs = {key: radial.PairSet(ops.sets[key[0]][key[1]], ops.sets[key[0]][key[1]]) for key in keys}
     prim_n = np.concatenate([np.repeat(pairs[k].powers[None, :], pairs[k].zeta.size, 0).ravel() for k in keys])
     prim_p = np.concatenate([np.repeat(pairs[k].zeta[:, None], pairs[k].powers.size, 1).ravel() for k in keys])
-    table = np.stack([prim_n.astype(float), prim_p], axis=1)
-    unique, inverse = np.unique(table, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
+    # unique rows of (n, p), sorted by n then p (np.unique(axis=0) order, 5x faster)
+    order = np.lexsort((prim_p, prim_n))
+    sn, sp = prim_n[order], prim_p[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (sn[1:] != sn[:-1]) | (sp[1:] != sp[:-1])
+    unique = np.stack([sn[new].astype(float), sp[new]], axis=1)
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
     coulomb_map, start = {}, 0
     for k in keys:
         shape = pairs[k].coef.shape
         coulomb_map[k] = (inverse[start:start + shape[0] * shape[1]].reshape(shape), pairs[k].coef)
         start += shape[0] * shape[1]
+    return unique, coulomb_map
+
+
+def add_two_electron_(ops):
+    """Fill ops.coulomb, ops.coulomb_map, ops.exchange (CPU, numba); returns ops."""
+    unique, ops.coulomb_map = coulomb_primitives(ops)
     powers = np.unique(unique[:, 0]).astype(np.int64)
     groups = {}
     for n in powers:                       # one PairSet-like group per power
@@ -141,10 +169,12 @@ def build_operators(exponents, nucleus, light_speed, relativistic):
             block = radial.rk_matrix(gi, gi if ni == nj else gj, 0)
             coulomb[np.ix_(ri, rj)] = block
             coulomb[np.ix_(rj, ri)] = block.T
+    ops.coulomb = coulomb
 
     # Exchange kernels with the k-sum folded in
+    blocks, sets, sizes, comps = ops.blocks, ops.sets, ops.sizes, ops.components
     exchange = {}
-    combos = (("L", "L"), ("L", "S"), ("S", "S")) if relativistic else (("L", "L"),)
+    combos = (("L", "L"), ("L", "S"), ("S", "S")) if ops.relativistic else (("L", "L"),)
     for b1 in range(len(blocks)):
         for b2 in range(b1, len(blocks)):
             coefs = exchange_coefficients(blocks[b1], blocks[b2])
@@ -159,7 +189,33 @@ def build_operators(exponents, nucleus, light_speed, relativistic):
                 kernels[x + y] = np.ascontiguousarray(
                     acc.reshape(n1, n2, n1, n2).transpose(0, 2, 1, 3).reshape(n1 * n1, n2 * n2))
             exchange[(b1, b2)] = kernels
-    return Operators(blocks, sizes, dims, relativistic, light_speed, h, s, v, coulomb, coulomb_map, exchange)
+    ops.exchange = exchange
+    return ops
+
+
+def build_operators(exponents, nucleus, light_speed, relativistic):
+    """Operators (one- and two-electron, CPU) for exponents per l (bohr^-2)."""
+    return add_two_electron_(build_one_electron(exponents, nucleus, light_speed, relativistic))
+
+
+class CPUTwoElectron:
+    """The CPU (numba) two-electron engine; same interface as :class:`hartree.atom.gpu.DeviceTwoElectron`."""
+
+    device = "cpu"
+
+    def __init__(self, ops):
+        t0 = time.perf_counter()
+        self.ops = ops if ops.exchange is not None else add_two_electron_(ops)
+        self.timings = {"integrals": time.perf_counter() - t0}
+
+    def two_electron(self, dms):
+        t0 = time.perf_counter()
+        out = two_electron(self.ops, dms)
+        self.timings["fock"] = time.perf_counter() - t0
+        return out
+
+    def two_electron_block(self, b, dm):
+        return two_electron_block(self.ops, b, dm)
 
 
 def _coulomb_(ops, dms, keys, js):
@@ -172,7 +228,8 @@ def _coulomb_(ops, dms, keys, js):
     for (b, x) in keys:
         idx, coef = ops.coulomb_map[(b, x)]
         sl = ops.comp_slice(b, x)
-        np.add.at(rho, idx.ravel(), (coef * dms[b][sl, sl].reshape(-1, 1)).ravel())
+        rho += np.bincount(idx.ravel(), weights=(coef * dms[b][sl, sl].reshape(-1, 1)).ravel(),
+                           minlength=rho.size)
     pot = ops.coulomb @ rho
     for (b, x) in keys:
         idx, coef = ops.coulomb_map[(b, x)]

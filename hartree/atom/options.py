@@ -7,6 +7,9 @@ from ..errors import InputError
 #: default speed of light (a.u.), the value of the issue; the thesis uses 137.03599976
 DEFAULT_LIGHT_SPEED = 137.0359895
 
+#: devices of the two-electron part (:attr:`AtomSCFOptions.device`)
+DEVICES = ("auto", "cpu", "gpu")
+
 
 @dataclass(frozen=True)
 class AtomSCFOptions:
@@ -14,11 +17,16 @@ class AtomSCFOptions:
 
     light_speed: c in a.u. (ignored when relativistic is False, i.e. c -> ∞).
     max_iterations: maxitr.  energy_tol: |ΔE| (Eh) between iterations.
-    thdll, thdsl, thdss: max |ΔD| of the LL, SL and SS density blocks (thesis defaults).
+    thdll, thdsl, thdss: max |ΔD| of the LL, SL and SS density blocks (thesis defaults),
+    measured in the Löwdin-orthonormalized functions (S^½ ΔD S^½ per component block).
     diis: Pulay DIIS on the Fock supermatrices (else damping only); diis_space: vectors kept.
     damping: dfctr, F_used = (1-d) F_new + d F_previous (used when diis is False, and
-    in the first iteration otherwise).  overlap_threshold: eigenvalues of the block
-    overlap below this (relative to the largest) are dropped (canonical orthogonalization).
+    in the first iteration otherwise).  overlap_threshold: eigenvalues of the
+    *normalized* block overlap (unit diagonal, each component block scaled apart) below
+    this are dropped (canonical orthogonalization).  energy_tol is floored at the rounding
+    level of the energy, 64 ε |E| (3.4e-10 Eh for Rn), which a double cannot resolve.
+    device: 'cpu' (numba), 'gpu' (CuPy; DeviceError without a usable GPU) or 'auto'
+    (the GPU when one is usable) for the two-electron integrals and Fock builds.
     """
 
     light_speed: float = DEFAULT_LIGHT_SPEED
@@ -32,11 +40,14 @@ class AtomSCFOptions:
     diis_space: int = 8
     damping: float = 0.3
     overlap_threshold: float = 1e-14
+    device: str = "auto"
 
     def __post_init__(self):
         if not self.light_speed > 1.0:
             raise InputError(f"light speed must be a positive number > 1 a.u., got {self.light_speed}")
         if self.max_iterations < 1:
             raise InputError("max_iterations (maxitr) must be at least 1")
+        if self.device not in DEVICES:
+            raise InputError(f"unknown device {self.device!r}; choose auto, cpu or gpu")
         if not 0.0 <= self.damping < 1.0:
             raise InputError(f"damping factor dfctr must be in [0, 1), got {self.damping}")

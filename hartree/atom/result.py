@@ -16,6 +16,10 @@ class AtomResult:
     coefficients: per block, (dim, n_occupied) coefficients of the occupied orbitals (closed
     shells, then the open one) over the normalized large functions, then (Dirac-Fock) the
     kinetically balanced small functions (d/dr + κ/r)P_i / (2c).
+    device: where the two-electron part ran ('cpu' or the GPU's name).  timings: seconds
+    for 'integrals' (two-electron matrices; on a GPU also 'kernels', the launches alone),
+    the mean 'fock_per_iteration' (J and K of one density, the thesis' P/Q supermatrix
+    formation) over 'fock_builds' builds, and 'scf_loop' (guess to convergence).
     """
 
     element: str
@@ -34,6 +38,8 @@ class AtomResult:
     history: list = field(default_factory=list)
     wall_time: float = 0.0
     coefficients: list = field(default_factory=list)
+    device: str = "cpu"
+    timings: dict = field(default_factory=dict)
 
     def to_dict(self):
         """JSON-ready dict (``energy`` is the total energy in Eh)."""
@@ -46,5 +52,6 @@ class AtomResult:
                          for b, es, o in zip(self.blocks, self.orbital_energies, self.occupations)],
             "exponents": [[float(x) for x in e] for e in self.exponents],
             "iterations": self.iterations, "wall_time": self.wall_time,
+            "device": self.device, "timings": dict(self.timings),
             "history": self.history,
         }

@@ -19,56 +19,149 @@ F_O = F_C + λ G_bb[D_O] for the open shell; they are combined into one effectiv
 in the current orbital basis (closed, open, virtual blocks): CC, CV, VV from F_C, OO and OV
 from F_O, and CO from (g F_C − q F_O)/(g − q), whose vanishing is the closed-open
 Brillouin condition.  Convergence needs |ΔE| < energy_tol and the LL, SL, SS density
-changes below thdll, thdsl, thdss (thesis §3.5, $scf), the SL and SS blocks measured for
-the small-component functions (d/dr + κ/r)P_i without the 1/(2c) of the modified Dirac
-basis, i.e. scaled by 1/(2c) and 1/(4c²).  Acceleration: DIIS on the effective Fock
-supermatrices with the error X^T(FDS - SDF)X, or damping with dfctr.
+changes below thdll, thdsl, thdss (thesis §3.5, $scf), measured as S^½ ΔD S^½ (Löwdin-
+orthonormalized functions, per component block): in the raw basis the density of the
+thesis' profiling basis (ζ up to 1e13) carries rounding noise of 1-4e-5 even at a fixed
+point, in the orthonormal functions 1-4e-6; |ΔE| is floored at 64 ε |E| (a double resolves
+Rn's 23602 Eh to ~4e-12 Eh only).  Acceleration: DIIS on the effective Fock supermatrices
+with the error X^T(FDS - SDF)X projected on the bound-state window (:func:`_window`), or
+damping with dfctr.  Eigenproblems are solved in two stages (:func:`_refined_eigh`) so that
+‖F‖ ~ 1e13 Eh (nonrelativistic kinetic energy of ζ = 1e13 functions) does not spoil the
+valence orbitals.  Orthogonalization is canonical on
+the normalized overlap (:func:`_orthogonalizer`): exponents up to 1e13 (the thesis'
+profiling basis) make the small-component overlap T/(2c²) 1e9 times the large one, and a
+threshold relative to the largest eigenvalue would drop large-component functions.
+The two-electron part runs on the CPU (numba, :class:`operators.CPUTwoElectron`) or on a
+GPU (CuPy, :class:`hartree.atom.gpu.DeviceTwoElectron`), chosen by options.device.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+import os
 import time
 
 import numpy as np
 
-from ..errors import ConvergenceError, InputError
+from ..errors import ConvergenceError, DeviceError, InputError
 from .config import SYMBOLS, configuration
 from .angular import blocks_for
-from .operators import build_operators, two_electron, two_electron_block
+from .operators import CPUTwoElectron, build_one_electron
 from .options import AtomSCFOptions
 from .result import AtomResult
 
 
 def _orthogonalizer(s, threshold):
-    """Canonical orthogonalization X (dim, m) with X^T S X = 1."""
-    w, u = np.linalg.eigh(s)
-    keep = w > threshold * w[-1]
-    return u[:, keep] / np.sqrt(w[keep])
+    """Canonical orthogonalization X (dim, m) with X^T S X = 1, on the normalized overlap.
+
+    S is scaled to unit diagonal first (N = diag^-1/2: S' = N S N), so that the large and
+    small component blocks (whose scales differ by ~ζ_max/c², 1e8 for exponents of 1e13)
+    are judged alike; eigenvalues of S' below ``threshold`` are dropped; X = N U' w'^-1/2.
+    """
+    nrm = 1.0 / np.sqrt(np.diag(s))
+    w, u = np.linalg.eigh(nrm[:, None] * s * nrm[None, :])
+    keep = w > threshold
+    return nrm[:, None] * (u[:, keep] / np.sqrt(w[keep]))
+
+
+def _refined_eigh(f, x, lower):
+    """Eigenpairs (ε, C) of F C = S C ε with X^T S X = 1, the bound states refined.
+
+    eigh(X^T F X) resolves eigenvectors only to ε·‖F‖/gap; tight functions (ζ ~ 1e13) make
+    ‖F‖ ~ 1e13 Eh nonrelativistically, which leaves valence orbitals (gaps ~0.3 Eh) with
+    errors ~1e-2 and the SCF without a fixed point.  The subspace of the eigenvalues in
+    (lower, cut], cut = 1e3 + 10·|ε_min| above the deepest one, is separated from the rest
+    by a gap ~‖F‖, so it is accurate to ~ε; F projected on it (norm ~cut) is diagonalized
+    again, which gives its eigenvectors to ε·cut/gap.  lower: -c² (positive-energy
+    branch of Dirac-Fock) or -∞.
+    """
+    e, v = np.linalg.eigh(x.T @ f @ x)
+    c = x @ v
+    win = _window(e, lower)
+    if 0 < win.size < e.size:
+        y = c[:, win]
+        e2, w = np.linalg.eigh(y.T @ f @ y)
+        e[win], c[:, win] = e2, y @ w
+    return e, c
+
+
+def _window(e, lower):
+    """Indices of the eigenvalues in (lower, 1e3 + 10|ε_min|] (ε_min: the lowest above lower)."""
+    inside = np.nonzero(e > lower)[0]
+    if not inside.size:
+        return inside
+    return inside[e[inside] <= 1e3 + 10.0 * abs(e[inside[0]])]
+
+
+def _overlap_sqrt(s, n_large=None):
+    """S^½ (dim, dim) of a block overlap, per component block (LL and SS apart: their scales
+    differ by up to 1e9, which one eigendecomposition would not resolve)."""
+    out = np.zeros_like(s)
+    cuts = [slice(0, s.shape[0])] if n_large is None else [slice(0, n_large), slice(n_large, s.shape[0])]
+    for sl in cuts:
+        w, u = np.linalg.eigh(s[sl, sl])
+        out[sl, sl] = (u * np.sqrt(np.maximum(w, 0.0))) @ u.T
+    return out
+
+
+def two_electron_engine(ops, device="auto"):
+    """The two-electron engine for ``device`` ('cpu' | 'gpu' | 'auto', see AtomSCFOptions).
+
+    Returns an object with ``two_electron(dms)``, ``two_electron_block(b, dm)``,
+    ``timings`` and ``device``; raises DeviceError for 'gpu' without a usable GPU.
+    """
+    if device != "cpu":
+        from ..gpu.device import gpu_status
+        ok, why = gpu_status()
+        if ok:
+            from .gpu import DeviceTwoElectron
+            return DeviceTwoElectron(ops)
+        if device == "gpu":
+            raise DeviceError(f"device 'gpu' was asked for but no CUDA GPU is usable: {why}")
+    return CPUTwoElectron(ops)
 
 
 class _DIIS:
+    """Pulay DIIS over all blocks; the Gram matrix of the error vectors is kept and only its
+    new row is computed each iteration (m dot products instead of an (m, N) matrix product)."""
+
     def __init__(self, space):
         self.space = space
         self.focks, self.errors = [], []
+        self.gram = np.zeros((0, 0))
 
     def update(self, focks, errors):
+        vec = np.concatenate([e.ravel() for e in errors])
         self.focks.append([f.copy() for f in focks])
-        self.errors.append(np.concatenate([e.ravel() for e in errors]))
-        if len(self.focks) > self.space:
+        self.errors.append(vec)
+        row = np.array([float(vec @ e) for e in self.errors])
+        m = len(self.errors)
+        gram = np.zeros((m, m))
+        gram[:m - 1, :m - 1] = self.gram
+        gram[m - 1, :] = row
+        gram[:, m - 1] = row
+        if m > self.space:
             self.focks.pop(0)
             self.errors.pop(0)
-        m = len(self.focks)
+            gram = gram[1:, 1:]
+            m -= 1
+        self.gram = gram
         if m < 2:
             return focks
         b = -np.ones((m + 1, m + 1))
         b[m, m] = 0.0
-        e = np.array(self.errors)
-        b[:m, :m] = e @ e.T
+        b[:m, :m] = gram
         rhs = np.zeros(m + 1)
         rhs[m] = -1.0
         try:
             coef = np.linalg.solve(b, rhs)[:m]
         except np.linalg.LinAlgError:
             coef = np.linalg.lstsq(b, rhs, rcond=None)[0][:m]
-        return [sum(c * f[i] for c, f in zip(coef, self.focks)) for i in range(len(focks))]
+        out = []
+        for i in range(len(focks)):
+            acc = coef[0] * self.focks[0][i]
+            for c, f in zip(coef[1:], self.focks[1:]):
+                acc += c * f[i]
+            out.append(acc)
+        return out
 
 
 def _occupation_pattern(ops, z, shells, block_shells, open_shells):
@@ -117,16 +210,21 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
     start = time.perf_counter()
     rel = options.relativistic
     c = options.light_speed
-    ops = build_operators(exponents, nucleus, c, rel)
+    ops = build_one_electron(exponents, nucleus, c, rel)
     pattern = _occupation_pattern(ops, z, shells, block_shells, open_shells)
     xs = [_orthogonalizer(s, options.overlap_threshold) for s in ops.s]
+    engine = two_electron_engine(ops, options.device)
+    # the blocks' small dense problems (eigh, products) run in threads: LAPACK/BLAS release
+    # the GIL, and one thread per block beats threaded BLAS on 90 x 90 matrices
+    workers = min(len(ops.blocks), os.cpu_count() or 1)
+    pool = ThreadPoolExecutor(workers) if workers > 2 else None
+    pmap = pool.map if pool is not None else map
+    shalf = [_overlap_sqrt(s, ops.sizes[b] if rel else None) for b, s in enumerate(ops.s)]
+    fock_times = []
 
     def solve(focks):
-        out = []
-        for f, x in zip(focks, xs):
-            e, v = np.linalg.eigh(x.T @ f @ x)
-            out.append((e, x @ v))
-        return out
+        lower = -c * c if rel else -np.inf
+        return list(pmap(lambda fx: _refined_eigh(fx[0], fx[1], lower), zip(focks, xs)))
 
     def indices(eps, ib):
         """(closed, open or None, positive-energy) column indices of block ib."""
@@ -143,7 +241,8 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
             do = pattern[ib][1] * np.outer(cm[:, op], cm[:, op]) if op is not None else None
             dts.append(dc + do if do is not None else dc)
             dos.append(do)
-        js, ks = two_electron(ops, dts)
+        js, ks = engine.two_electron(dts)
+        fock_times.append(engine.timings["fock"])
         terms = {"one_electron": sum(float(np.vdot(h, d)) for h, d in zip(ops.h, dts)),
                  "nuclear_attraction": sum(float(np.vdot(v, d)) for v, d in zip(ops.v, dts)),
                  "coulomb": 0.5 * sum(float(np.vdot(j, d)) for j, d in zip(js, dts)),
@@ -156,7 +255,7 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
                 continue
             g, q = float(b.degeneracy), pattern[ib][1]
             lam = (q - g) / (q * (g - 1.0))                                  # eq. (AOC)
-            jo, ko = two_electron_block(ops, ib, dos[ib])
+            jo, ko = engine.two_electron_block(ib, dos[ib])
             terms["coulomb"] += 0.5 * lam * float(np.vdot(jo, dos[ib]))
             terms["exchange"] -= 0.5 * lam * float(np.vdot(ko, dos[ib]))
             fo = fc + lam * (jo - ko)
@@ -174,6 +273,21 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
         energy = terms["one_electron"] + terms["two_electron"]
         return energy, terms, dts, focks
 
+    def gradient(ib, f, d):
+        """DIIS error: the commutator FDS - SDF in the orthonormal basis X, projected on the
+        window of bound orbitals (:func:`_window`) of the orbitals ``sol`` that made D:
+        P (X^T(FDS - SDF)X) P with P = V Vᵀ, V = Xᵀ S Y.  Evaluated as (FY)ᵀ D (SY) - transpose,
+        which avoids the rounding noise ε‖F‖‖D‖ (~0.1 for ζ ~ 1e13) of the full product;
+        the components along the huge-energy directions are irrelevant for the density."""
+        eps, cm = sol[ib]
+        win = _window(eps, -c * c if rel else -np.inf)
+        y = cm[:, win]
+        sy = ops.s[ib] @ y
+        a = (f @ y).T @ d @ sy
+        v = xs[ib].T @ sy
+        return v @ (a - a.T) @ v.T
+
+    loop_start = time.perf_counter()
     sol = solve(ops.h)
     diis = _DIIS(options.diis_space) if options.diis else None
     focks_old = None
@@ -181,7 +295,7 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
     converged = False
     energy, terms, dms, focks = evaluate(sol)
     for it in range(1, options.max_iterations + 1):
-        errors = [x.T @ (f @ d @ s - s @ d @ f) @ x for f, d, s, x in zip(focks, dms, ops.s, xs)]
+        errors = list(pmap(lambda a: gradient(*a), [(ib, f, d) for ib, (f, d) in enumerate(zip(focks, dms))]))
         err = max(float(np.abs(e).max()) if e.size else 0.0 for e in errors)
         if diis is not None:
             used = diis.update(focks, errors)
@@ -195,16 +309,17 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
         dd = {"LL": 0.0, "SL": 0.0, "SS": 0.0}
         for b, (dn, do) in enumerate(zip(new_dms, dms)):
             n = ops.sizes[b]
-            diff = np.abs(dn - do)
+            diff = np.abs(shalf[b] @ (dn - do) @ shalf[b])      # Löwdin-orthonormal functions
             dd["LL"] = max(dd["LL"], float(diff[:n, :n].max()))
-            if rel:   # in the physical small-component normalization Q = (2c)·(scaled Q)
-                dd["SL"] = max(dd["SL"], float(diff[n:, :n].max()) / (2.0 * c))
-                dd["SS"] = max(dd["SS"], float(diff[n:, n:].max()) / (4.0 * c * c))
+            if rel:
+                dd["SL"] = max(dd["SL"], float(diff[n:, :n].max()))
+                dd["SS"] = max(dd["SS"], float(diff[n:, n:].max()))
         de = new_energy - energy
         history.append({"iteration": it, "energy": float(new_energy), "delta_e": float(de),
                         "error": err, "dLL": dd["LL"], "dSL": dd["SL"], "dSS": dd["SS"]})
         energy, dms = new_energy, new_dms
-        if (it > 1 and abs(de) < options.energy_tol and dd["LL"] < options.thdll
+        if (it > 1 and abs(de) < max(options.energy_tol, 64 * np.finfo(float).eps * abs(new_energy))
+                and dd["LL"] < options.thdll
                 and dd["SL"] < options.thdsl and dd["SS"] < options.thdss):
             converged = True
             break
@@ -215,12 +330,18 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
         coefs.append(cm[:, list(closed) + ([op] if op is not None else [])])
         nc, q = pattern[ib]
         occs.append([float(b.degeneracy)] * nc + ([q] if q > 0 else []))
+    if pool is not None:
+        pool.shutdown()
+    timings = {k: v for k, v in engine.timings.items() if k != "fock"}
+    timings.update(fock_per_iteration=float(np.mean(fock_times)), fock_builds=len(fock_times),
+                   scf_loop=time.perf_counter() - loop_start)
     result = AtomResult(
         element=element or SYMBOLS[z], z=int(z), relativistic=rel, light_speed=c, nucleus=nucleus.model,
         converged=converged, energy=float(energy), components=terms,
         blocks=[b.label for b in ops.blocks], orbital_energies=orb_e, occupations=occs,
         exponents=[np.asarray(e, dtype=float) for e in exponents], iterations=len(history),
-        history=history, wall_time=time.perf_counter() - start, coefficients=coefs)
+        history=history, wall_time=time.perf_counter() - start, coefficients=coefs,
+        device=engine.device, timings=timings)
     if not converged:
         raise ConvergenceError(f"atomic SCF not converged in {options.max_iterations} iterations "
                                f"(last ΔE {history[-1]['delta_e']:.2e} Eh); raise maxitr", result)
