@@ -51,12 +51,11 @@ def run_input(path):
     exponents = job.exponents
     if job.jobtype == "bsopt":
         from .optimize import NewuoaOptions, optimize_wtbs
-        if len(job.wtbs) != 1:
-            raise InputError(f"{path}: jobtype='bsopt' supports one WTBS group (ngroup=1) so far")
         opts = NewuoaOptions(rhobeg=job.newuoa["rhobeg"], rhoend=job.newuoa["rhoend"], maxfun=job.newuoa["maxfun"])
-        job.optimization = optimize_wtbs(job.z, job.wtbs[0], job.windows, job.nucleus, job.options, opts,
-                                         block_shells=job.block_shells, open_shells=job.open_shells)
-        exponents = wtbs_exponents([job.optimization.parameters], job.windows)
+        job.optimization = optimize_wtbs(job.z, job.wtbs, job.windows, job.nucleus, job.options, opts,
+                                         block_shells=job.block_shells, open_shells=job.open_shells,
+                                         pool_sizes=job.pool_sizes)
+        exponents = wtbs_exponents(job.optimization.groups, job.windows, job.pool_sizes)
     result = kernel(job.z, exponents, job.nucleus, job.options, block_shells=job.block_shells,
                     open_shells=job.open_shells)
     return job, result

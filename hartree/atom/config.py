@@ -132,3 +132,51 @@ def parse_occupations(text, relativistic):
     last = max(labels.index(label) for label in entries)
     pattern = [entries.get(label, (0, 0.0)) for label in labels[:last + 1]]
     return [n for n, _ in pattern], [q for _, q in pattern]
+
+
+def jj_configurations(z, charge=0):
+    """Dirac-Fock configurations of the ground nonrelativistic configuration (``autogen``).
+
+    The open subshell nl^q (Madelung order) splits into nl_{l-1/2}^a nl_{l+1/2}^{q-a}
+    (capacities 2l and 2l+2); every a allowed by the capacities is one configuration with
+    the weight of its share of the nl^q determinants,
+
+        w(a) = C(2l, a) C(2l+2, q-a) / C(4l+2, q)          (Σ_a w(a) = 1, Vandermonde),
+
+    the weights with which the average over jj configurations equals the nonrelativistic
+    average of configuration.  Returns [(pattern, weight, label)], pattern as for
+    :func:`configuration` (relativistic), label e.g. '2p1/2^1 2p3/2^2'.  A closed-shell
+    atom, or an open s shell, gives one configuration of weight 1.
+    """
+    from math import comb
+
+    base = configuration(z, charge, relativistic=True)
+    left = z - charge
+    open_nl = None
+    for n, l in madelung_subshells():
+        if left == 0:
+            break
+        cap = 2 * (2 * l + 1)
+        if left < cap:
+            open_nl = (n, l, left)
+        left -= min(left, cap)
+    if open_nl is None or open_nl[1] == 0:
+        return [(base, 1.0, "closed shells" if open_nl is None else f"{open_nl[0]}s1/2^{open_nl[2]}")]
+    n, l, q = open_nl
+    low, high = 2 * l, 2 * l + 2
+    # block indices of l in the relativistic order s1/2, p1/2, p3/2, d3/2, d5/2, ...
+    ib_low, ib_high = 2 * l - 1, 2 * l
+    # closed shells of l below the open subshell (the base pattern fills l-1/2 first)
+    filled_low = base[ib_low][0] - (1 if min(q, low) == low else 0)
+    filled_high = base[ib_high][0]
+    out = []
+    for a in range(max(0, q - high), min(q, low) + 1):
+        b = q - a
+        pattern = list(base)
+        pattern[ib_low] = (filled_low + (a == low), float(a) if 0 < a < low else 0.0)
+        pattern[ib_high] = (filled_high + (b == high), float(b) if 0 < b < high else 0.0)
+        weight = comb(low, a) * comb(high, b) / comb(low + high, q)
+        j = f"{2 * l - 1}/2", f"{2 * l + 1}/2"
+        label = " ".join(f"{n}{L_LETTERS[l]}{jj}^{k}" for jj, k in zip(j, (a, b)) if k)
+        out.append((pattern, weight, label))
+    return out

@@ -9,7 +9,8 @@ comment.  Symmetry arrays (nbs, start, groups, nclose, nopen, freeel) run over t
 symmetries s1/2, p1/2, p3/2, d3/2, d5/2, f5/2, f7/2 (nsym of them).  The two κ of one l
 share their exponents, so their windows must agree.
 
-Extensions: $contrl ``relativistic=.false.`` (the c -> ∞ limit); $nuc ``mass`` (mass
+Extensions: $contrl ``relativistic=.false.`` (the c -> ∞ limit) and ``device='gpu'``
+('auto', 'cpu', 'gpu': where the two-electron part runs); $nuc ``mass`` (mass
 number); $wtbs ``npool`` (pool size per group; default: largest window end).
 Every error names the line and the key.
 """
@@ -24,7 +25,7 @@ from .options import DEFAULT_LIGHT_SPEED, AtomSCFOptions
 from .wtbs import Window, WTBSParameters, wtbs_exponents
 
 KNOWN_KEYS = {
-    "contrl": ("jobtype", "c", "relativistic"),
+    "contrl": ("jobtype", "c", "relativistic", "device"),
     "nuc": ("znuc", "nucmdl", "rnuc", "alpha", "mass"),
     "bas": ("nsym", "bastype", "ngroup"),
     "wtbs": ("wtbspara", "nbs", "start", "groups", "npool"),
@@ -51,6 +52,8 @@ class AtomInput:
     newuoa: dict = field(default_factory=dict)
     optimization: object = None                       # OptimizationResult after a bsopt run
     open_shells: list = field(default_factory=list)   # open-shell electrons per block (0: none)
+    pool_sizes: list = None                           # npool per group (None: largest window ends)
+    configurations: list = field(default_factory=list)  # autogen/nconf: (block_shells, open_shells, weight, label)
 
 
 @dataclass
@@ -157,7 +160,7 @@ def parse_input(raw_lines, path="<input>"):
         raise InputError(f"{path}: the input file is empty")
     title = lines[0][1].strip()
     body = [(n, t) for n, t in lines[1:] if t.strip()]
-    groups, rdin_lines = {}, []
+    groups, rdin_lines, conf_lines = {}, [], []
     i = 0
     while i < len(body):
         n, t = body[i]
@@ -168,6 +171,9 @@ def parse_input(raw_lines, path="<input>"):
             groups[g.name] = g
         elif "bas" in groups and not set(groups) & {"wtbs", "newuoa", "econfig", "scf"}:
             rdin_lines.append((n, t.strip()))
+            i += 1
+        elif "econfig" in groups and "scf" not in groups:
+            conf_lines.append((n, t.strip()))
             i += 1
         else:
             raise InputError(f"{path}:{n}: expected a group such as $scf, found '{t.strip()}'")
@@ -200,7 +206,7 @@ def parse_input(raw_lines, path="<input>"):
     lmax = (nsym - 1) // 2
     kblocks = blocks_for(lmax, True)
     bastype = _text(bas, "bastype", "wtbs")
-    wt, windows, exponents = [], [], []
+    wt, windows, exponents, pools = [], [], [], None
     if bastype == "wtbs":
         if "wtbs" not in groups:
             raise InputError(f"{path}: missing group $wtbs (needed because bastype='wtbs')")
@@ -256,9 +262,12 @@ def parse_input(raw_lines, path="<input>"):
     nclose = _sym_array(econ, "nclose", path, nsym, None)
     nopen = _sym_array(econ, "nopen", path, nsym, 0)
     freeel = _sym_array_float(econ, "freeel", path, nsym, 0.0)
-    if _logical(econ, "autogen", False) or _number(econ, "nconf", path, kind=int, default=0) > 0:
-        raise InputError(f"{path}:{econ.line}: several configurations (autogen, nconf) are not supported "
-                         f"yet; give one configuration with nclose/nopen/freeel")
+    autogen = _logical(econ, "autogen", False)
+    nconf = _number(econ, "nconf", path, kind=int, default=0)
+    if autogen and nconf:
+        raise InputError(f"{path}:{econ.line}: give either autogen=.true. or nconf (with its lines), not both")
+    if conf_lines and not nconf:
+        raise InputError(f"{path}:{conf_lines[0][0]}: numbers after $econfig need nconf (configurations to read)")
     for i, b in enumerate(kblocks):
         if nclose[i] < 0:
             raise InputError(f"{path}:{econ.values['nclose'][1]}: nclose of {b.label} is negative")
@@ -278,6 +287,17 @@ def parse_input(raw_lines, path="<input>"):
         raise InputError(f"{path}:{econ.values['nclose'][1]}: nclose/freeel put {electrons:g} electrons on a "
                          f"nucleus of charge {z}")
     open_shells = [f if o else 0.0 for o, f in zip(nopen, freeel)]
+    configurations = []
+    if nconf:
+        configurations = _read_configurations(conf_lines, nconf, nclose, kblocks, path, econ)
+    elif autogen:
+        if not relativistic:
+            raise InputError(f"{path}:{econ.values['autogen'][1]}: autogen splits nl shells into j = l±1/2; "
+                             f"it needs relativistic=.true.")
+        from .config import jj_configurations
+        charge = z - sum(n * b.degeneracy + f for n, f, b in zip(nclose, freeel, kblocks))
+        configurations = [([n for n, _ in pat][:nsym], [q for _, q in pat][:nsym], w, label)
+                          for pat, w, label in jj_configurations(z, int(round(charge)))]
     if relativistic:
         block_shells = list(nclose)
     else:
@@ -302,9 +322,45 @@ def parse_input(raw_lines, path="<input>"):
                   "thdss": _number(g, "thdss", path, default=1e-9)}
         ixtrp = _number(g, "ixtrp", path, kind=int, default=1)
         scf_kw["diis"] = ixtrp != 0   # 0: damping with dfctr only; 1: DIIS extrapolation of F
-    options = AtomSCFOptions(light_speed=light, relativistic=relativistic, **scf_kw)
+    device = _text(contrl, "device", "auto")
+    if device not in ("auto", "cpu", "gpu"):
+        raise InputError(f"{path}:{contrl.values['device'][1]}: device must be 'auto', 'cpu' or 'gpu', got '{device}'")
+    options = AtomSCFOptions(light_speed=light, relativistic=relativistic, device=device, **scf_kw)
+    if configurations and jobtype == "bsopt":
+        raise InputError(f"{path}:{econ.line}: jobtype='bsopt' optimizes one configuration; drop autogen/nconf")
     return AtomInput(title, jobtype, z, nucleus, exponents, block_shells, options, wt, windows, newuoa,
-                     open_shells=open_shells)
+                     open_shells=open_shells, pool_sizes=pools, configurations=configurations)
+
+
+def _read_configurations(lines, nconf, nclose, kblocks, path, econ):
+    """nconf lines after $econfig, each with one number per κ symmetry: the electrons above
+    the nclose closed shells of that symmetry (0 < q < 2j+1: one open shell; q = 2j+1: one
+    more closed shell).  Weights are equal (1/nconf).  Returns [(closed, open, weight, label)]."""
+    rows = []
+    for n, t in lines:
+        try:
+            rows.append((n, [float(x.lower().replace("d", "e")) for x in t.replace(",", " ").split()]))
+        except ValueError:
+            raise InputError(f"{path}:{n}: a configuration line needs numbers (electrons per symmetry)") from None
+    if len(rows) != nconf:
+        raise InputError(f"{path}:{econ.values['nconf'][1]}: nconf={nconf} but {len(rows)} configuration "
+                         f"line(s) follow $econfig")
+    out = []
+    for n, vals in rows:
+        if len(vals) != len(kblocks):
+            raise InputError(f"{path}:{n}: a configuration needs {len(kblocks)} numbers (nsym), got {len(vals)}")
+        closed, opened, parts = [], [], []
+        for b, nc, q in zip(kblocks, nclose, vals):
+            if not 0 <= q <= b.degeneracy:
+                raise InputError(f"{path}:{n}: {q:g} electrons do not fit one {b.label} shell "
+                                 f"(at most {b.degeneracy})")
+            full = q == b.degeneracy
+            closed.append(nc + int(full))
+            opened.append(0.0 if full else q)
+            if q:
+                parts.append(f"{b.label}^{q:g}")
+        out.append((closed, opened, 1.0 / nconf, " ".join(parts) or "closed shells"))
+    return out
 
 
 def _sym_array(group, key, path, nsym, default):

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from .. import __version__
 from ..errors import BasisError, ConvergenceError, DeviceError, HartreeError, InputError
-from . import atom_command, orbitals_command, run_command
+from . import atom_command, basis_search_command, orbitals_command, run_command
 
 EXIT_OK = 0
 EXIT_FAILURE = 1          # other hartree errors, unreadable/unwritable files
@@ -60,6 +60,9 @@ COMMANDS = (
     Command(name="atom", help=atom_command.HELP, description=atom_command.DESCRIPTION,
             epilog=atom_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
             add_arguments=atom_command.add_arguments, execute=atom_command.execute),
+    Command(name="basis-search", help=basis_search_command.HELP, description=basis_search_command.DESCRIPTION,
+            epilog=basis_search_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+            add_arguments=basis_search_command.add_arguments, execute=basis_search_command.execute),
     Command(name="orbitals", help=orbitals_command.HELP, description=orbitals_command.DESCRIPTION,
             epilog=orbitals_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
             add_arguments=orbitals_command.add_arguments, execute=orbitals_command.execute),

@@ -65,3 +65,44 @@ def test_occupations_option(capsys):
     assert abs(other - float(default.split("=")[1].split()[0])) > 1e-3
     assert main(base + ["--occupations", "s1/2:2,p5/2:1"]) == 2
     assert "unknown symmetry 'p5/2'" in capsys.readouterr().err
+
+
+def test_default_basis_is_the_thesis_set(capsys):
+    # Ne from Table 2.1 (alpha, beta, delta, gamma = 9.943e-2, 1.945, 4.988, 1.392; s 1:23, p 1:16)
+    assert main(["atom", "Ne", "--nonrelativistic", "--device", "cpu", "-q"]) == 0
+    energy = float(capsys.readouterr().out.split("=")[1].split()[0])
+    ref = run("Ne", wtbs=(9.943e-2, 1.945, 4.988, 1.392), nbs="s:1:23,p:1:16", relativistic=False).energy
+    assert energy == pytest.approx(ref, abs=2e-10)
+    # the numerical HF limit is -128.547098109; the thesis set is within 5e-9 relative
+    assert abs(energy + 128.547098109) / 128.547098109 < 5e-9
+    assert main(["atom", "Og", "-q"]) == 2
+    assert "unknown element" in capsys.readouterr().err
+    assert main(["atom", "He", "Ne"]) == 2
+    assert "several targets need --optimize" in capsys.readouterr().err
+
+
+def test_optimize_several_elements_through_a_scheduler(tmp_path, capsys):
+    from dask.distributed import LocalCluster
+    out = tmp_path / "opt.json"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        argv = ["atom", "He", "Be", "--optimize", "--nonrelativistic", "--maxfun", "12", "--rhoend", "1e-3",
+                "--groups", "per-l", "--scheduler", cluster.scheduler_address, "--json", str(out),
+                "--plot", str(tmp_path / "{element}.png")]
+        assert main(argv) == 0
+    text = capsys.readouterr().out
+    docs = json.loads(out.read_text())["elements"]
+    assert [d["element"] for d in docs] == ["He", "Be"]
+    for d, z in zip(docs, (2, 4)):
+        opt = d["optimization"]
+        assert opt["evaluations"] <= 12 and len(opt["history"]) == opt["evaluations"]
+        assert d["energy"] <= opt["start_energy"] + 1e-10
+        exps = wtbs_exponents([WTBSParameters(*g) for g in opt["groups"]], parse_nbs(
+            ",".join(f"{'spd'[l]}:{len(e)}" for l, e in enumerate(d["exponents"]))))
+        assert kernel(z, exps, make_nucleus(z), relativistic_options()).energy == pytest.approx(d["energy"], abs=1e-10)
+        assert (tmp_path / f"{d['element']}.png").stat().st_size > 1000
+        assert f"E(HF, {d['element']}) = {d['energy']:.10f}" in text
+
+
+def relativistic_options():
+    from hartree.atom import AtomSCFOptions
+    return AtomSCFOptions(relativistic=False)

@@ -89,3 +89,55 @@ def test_stationary_under_closed_open_rotation(relativistic):
     curvature = (values[0] + values[1] - 2 * e0) / 4e-6
     assert abs(slope) < 1e-6
     assert curvature > 1e-3          # a minimum along the rotation
+
+
+def test_autogen_lists_the_jj_configurations_with_determinant_weights():
+    from hartree.atom.config import jj_configurations
+    # N 2p^3 -> 2p1/2^a 2p3/2^(3-a): weights C(2,a) C(4,3-a) / C(6,3), by hand 4/20, 12/20, 4/20
+    n = jj_configurations(7)
+    assert [label for _, _, label in n] == ["2p3/2^3", "2p1/2^1 2p3/2^2", "2p1/2^2 2p3/2^1"]
+    assert [w for _, w, _ in n] == pytest.approx([0.2, 0.6, 0.2], abs=1e-15)
+    assert n[2][0] == configuration(7, relativistic=True)           # the default is one of them
+    assert n[0][0] == [(2, 0.0), (0, 0.0), (0, 3.0)]
+    # Fe 3d^6: C(4,a) C(6,6-a) / C(10,6) = (1, 24, 90, 80, 15) / 210
+    fe = jj_configurations(26)
+    assert [w * 210 for _, w, _ in fe] == pytest.approx([1, 24, 90, 80, 15], abs=1e-12)
+    assert fe[0][0][3:] == [(0, 0.0), (1, 0.0)]                     # 3d5/2^6 closed, 3d3/2 empty
+    # closed shells and an open s shell: one configuration
+    assert [w for _, w, _ in jj_configurations(10)] == [1.0]
+    assert jj_configurations(11)[0][2] == "3s1/2^1"
+
+
+@pytest.mark.parametrize("element,z", [("N", 7), ("Sc", 21)])
+def test_every_autogen_configuration_equals_the_textbook_average_energy(element, z):
+    # two open shells in one configuration (e.g. 2p1/2^1 2p3/2^2) are checked on the grid too
+    from hartree.atom import kernel, make_nucleus, AtomSCFOptions
+    from hartree.atom.config import jj_configurations
+    for pattern, _, label in jj_configurations(z):
+        result = kernel(z, BASES[element], make_nucleus(z), AtomSCFOptions(energy_tol=1e-12),
+                        block_shells=[n for n, _ in pattern], open_shells=[q for _, q in pattern])
+        assert abs(aoc_energy(result, z) - result.energy) < 1e-8, label
+
+
+def test_autogen_command_line_and_input(tmp_path, capsys):
+    from hartree.atom import kernel, make_nucleus
+    from hartree.atom.config import jj_configurations
+    from hartree.atom.wtbs import WTBSParameters, parse_nbs, wtbs_exponents
+    from hartree.cli.main import main
+    out = tmp_path / "b.json"
+    basis = ["--alpha", "3.238e-2", "--beta", "1.948", "--delta", "5.573", "--gamma", "1.523", "--nbs", "s:1:12,p:1:8"]
+    assert main(["atom", "B", "--autogen", "--json", str(out)] + basis) == 0
+    doc = __import__("json").loads(out.read_text())
+    exps = wtbs_exponents([WTBSParameters(3.238e-2, 1.948, 5.573, 1.523)], parse_nbs("s:1:12,p:1:8"))
+    energies = []
+    for pattern, weight, label in jj_configurations(5):
+        e = kernel(5, exps, make_nucleus(5), block_shells=[n for n, _ in pattern],
+                   open_shells=[q for _, q in pattern]).energy
+        energies.append(e)
+        row = [c for c in doc["configurations"] if c["configuration"] == label][0]
+        assert row["energy"] == pytest.approx(e, abs=1e-10) and row["weight"] == pytest.approx(weight)
+    assert doc["average_energy"] == pytest.approx((2 * energies[0] + energies[1]) / 3, abs=1e-10)
+    assert doc["energy"] == pytest.approx(min(energies), abs=1e-10)
+    assert "weighted average of 2 configurations" in capsys.readouterr().out
+    assert main(["atom", "B", "--autogen", "--nonrelativistic"] + basis) == 2
+    assert "--autogen cannot be combined" in capsys.readouterr().err

@@ -8,7 +8,7 @@ import pytest
 from hartree.atom import AtomSCFOptions, make_nucleus
 from hartree.atom.input import parse_input
 from hartree.atom.optimize import NewuoaOptions, optimize_wtbs
-from hartree.atom.wtbs import WTBSParameters, parse_nbs, wtbs_exponents
+from hartree.atom.wtbs import Window, WTBSParameters, parse_nbs, wtbs_exponents
 from hartree.atom.scf import kernel
 from hartree.cli.main import main
 from hartree.errors import InputError
@@ -35,9 +35,12 @@ def test_newuoa_reaches_a_local_minimum():
     assert kernel(2, wtbs_exponents([p], windows), nuc, opts).energy == pytest.approx(res.energy, abs=1e-10)
 
 
-def test_newuoa_options_checked():
+def test_newuoa_options_checked(monkeypatch):
     with pytest.raises(InputError, match="rhoend < rhobeg"):
         NewuoaOptions(rhobeg=1e-4, rhoend=0.1)
+    monkeypatch.setitem(__import__("sys").modules, "nlopt", None)       # as if nlopt were not installed
+    with pytest.raises(InputError, match="needs the nlopt package"):
+        optimize_wtbs(2, WTBSParameters(0.12, 2.3, 4.5, 1.5), parse_nbs("s:1:6"), make_nucleus(2))
 
 
 BSOPT = """He optimization
@@ -60,5 +63,43 @@ def test_bsopt_input_and_cli(tmp_path, capsys):
     assert "Optimized WTBS parameters" in capsys.readouterr().out
     doc = json.loads(out.read_text())
     assert doc["energy"] <= doc["optimization"]["start_energy"]
-    assert doc["optimization"]["evaluations"] <= 31
+    assert doc["optimization"]["evaluations"] <= 30 == len(doc["optimization"]["history"]) + 30 - doc["optimization"]["evaluations"]
     assert doc["energy"] == pytest.approx(min(e for e in doc["optimization"]["energies"] if e is not None), abs=1e-10)
+    assert (tmp_path / "he.png").stat().st_size > 1000 and doc["optimization"]["plot"].endswith("he.png")
+
+
+def test_one_group_per_l_and_history():
+    # Ne (HF) with separate s and p groups: 8 parameters; the optimum is the energy of its
+    # parameters, the history holds every evaluation and its running minimum ends there
+    nuc = make_nucleus(10)
+    opts = AtomSCFOptions(relativistic=False)
+    start = WTBSParameters(9.943e-2, 1.945, 4.988, 1.392)
+    windows = [Window(0, 1, 10, 0), Window(1, 1, 6, 1)]
+    res = optimize_wtbs(10, [start, start], windows, nuc, opts, NewuoaOptions(rhobeg=0.1, rhoend=1e-3, maxfun=60))
+    assert len(res.groups) == 2 and res.evaluations == len(res.history) <= 60
+    assert res.groups[0] != res.groups[1]
+    e = kernel(10, wtbs_exponents(res.groups, windows), nuc, opts).energy
+    assert e == pytest.approx(res.energy, abs=1e-10)
+    assert res.history[0]["energy"] == pytest.approx(res.start_energy, abs=0)
+    best = res.best_so_far()
+    assert best[-1] == res.energy and all(b >= a for a, b in zip(best[1:], best[:-1]))
+    assert res.energy < res.start_energy - 1e-3
+    # only the p group active: the s group stays exactly at its start values
+    part = optimize_wtbs(10, res.groups, windows, nuc, opts, NewuoaOptions(rhobeg=0.05, rhoend=1e-3, maxfun=20),
+                         active=[1])
+    assert part.groups[0] == res.groups[0] and part.energy <= res.energy + 1e-10
+    assert kernel(10, wtbs_exponents(part.groups, windows), nuc, opts).energy == pytest.approx(part.energy, abs=1e-10)
+    with pytest.raises(InputError, match="the windows use groups"):
+        optimize_wtbs(10, [start], windows, nuc, opts)
+
+
+def test_history_plot_is_a_png(tmp_path):
+    from matplotlib.image import imread
+    from hartree.atom.plot import plot_history
+    nuc = make_nucleus(2)
+    res = optimize_wtbs(2, WTBSParameters(0.12, 2.3, 4.5, 1.5), parse_nbs("s:1:6"), nuc,
+                        AtomSCFOptions(relativistic=False), NewuoaOptions(rhobeg=0.1, rhoend=1e-3, maxfun=25))
+    path = plot_history(res, str(tmp_path / "he.png"))
+    image = imread(path)
+    assert image.shape[0] > 300 and image.shape[1] > 400
+    assert image[..., :3].std() > 0.05            # not a blank canvas

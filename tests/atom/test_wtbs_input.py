@@ -31,6 +31,11 @@ def test_windows_take_slices_of_one_pool():
     np.testing.assert_array_equal(exps[3], pool[5:19])
 
 
+def test_pool_rejects_non_positive_exponents():
+    with pytest.raises(InputError, match="non-positive or infinite exponents"):
+        wtbs_pool(WTBSParameters(alpha=0.1, beta=2.0, delta=1.0, gamma=-3.0), 6)
+
+
 def test_nbs_errors():
     with pytest.raises(InputError, match="start index 5 is beyond the end index 3"):
         parse_nbs("s:1:10,p:5:3")
@@ -131,3 +136,46 @@ def test_open_shell_input_matches_default_configuration():
     bad = open(path).read().replace("freeel=0,0,1", "freeel=0,0,5")
     with pytest.raises(InputError, match=r"n.inp:6: freeel of p3/2 must be in \(0, 4\]"):
         parse_input(bad.splitlines(), "n.inp")
+
+
+AUTOGEN = """N, all jj configurations
+ $contrl jobtype='energy' device='cpu' $end
+ $nuc znuc=7 nucmdl=1 $end
+ $bas nsym=3 bastype='wtbs' $end
+ $wtbs wtbspara=5.976e-2, 1.923, 5.183, 1.442 nbs=14,9,9 $end
+ $econfig nclose=2,1,0 nopen=0,0,1 freeel=0,0,1 {extra} $end
+{lines} $scf maxitr=60 $end
+"""
+
+
+def test_autogen_and_nconf_configurations_in_input():
+    job = parse_input(AUTOGEN.format(extra="autogen=.true.", lines="").splitlines())
+    assert [(c[0], c[1], c[3]) for c in job.configurations] == [
+        ([2, 0, 0], [0.0, 0.0, 3.0], "2p3/2^3"), ([2, 0, 0], [0.0, 1.0, 2.0], "2p1/2^1 2p3/2^2"),
+        ([2, 1, 0], [0.0, 0.0, 1.0], "2p1/2^2 2p3/2^1")]
+    assert job.options.device == "cpu"
+    # nconf lines: electrons above nclose per symmetry (2 on top of p1/2 closes it)
+    job = parse_input(AUTOGEN.format(extra="nconf=2", lines="0 0 3\n0 2 1\n").replace("nclose=2,1,0", "nclose=2,0,0")
+                      .splitlines())
+    assert [(c[0], c[1], c[2]) for c in job.configurations] == [([2, 0, 0], [0.0, 0.0, 3.0], 0.5),
+                                                                ([2, 1, 0], [0.0, 0.0, 1.0], 0.5)]
+    for extra, lines, message in (("nconf=2", "0 0 3\n", "nconf=2 but 1 configuration"),
+                                  ("nconf=1", "0 0 5\n", "do not fit one p3/2 shell"),
+                                  ("autogen=.true. nconf=1", "0 0 3\n", "either autogen"),
+                                  ("", "0 0 3\n", "need nconf")):
+        with pytest.raises(InputError, match=message):
+            parse_input(AUTOGEN.format(extra=extra, lines=lines).splitlines())
+    with pytest.raises(InputError, match="device must be"):
+        parse_input(AUTOGEN.format(extra="", lines="").replace("device='cpu'", "device='tpu'").splitlines())
+
+
+def test_thesis_table_rows():
+    from hartree.atom.wtbs import THESIS_TABLE_2_1, thesis_basis
+    # rows as printed in Table 2.1 (alpha, beta, delta, gamma; windows)
+    assert THESIS_TABLE_2_1["Xe"] == (54, (5.981e-2, 1.802, 5.862, 1.490), "s:1:30,p:1:25,d:3:20", "1S")
+    assert THESIS_TABLE_2_1["Kr"][1:3] == ((6.804e-2, 1.859, 5.510, 1.370), "s:1:29,p:1:23,d:3:17")
+    assert len(THESIS_TABLE_2_1) == 80 and "Yb" not in THESIS_TABLE_2_1
+    params, windows = thesis_basis(86)
+    assert params == WTBSParameters(5.716e-2, 1.749, 5.695, 1.486) and windows[3] == Window(3, 6, 19)
+    with pytest.raises(InputError, match="Table 2.1 of the thesis has no basis set for Yb"):
+        thesis_basis("Yb")
