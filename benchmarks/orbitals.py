@@ -1,11 +1,14 @@
 """Orbital-lattice benchmark (CPU part): C60 RHF/6-31G* (cartesian d, 900 functions), HOMO on
 the VMD paper's 172 x 173 x 169 lattice at 0.075 Angstrom, hartree vs PySCF's cubegen.
 
-Run:  python benchmarks/orbitals.py [--orbitals huckel|hcore] [--scratch /tmp]
+Run:  python benchmarks/orbitals.py [--orbitals huckel|hcore|c60_rhf.npz] [--scratch /tmp]
+      python benchmarks/orbitals.py --gpu-sample benchmarks/results/orbitals_gpu_sample.npz
 
 Orbitals: an RHF of C60 is too slow on a small CPU (ours and PySCF's), so the benchmark
-takes PySCF's Hueckel-guess orbitals (default) or the core-Hamiltonian ones; the timings
-do not depend on the coefficient values (see c60_orbitals).
+takes the RHF orbitals saved by the GPU benchmark (benchmarks/orbitals_gpu.py --orbitals
+scf, an npz), or PySCF's Hueckel-guess orbitals (default) or the core-Hamiltonian ones;
+the timings do not depend on the coefficient values (see c60_orbitals).
+--gpu-sample only checks the GPU benchmark's saved sub-lattice values against PySCF.
 PySCF gets exactly our basis data (tests/helpers.to_pyscf).
 
 The lattice: PySCF's ``cubegen.orbital`` is called as users call it, with nx, ny, nz =
@@ -60,6 +63,11 @@ def c60_orbitals(mol, basis, kind):
     """
     pmol = to_pyscf(mol, basis)
     nocc = mol.nelectron // 2
+    if str(kind).endswith(".npz"):
+        data = np.load(kind)
+        return (data["mo_coeff"], data["mo_occ"][:data["mo_coeff"].shape[1]],
+                f"RHF/6-31G* orbitals from hartree's GPU SCF (E = {float(data['energy']):.8f} Eh, "
+                f"{os.path.basename(kind)} saved by benchmarks/orbitals_gpu.py --orbitals scf)")
     if kind == "hcore":
         import scipy.linalg
         e, c = scipy.linalg.eigh(pmol.intor("int1e_kin") + pmol.intor("int1e_nuc"), pmol.intor("int1e_ovlp"))
@@ -85,7 +93,12 @@ def best_of(n, function):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--orbitals", choices=("huckel", "hcore"), default="huckel")
+    parser.add_argument("--orbitals", default="huckel",
+                        help="huckel, hcore, or an npz of RHF orbitals saved by benchmarks/orbitals_gpu.py "
+                             "(keys mo_coeff, mo_occ, energy)")
+    parser.add_argument("--gpu-sample", default=None,
+                        help="only compare orbitals_gpu_sample.npz (from benchmarks/orbitals_gpu.py) with PySCF "
+                             "on its sub-lattice and add the result to orbitals_gpu.json/.md beside it")
     parser.add_argument("--scratch", default="/tmp", help="folder for the cube files written")
     parser.add_argument("--no-picture", action="store_true")
     args = parser.parse_args()
@@ -107,6 +120,9 @@ def main():
     cube = cubegen.Cube(pmol, *SHAPE, margin=margin)
     lattice = Lattice(origin=cube.boxorig, axes=cube.box / (np.array(SHAPE) - 1)[:, None], shape=SHAPE)
     spacings = np.diag(lattice.axes) * BOHR_IN_ANGSTROM
+    if args.gpu_sample:
+        compare_gpu_sample(args.gpu_sample, pmol, lattice)
+        return
 
     # hartree: warm-up on a small lattice compiles the numba kernels (cache=True)
     small = Lattice(origin=lattice.origin, axes=lattice.axes, shape=(4, 5, 6))
@@ -170,6 +186,32 @@ def main():
         from hartree.grid.picture import render_png
         render_png(RESULTS / "c60_homo.png", mol, lattice, psi64, 0.02,
                    title=f"C60 HOMO (orbital {homo + 1}), isovalue 0.02 a.u.", overwrite=True)
+
+
+def compare_gpu_sample(path, pmol, lattice):
+    """Max |GPU - PySCF| on the GPU run's sub-lattice (every k-th point along each axis, with the
+    orbital coefficients saved beside the values), written into orbitals_gpu.json/.md there."""
+    data = np.load(path)
+    k = int(data["sample"])
+    sub_lattice = Lattice(origin=lattice.origin, axes=lattice.axes * k,
+                          shape=tuple(-(-n // k) for n in lattice.shape))
+    sub = (pmol.eval_gto("GTOval", sub_lattice.points()) @ data["coeff"]).reshape(sub_lattice.shape)
+    scale = float(np.abs(sub).max())
+    check = {"points": int(sub.size), "sample_step": k,
+             "max_abs_fp64_vs_pyscf": float(np.abs(data["fp64"] - sub).max()),
+             "max_abs_fp32_vs_pyscf_relative_to_max": float(np.abs(data["fp32"] - sub).max()) / scale}
+    print("GPU sample vs PySCF:", check)
+    gpu_json = Path(path).with_name("orbitals_gpu.json")
+    if gpu_json.exists():
+        record = json.loads(gpu_json.read_text())
+        record["pyscf_check"] = check
+        gpu_json.write_text(json.dumps(record, indent=2) + "\n")
+        md = gpu_json.with_suffix(".md")
+        if md.exists():
+            md.write_text(md.read_text() + f"\nChecked against PySCF's cubegen values (CPU, benchmarks/orbitals.py) on "
+                          f"{check['points']} points of the same lattice (every {k}th point along each axis): max |GPU - "
+                          f"PySCF| {check['max_abs_fp64_vs_pyscf']:.1e} (FP64), "
+                          f"{check['max_abs_fp32_vs_pyscf_relative_to_max']:.1e} of the largest value (FP32).\n")
 
 
 def markdown(r):

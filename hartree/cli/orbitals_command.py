@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..constants import ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM
 from ..grid import Lattice, lattice_around, lattice_from_axes
 from ..grid.api import compute, requested
+from ..grid.orbitals import resolve_device
 from ..grid.sources import load_wavefunction
 from ..io.cube import make_cube, write_cube
 from .argtypes import positive_float
@@ -75,6 +76,9 @@ def add_arguments(parser):
                           "only --npy and --h5 outputs then")
     lat.add_argument("--single", action="store_true",
                      help="single precision (FP32): faster; values good to about 1e-6 of the largest")
+    lat.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
+                     help="where to compute: gpu (CUDA through cupy), cpu, or auto (the GPU when "
+                          "cupy and a CUDA device are present; default)")
     out = parser.add_argument_group("output files")
     out.add_argument("--cube", metavar="TEMPLATE", help="Gaussian cube file(s)")
     out.add_argument("--png", metavar="TEMPLATE", help="PNG picture(s) of the isosurfaces")
@@ -158,6 +162,13 @@ def _describe(args, lattice):
             f"{'bohr' if args.bohr else 'Angstrom'}, {precision}")
 
 
+def _device_text(device):
+    if device == "gpu":
+        from ..gpu.device import gpu_status
+        return f"gpu ({gpu_status()[1]})"
+    return "cpu"
+
+
 def _write_h5(path, wfn, lattice, values):
     import h5py
 
@@ -184,11 +195,13 @@ def execute(args, console):
     if not isinstance(lattice, Lattice) and (args.cube or args.png):
         raise InputError("--cube and --png need a lattice; with --points write --npy or --h5")
     dtype = np.float32 if args.single else np.float64
+    device = resolve_device(args.device)
     say = (lambda text: None) if args.quiet else (lambda text: console.print(text, markup=False))
     say(f"source:  {args.source} ({wfn.basis.nao} basis functions, {wfn.molecule.natm} atoms)")
     say(_describe(args, lattice))
+    say(f"device:  {_device_text(device)}")
     start = time.perf_counter()
-    values = compute(wfn, items, lattice, dtype)
+    values = compute(wfn, items, lattice, dtype, device)
     numbers = {label: choice.number + (wfn.mo_coeff.shape[-1] if choice.spin == 1 else 0)
                for label, kind, choice in items if kind == "mo"}
     for label, kind, _ in items:

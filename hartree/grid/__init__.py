@@ -10,8 +10,11 @@ AO kernel, any points), separable (rectilinear lattices: orbitals as sums of 1-D
 Gaussian products + one GEMM, and exp-free AO rows), orbitals (the API: evaluate_ao,
 evaluate_orbitals, evaluate_density, ao_blocks), select (orbital names), sources
 (wavefunctions from a result JSON or a Molden file), picture (isosurface PNG).
-A GPU backend would provide the same two entry points as cpu/separable
-(AO values of a point block; one orbital on a rectilinear lattice).
+GPU (``device="gpu"`` or "auto" in evaluate_orbitals/evaluate_density, ``--device`` in
+``hartree orbitals``): gpu (slabs, screening lists, fused orbital kernel, AO values +
+GEMM, densities; cupy imported only when called), gpu_codegen (CUDA C generated at run
+time: general kernel and per-molecule JIT kernel), multi (a host thread per GPU pulling
+slabs from a queue), gpu_emulate (the generated kernels through g++, for tests).
 """
 
 from .lattice import Lattice, lattice_around, lattice_from_axes

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from .lattice import lattice_around
-from .orbitals import evaluate_density, evaluate_orbitals
+from .orbitals import evaluate_density, evaluate_orbitals, resolve_device
 from .select import select_orbitals
 from .sources import Wavefunction, from_result, load_wavefunction
 
@@ -35,27 +35,39 @@ def requested(wfn, mo=None, density=False, spin_density=False):
     return items
 
 
-def compute(wfn, items, where, dtype=np.float64):
+def compute(wfn, items, where, dtype=np.float64, device="cpu"):
     """{label: values} for the requested items on a Lattice or (n, 3) points (bohr), a.u.
 
     Orbitals come out as lattice.shape (or (n,)) arrays, densities likewise.
+    device: 'cpu', 'gpu' or 'auto' (see hartree.grid.orbitals.resolve_device); on the GPU
+    the orbitals of one spin are evaluated together (shared basis-function values).
     """
+    device = resolve_device(device)
     values = {}
+    if device == "gpu":
+        for spin in (0, 1):
+            mine = [(label, choice) for label, kind, choice in items if kind == "mo" and choice.spin == spin]
+            if mine:
+                coeff = np.stack([wfn.coefficients(spin, c.index) for _, c in mine], axis=1)
+                psi = evaluate_orbitals(wfn.basis, coeff, where, dtype=dtype, device="gpu")
+                values.update({label: psi[n] for n, (label, _) in enumerate(mine)})
     for label, kind, choice in items:
-        if kind == "mo":
+        if kind == "mo" and label not in values:
             values[label] = evaluate_orbitals(wfn.basis, wfn.coefficients(choice.spin, choice.index),
                                               where, dtype=dtype)[0]
-        else:
+        elif kind != "mo":
             values[label] = evaluate_density(wfn.basis, wfn.mo_coeff, wfn.mo_occ, where,
-                                             spin=kind == "spin", dtype=dtype)
-    return values
+                                             spin=kind == "spin", dtype=dtype, device=device)
+    return {label: values[label] for label, _, _ in items}
 
 
 def on_lattice(source, mo=None, density=False, spin_density=False, spacing=0.1, margin=4.0,
-               unit="angstrom", lattice=None, dtype=np.float64):
+               unit="angstrom", lattice=None, dtype=np.float64, device="auto"):
     """(Lattice, {label: values}) for a result file path, an SCFResult or a Wavefunction.
 
     spacing, margin in ``unit``; or pass a ready ``lattice`` (hartree.grid.Lattice).
+    device: 'auto' (GPU when cupy and a CUDA device are present), 'cpu' or 'gpu'.
+    Values are numpy arrays of lattice.shape, atomic units.
     """
     if isinstance(source, Wavefunction):
         wfn = source
@@ -65,4 +77,4 @@ def on_lattice(source, mo=None, density=False, spin_density=False, spacing=0.1, 
         wfn = load_wavefunction(source)
     if lattice is None:
         lattice = lattice_around(wfn.molecule.coords, spacing, margin, unit=unit)
-    return lattice, compute(wfn, requested(wfn, mo, density, spin_density), lattice, dtype)
+    return lattice, compute(wfn, requested(wfn, mo, density, spin_density), lattice, dtype, device)

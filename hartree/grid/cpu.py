@@ -85,14 +85,19 @@ def shell_cutoffs(basis, threshold=DEFAULT_THRESHOLD):
     """
     r = np.linspace(0.0, 60.0, 6001)  # bohr; Gaussians are negligible far before 60 bohr
     out = np.empty(basis.nshell)
+    memo = {}                          # the same shell on many atoms is bounded once
     for ish in range(basis.nshell):
         l = int(basis.shell_l[ish])
+        key = (l, basis.shell_exponents(ish).tobytes(), basis.shell_coefficients(ish).tobytes())
+        if key in memo:
+            out[ish] = memo[key]
+            continue
         a = basis.shell_exponents(ish)[:, None]
         c = np.abs(basis.shell_coefficients(ish))[:, None] * sp_factor(l) * 2.0**l * (2 * l + 1)
         bound = (c * r**l * np.exp(-a * r * r)).sum(axis=0)
         above = np.flatnonzero(bound >= threshold)
         rmax = r[min(above[-1] + 1, r.size - 1)] if above.size else 0.0
-        out[ish] = rmax * rmax if rmax < r[-1] else np.inf
+        out[ish] = memo[key] = rmax * rmax if rmax < r[-1] else np.inf
     return out
 
 

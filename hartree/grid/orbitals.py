@@ -18,14 +18,17 @@ Two evaluation paths, same results to rounding:
   orbitals on large lattices.
 
 ``method="auto"`` takes "separable" for orbitals on rectilinear lattices and
-"ao" otherwise.  Values are in atomic units (bohr^-3/2 for orbitals, bohr^-3 for
-densities).  ``dtype=np.float32`` gives single precision (errors about 1e-6 of
+"ao" otherwise.  ``device="gpu"`` (or "auto" with cupy and a CUDA device present) runs
+the CUDA kernels of :mod:`hartree.grid.gpu` instead (the separable expansion on
+rectilinear lattices, else the fused orbital kernel, or AO values per slab + GEMM for
+many orbitals and densities); results are numpy arrays either way.  Values are in
+atomic units (bohr^-3/2 for orbitals, bohr^-3 for densities).  ``dtype=np.float32`` gives single precision (errors about 1e-6 of
 the largest value; see the tests).
 """
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import DeviceError, InputError
 from .cpu import DEFAULT_THRESHOLD, eval_ao, prepare_basis
 from .lattice import Lattice
 from .select import spin_occupations
@@ -33,6 +36,23 @@ from .separable import ao_rows, cartesian_coefficients, lattice_tables, make_pla
 
 #: Points per block in the "ao" path (block x nao values held at once).
 POINT_BLOCK = 4096
+
+
+def resolve_device(device):
+    """'cpu' or 'gpu' for device = 'cpu' | 'gpu' | 'auto' (asked now, never at import).
+
+    'auto' takes the GPU when cupy imports and a CUDA device is visible; 'gpu' without one
+    raises DeviceError.
+    """
+    if device not in ("cpu", "gpu", "auto"):
+        raise InputError(f"unknown device {device!r}; choose cpu, gpu or auto")
+    if device == "cpu":
+        return "cpu"
+    from ..gpu.device import gpu_status
+    ok, why = gpu_status()
+    if device == "gpu" and not ok:
+        raise DeviceError(f"device 'gpu' was asked for but no CUDA GPU is usable: {why}")
+    return "gpu" if ok else "cpu"
 
 
 def _points_and_shape(where):
@@ -80,11 +100,13 @@ def evaluate_ao(basis, where, dtype=np.float64, threshold=DEFAULT_THRESHOLD):
 
 
 def evaluate_orbitals(basis, mo_coeff, where, dtype=np.float64, method="auto",
-                      threshold=DEFAULT_THRESHOLD):
+                      threshold=DEFAULT_THRESHOLD, device="cpu", gpu_kernel="auto"):
     """Orbital values, (norb, *shape): shape = lattice.shape, or (n,) for a point array.
 
     mo_coeff: (nao,) or (nao, norb) coefficients in hartree's AO order.
-    method: "auto", "ao" or "separable" (rectilinear lattices only).
+    method: "auto", "ao" or "separable" (rectilinear lattices only; CPU).
+    device: "cpu", "gpu" or "auto"; gpu_kernel: "auto", "general" or "jit" (GPU only;
+    on the GPU FP32 runs screen at hartree.grid.gpu.FP32_THRESHOLD unless told).
     """
     coeff = np.asarray(mo_coeff, dtype=np.float64)
     if coeff.ndim == 1:
@@ -92,6 +114,11 @@ def evaluate_orbitals(basis, mo_coeff, where, dtype=np.float64, method="auto",
     if coeff.shape[0] != basis.nao:
         raise InputError(f"orbital coefficients have {coeff.shape[0]} rows; the basis has {basis.nao} functions")
     points, shape, lattice = _points_and_shape(where)
+    if resolve_device(device) == "gpu":
+        from . import gpu
+        gpu_threshold = None if threshold == DEFAULT_THRESHOLD else threshold
+        values = gpu.orbitals(basis, coeff, where, dtype=dtype, kernel=gpu_kernel, threshold=gpu_threshold)
+        return values.reshape((coeff.shape[1],) + tuple(shape))
     if method == "auto":
         method = "separable" if lattice is not None and lattice.is_rectilinear else "ao"
     if method == "separable":
@@ -113,11 +140,12 @@ def evaluate_orbitals(basis, mo_coeff, where, dtype=np.float64, method="auto",
 
 
 def evaluate_density(basis, mo_coeff, mo_occ, where, spin=False, dtype=np.float64,
-                     threshold=DEFAULT_THRESHOLD):
+                     threshold=DEFAULT_THRESHOLD, device="cpu", gpu_kernel="auto"):
     """Total electron density (or, with spin=True, alpha minus beta), shape of the lattice/points.
 
     mo_coeff/mo_occ: restricted (nao, nmo)/(nmo,) or unrestricted (2, nao, nmo)/(2, nmo).
     Per block: AO values once, then psi = AO @ C_occ and rho = sum_i n_i psi_i^2 per spin.
+    device, gpu_kernel: as in :func:`evaluate_orbitals` (the GPU does the same per slab).
     """
     coeff = np.asarray(mo_coeff, dtype=np.float64)
     occ = spin_occupations(mo_occ)                      # (2, nmo) per-spin occupations
@@ -133,6 +161,11 @@ def evaluate_density(basis, mo_coeff, mo_occ, where, spin=False, dtype=np.float6
         keep = np.flatnonzero(np.abs(n) > 1e-14)
         used.append((np.ascontiguousarray(c[:, keep].T, dtype=dtype), n[keep].astype(dtype)))
     _, shape, _ = _points_and_shape(where)
+    if resolve_device(device) == "gpu":
+        from . import gpu
+        gpu_threshold = None if threshold == DEFAULT_THRESHOLD else threshold
+        return gpu.density(basis, used, where, dtype=dtype, kernel=gpu_kernel,
+                           threshold=gpu_threshold).reshape(shape)
     out = np.empty(int(np.prod(shape)), dtype=dtype)
     for start, stop, ao in ao_blocks(basis, where, dtype, threshold):
         rho = np.zeros(stop - start, dtype=dtype)

@@ -118,3 +118,24 @@ def test_checkpoint_source(sources, tmp_path):
 def _points(folder):
     np.savetxt(folder / "p.txt", np.random.default_rng(5).normal(size=(30, 3)))
     return folder / "p.txt"
+
+
+def test_device_option(sources, tmp_path, capsys):
+    """--device cpu computes (and says so); --device gpu without a usable GPU is exit code 4
+    with one line naming the reason, before any output file is written."""
+    from hartree.gpu.device import gpu_status
+
+    folder, result, pmol = sources
+    code = main(["orbitals", str(folder / "water.json"), "--spacing", "0.5", "--bohr", "--device", "cpu",
+                 "--npy", str(tmp_path / "h.npy")])
+    assert code == 0 and "device:  cpu" in capsys.readouterr().out
+    lattice_values = np.load(tmp_path / "h.npy")
+    assert lattice_values.ndim == 3
+    if gpu_status()[0]:
+        pytest.skip("a GPU is usable here; the no-GPU error cannot be shown")
+    code = main(["orbitals", str(folder / "water.json"), "--spacing", "0.5", "--device", "gpu",
+                 "--npy", str(tmp_path / "g.npy")])
+    captured = capsys.readouterr()
+    assert code == 4
+    assert "no CUDA GPU is usable" in captured.err
+    assert not (tmp_path / "g.npy").exists()
