@@ -8,7 +8,8 @@ For a class (la lb|lc ld) (la >= lb, lc >= ld) this module writes, as plain text
 * ``eri_<cls><suffix>`` (:func:`eri_function`): the contracted cartesian block (ab|cd) of
   one shell quartet, or a slice of it (some a / b components), by Rys quadrature with the
   2-D recurrences written out as scalar statements for the class; classes above
-  :data:`GENERIC_LIMIT` components use loops over local arrays instead.
+  :data:`GENERIC_LIMIT` components use loops over local arrays instead (with the (c, d)
+  components of each (a, b) written out, and optionally run-time slice bounds).
 
 The J/K kernels that call these are written by :mod:`hartree.gpu.jkgen`.
 
@@ -31,7 +32,7 @@ hashed into the compile cache key together with :data:`GENERATOR_VERSION`.
 """
 from math import pi
 
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "4"
 
 #: threads per block edge; a block is TILE x TILE (bra pair, ket pair) quartets
 TILE = 16
@@ -43,12 +44,36 @@ MIN_BLOCKS = 1
 
 _PREF = 2.0 * pi ** 2.5
 
-#: classes with more cartesian quartet components than this keep the root loop and the
-#: digestion loops rolled (compile time: full unrolling of (ff|ff) makes ~10^5 statements)
+#: slices (or classes) with more cartesian quartet components than this keep the root loop
+#: and the digestion loops rolled (compile time: full unrolling of (ff|ff) makes ~10^5
+#: statements)
 UNROLL_LIMIT = 81
 
-#: above this many components the recurrences are loops over local arrays, not statements
+#: classes with more components than this keep the root loop rolled in every slice, even
+#: small ones: NVRTC time of (dd|dd) 30 s -> 17 s, kernel time +2 % (H200, batch b1)
+ROOT_UNROLL_CLASS_LIMIT = 1000
+
+#: above this many components the recurrences are loops over local arrays, not statements,
+#: for classes with a g (or higher) shell ...
 GENERIC_LIMIT = 1296
+
+#: ... and for classes up to f: their scalar version is 5-7x faster than the loop version
+#: ((fd|fp) 0.050 s vs 0.261 s on Tamoxifen/def2-TZVP, H200) and compiles in ~10 s;
+#: (ff|fp) and (fd|dd) (3000, 2160 components) stay loops: twice the NVRTC time, and
+#: (ff|fp) spills 4.6 kB a thread as scalar code (not measured on the GPU yet)
+GENERIC_LIMIT_F = 2000
+
+#: loop version: write out the (c, d) loop of each (a, b) (see _cd_block)
+LOOP_UNROLL_CD = True
+
+
+def is_generic(cls):
+    """True when class `cls` uses the loop version: more than GENERIC_LIMIT_F components
+    (all shells up to f) or GENERIC_LIMIT (a g or higher shell)."""
+    size = 1
+    for l in cls:
+        size *= ncart(l)
+    return size > (GENERIC_LIMIT_F if max(cls) <= 3 else GENERIC_LIMIT)
 
 
 def _unroll(size):
@@ -199,13 +224,16 @@ def _root_body(la, lb, lc, ld, arange, brange):
     return lines + acc
 
 
-def eri_function(cls, arange=None, brange=None, suffix=""):
+def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
     """Device function eri_<cls><suffix>: contracted cartesian block of one quartet, eq. (1),
     for the components a in arange, b in brange (default: all), every c and d.
 
     Classes up to :data:`GENERIC_LIMIT` components get the recurrences written out as
     scalar statements (registers); larger ones a loop version over local arrays
     (:func:`_root_body_loops`), which compiles in seconds instead of minutes.
+    runtime=True (loop version only): the function takes the slice as arguments
+    (a0, a1, b0, b1) after `tab`, so one copy serves every slice; `eri` must hold
+    (a1-a0)(b1-b0) nc nd values.
     """
     la, lb, lc, ld = cls
     name = class_name(cls)
@@ -213,12 +241,20 @@ def eri_function(cls, arange=None, brange=None, suffix=""):
     arange = list(arange if arange is not None else range(ncart(la)))
     brange = list(brange if brange is not None else range(ncart(lb)))
     size = len(arange) * len(brange) * ncart(lc) * ncart(ld)
-    generic = ncart(la) * ncart(lb) * ncart(lc) * ncart(ld) > GENERIC_LIMIT
-    if generic and (len(arange) < ncart(la) or len(brange) < ncart(lb)):
-        raise ValueError("the loop version computes whole classes only")
+    total = ncart(la) * ncart(lb) * ncart(lc) * ncart(ld)
+    generic = total > GENERIC_LIMIT
+    if arange != list(range(arange[0], arange[-1] + 1)) or \
+            brange != list(range(brange[0], brange[-1] + 1)):
+        raise ValueError("component ranges must be contiguous")
+    root_unroll = (_unroll(size) if total <= ROOT_UNROLL_CLASS_LIMIT and not generic
+                   else "#pragma unroll 1")
+    if runtime and not generic:
+        raise ValueError("runtime slice bounds need the loop version")
+    bounds = (("a0", "a1", "b0", "b1") if runtime else
+              (arange[0], arange[-1] + 1, brange[0], brange[-1] + 1))
     lines = []
     if generic:
-        lines += _component_tables(cls)
+        lines += _component_tables(cls, suffix)
     lines += [
         f"// (ab|cd) of class ({la}{lb}|{lc}{ld}) for a in [{arange[0]},{arange[-1] + 1}), "
         f"b in [{brange[0]},{brange[-1] + 1}): eri[((a-a0)*nb'+b-b0)*NC+c)*ND+d], {size} values",
@@ -227,12 +263,15 @@ def eri_function(cls, arange=None, brange=None, suffix=""):
         " const double* __restrict__ ga,",
         "    const int pk0, const int pk1, const double* __restrict__ ket_prim,"
         " const double* __restrict__ gc,",
-        "    const double* __restrict__ tab, double* __restrict__ eri)",
+        "    const double* __restrict__ tab, double* __restrict__ eri"
+        + (", const int a0, const int a1, const int b0, const int b1)" if runtime else ")"),
         "{",
         "  const double ABx = ga[3], ABy = ga[4], ABz = ga[5];",
         "  const double CDx = gc[3], CDy = gc[4], CDz = gc[5];",
-        _unroll(size),
-        f"  for (int q = 0; q < {size}; ++q) eri[q] = 0.0;",
+        _unroll(size) if not runtime else "#pragma unroll 1",
+        (f"  for (int q = 0; q < {size}; ++q) eri[q] = 0.0;" if not runtime else
+         f"  for (int q = 0; q < (a1 - a0) * (b1 - b0) * {ncart(lc) * ncart(ld)}; ++q)"
+         " eri[q] = 0.0;"),
         "  for (int pb = pb0; pb < pb1; ++pb) {",
         "    const double* P = bra_prim + 5 * pb;",
         "    const double ze = P[0], Kab = P[4];",
@@ -250,17 +289,19 @@ def eri_function(cls, arange=None, brange=None, suffix=""):
         f"      const double pref = {_PREF!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
         f"      double u[{n}], w[{n}];",
         f"      rys_{n}(T, tab, u, w);",
-        _unroll(size),
+        root_unroll,
         f"      for (int r = 0; r < {n}; ++r) {{",
     ]
-    lines += _root_body_loops(cls) if generic else _root_body(la, lb, lc, ld, arange, brange)
+    lines += (_root_body_loops(cls, bounds, suffix) if generic
+              else _root_body(la, lb, lc, ld, arange, brange))
     lines += ["      }", "    }", "  }", "}"]
     return lines
 
 
-def _component_tables(cls):
-    """__constant__ tables of cartesian exponents for the loop version."""
-    name = class_name(cls)
+def _component_tables(cls, suffix=""):
+    """__constant__ tables of cartesian exponents for the loop version (one set per slice
+    function: names carry its suffix)."""
+    name = class_name(cls) + suffix
     out = []
     for tag, l in zip("abcd", cls):
         comps = ", ".join(f"{{{i},{j},{k}}}" for i, j, k in cart_components(l))
@@ -268,12 +309,15 @@ def _component_tables(cls):
     return out
 
 
-def _root_body_loops(cls):
-    """One Rys root, eqs. (2)-(7) and (1), as loops over local arrays (large classes)."""
+def _root_body_loops(cls, bounds, suffix=""):
+    """One Rys root, eqs. (2)-(7) and (1), as loops over local arrays (large classes), for
+    the components a in [a0, a1), b in [b0, b1) (bounds: numbers or C expressions), all c
+    and d."""
     la, lb, lc, ld = cls
-    name = class_name(cls)
+    name = class_name(cls) + suffix
     lab, lcd = la + lb, lc + ld
-    na, nb, nc, nd = (ncart(l) for l in cls)
+    nc, nd = ncart(lc), ncart(ld)
+    a0, a1, b0, b1 = bounds
     return [
         "      const double ur = u[r];",
         "      const double wr = w[r] * pref;",
@@ -311,23 +355,41 @@ def _root_body_loops(cls):
         "          }",
         "      }",
         "#pragma unroll 1",
-        f"      for (int a = 0; a < {na}; ++a) {{",
+        f"      for (int a = {a0}; a < {a1}; ++a) {{",
         f"        const unsigned char* A = cart_a_{name}[a];",
         "#pragma unroll 1",
-        f"        for (int b = 0; b < {nb}; ++b) {{",
+        f"        for (int b = {b0}; b < {b1}; ++b) {{",
         f"          const unsigned char* B = cart_b_{name}[b];",
-        f"          double* out = eri + (a * {nb} + b) * {nc * nd};",
-        f"          for (int c = 0; c < {nc}; ++c) {{",
-        f"            const unsigned char* C = cart_c_{name}[c];",
-        f"            for (int dd = 0; dd < {nd}; ++dd) {{",
-        f"              const unsigned char* D = cart_d_{name}[dd];",
-        "              out[c * %d + dd] += e[0][A[0]][B[0]][C[0]][D[0]] * e[1][A[1]][B[1]][C[1]][D[1]]"
-        " * e[2][A[2]][B[2]][C[2]][D[2]];" % nd,
-        "            }",
-        "          }",
+        f"          double* out = eri + ((a - {a0}) * ({b1} - {b0}) + b - {b0}) * {nc * nd};",
+    ] + _cd_block(lc, ld, name) + [
         "        }",
         "      }",
     ]
+
+
+def _cd_block(lc, ld, name):
+    """Innermost part of the loop version for one (a, b): all (c, d) components, eq. (1).
+    With LOOP_UNROLL_CD the (c, d) loops are written out (compile-time offsets from one
+    pointer per direction into e[d][a_d][b_d][.][.]), else rolled with table look-ups."""
+    nc, nd = ncart(lc), ncart(ld)
+    if not LOOP_UNROLL_CD:
+        return [
+            f"          for (int c = 0; c < {nc}; ++c) {{",
+            f"            const unsigned char* C = cart_c_{name}[c];",
+            f"            for (int dd = 0; dd < {nd}; ++dd) {{",
+            f"              const unsigned char* D = cart_d_{name}[dd];",
+            "              out[c * %d + dd] += e[0][A[0]][B[0]][C[0]][D[0]] * "
+            "e[1][A[1]][B[1]][C[1]][D[1]] * e[2][A[2]][B[2]][C[2]][D[2]];" % nd,
+            "            }",
+            "          }"]
+    L = ["          const double* ex = &e[0][A[0]][B[0]][0][0];",
+         "          const double* ey = &e[1][A[1]][B[1]][0][0];",
+         "          const double* ez = &e[2][A[2]][B[2]][0][0];"]
+    for ic, c in enumerate(cart_components(lc)):
+        for id_, d in enumerate(cart_components(ld)):
+            o = [c[x] * (ld + 1) + d[x] for x in range(3)]
+            L.append(f"          out[{ic * nd + id_}] += ex[{o[0]}] * ey[{o[1]}] * ez[{o[2]}];")
+    return L
 
 
 CPU_SHIM = r"""
@@ -340,7 +402,7 @@ CPU_SHIM = r"""
 #define __constant__ static const
 #define __launch_bounds__(...)
 struct ht_dim3 { unsigned x, y, z; };
-static ht_dim3 blockIdx, threadIdx, blockDim;
+static thread_local ht_dim3 blockIdx, threadIdx, blockDim;   // one set per host thread
 template <class T> static inline T __ldg(const T* p) { return *p; }
 static inline double atomicAdd(double* p, double v) { double o = *p; *p += v; return o; }
 using std::sqrt; using std::fmax; using std::fabs;

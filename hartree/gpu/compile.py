@@ -13,8 +13,11 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-#: NVRTC options: FP64 without fast-math (FMA contraction allowed: it only adds accuracy)
-BASE_OPTIONS = ("-std=c++17", "--fmad=true")
+from .nvrtc import DEFAULT_OPTIONS
+
+#: NVRTC options: FP64 without fast-math (FMA contraction allowed: it only adds accuracy);
+#: the same as the CPU-side NVRTC wrapper's (hartree.gpu.nvrtc), which CI uses
+BASE_OPTIONS = DEFAULT_OPTIONS
 
 _memory = {}
 _lock = threading.Lock()

@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import threading
 
 import numpy as np
 
@@ -69,13 +70,14 @@ class EmulatedBackend:
         os.makedirs(d, exist_ok=True)
         so = os.path.join(d, digest + ".so")
         if not os.path.exists(so):
-            cpp = os.path.join(d, digest + ".cpp")
+            cpp = os.path.join(d, f"{digest}.{os.getpid()}.{threading.get_ident()}.cpp")
             with open(cpp, "w") as f:
                 f.write(full)
-            tmp = so + f".{os.getpid()}.tmp"
+            tmp = so + f".{os.getpid()}.{threading.get_ident()}.tmp"
             subprocess.run(["g++", self.opt, "-std=c++17", "-shared", "-fPIC",
                             "-Wno-unknown-pragmas", "-o", tmp, cpp], check=True)
             os.replace(tmp, so)
+            os.remove(cpp)
         return _EmulatedModule(ctypes.CDLL(so), kernels)
 
 

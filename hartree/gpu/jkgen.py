@@ -4,11 +4,16 @@
 
 * ``jk_<cls>``: grid (bra tiles, ket tiles, slices); a block is a TILE x TILE tile of
   (bra pair, ket pair), one unique shell quartet (ij|kl) per thread, screened by
-  sqrt((ij|ij)) sqrt((kl|kl)) max|D| < threshold.  Mid-size classes are *split*:
-  blockIdx.z picks a slice of the a (or a and b) cartesian components, so each thread
-  keeps only that slice of the ERI block in registers (see :func:`split_plan`); slices
-  are uniform per block, so warps never diverge on them.
-* ``digest_<cls><A0,A1,B0,B1>``: J/K digestion of a slice against the cartesian density,
+  sqrt((ij|ij)) sqrt((kl|kl)) max|D| < threshold.  Classes above codegen.UNROLL_LIMIT
+  components are *split*: blockIdx.z picks a slice (a rectangle of a and b cartesian
+  components), so each thread keeps only that slice of the ERI block (see
+  :func:`split_plan`); slices are uniform per block, so warps never diverge on them.
+  Unrolled classes get one device function per slice (a switch on blockIdx.z; the slice
+  lives in registers); loop-version classes (above codegen.GENERIC_LIMIT components) one
+  function taking the slice bounds from a __constant__ table (the slice lives in local
+  memory, at most LOOP_SLICE_TARGET values).
+* ``digest_<cls><A0,A1,B0,B1>`` (``digest_<cls>_rt(..., A0, A1, B0, B1)`` for the loop
+  version): J/K digestion of a slice against the cartesian density,
   inside the kernel (no ERI is stored).  With s the degeneracy factor of the unique
   quartet (1/2 for i == j, for k == l, for ij == kl), one image of each pair is
   accumulated and the host adds the transpose (X + X^T):
@@ -23,9 +28,18 @@ from . import codegen
 from .codegen import (GENERATOR_VERSION, TILE, check_class, class_name, eri_function, ncart,
                       nroots, rys_function)
 
-#: a split slice keeps at most this many (b, c, d) components for one a; above it the
-#: slices are single (a, b) pairs
+#: a split slice of the unrolled version keeps at most this many (a, b, c, d) components
+#: (its ERI values live in registers)
 SLICE_TARGET = 64
+
+#: a slice of the loop version (classes above codegen.GENERIC_LIMIT components) keeps at
+#: most this many components in its local array (local memory the driver reserves per
+#: resident thread; whole (gg|gg) would be 405 kB a thread)
+LOOP_SLICE_TARGET = 1024
+
+#: split_plan groups several a components into one slice (True) or keeps the older plan of
+#: one a component per slice (False; for comparisons)
+GROUP_A = True
 
 JK_PARAMS = [
     ("int", "nbra"), ("int", "nket"), ("int", "tri"),
@@ -52,31 +66,64 @@ def decl(params):
 def split_plan(cls):
     """Component slices [(a0, a1, b0, b1)] of a class; one grid z-index each.
 
-    Up to UNROLL_LIMIT components (and above GENERIC_LIMIT, loop version): one slice.
-    Otherwise one slice per a component if nb*nc*nd <= SLICE_TARGET, else per a and per
-    chunk of b components with chunk*nc*nd <= SLICE_TARGET (chunks of near-equal size).
+    Classes up to codegen.UNROLL_LIMIT components: one slice.  Otherwise rectangles of
+    a and b components holding at most SLICE_TARGET (unrolled version) or
+    LOOP_SLICE_TARGET (loop version) components: consecutive a components grouped when
+    one a holds nb*nc*nd <= target components (near-equal groups), else one a per slice
+    with b cut into near-equal chunks of at most target // (nc*nd) components (at least 1).
+    Every slice recomputes the Rys roots and the recurrences, so fewer slices cost fewer
+    flops and more registers.
     """
     na, nb, nc, nd = (ncart(l) for l in cls)
     size = na * nb * nc * nd
-    if size <= codegen.UNROLL_LIMIT or size > codegen.GENERIC_LIMIT:
+    if size <= codegen.UNROLL_LIMIT:
         return [(0, na, 0, nb)]
-    per_b = nc * nd
-    nchunk = -(-nb * per_b // SLICE_TARGET)                 # ceil
-    nchunk = min(nb, max(nchunk, -(-nb // max(1, SLICE_TARGET // per_b))))
+    target = LOOP_SLICE_TARGET if codegen.is_generic(cls) else SLICE_TARGET
+    if size <= target:
+        return [(0, na, 0, nb)]
+    per_a, per_b = nb * nc * nd, nc * nd
+    if per_a <= target and GROUP_A:
+        ngroup = -(-na // (target // per_a))                 # ceil
+        edges = [round(k * na / ngroup) for k in range(ngroup + 1)]
+        return [(edges[k], edges[k + 1], 0, nb) for k in range(ngroup)]
+    nchunk = -(-nb // max(1, target // per_b))
     edges = [round(k * nb / nchunk) for k in range(nchunk + 1)]
     return [(a, a + 1, edges[k], edges[k + 1]) for a in range(na) for k in range(nchunk)]
 
 
+def _runtime_slices(cls):
+    """True when the class's kernel takes slice bounds at run time (loop version)."""
+    return codegen.is_generic(cls)
+
+
 def _digest_function(cls, with_j, with_k):
+    """digest_<cls>: a template on the slice <A0, A1, B0, B1> (unrolled version), or, for
+    the loop version, digest_<cls>_rt taking the slice bounds as trailing arguments."""
     name = class_name(cls)
     nc, nd = ncart(cls[2]), ncart(cls[3])
-    L = [
-        "template <int A0, int A1, int B0, int B1>",
-        f"__device__ __forceinline__ void digest_{name}(const double* __restrict__ eri, const double s,",
-        "    const int i0, const int j0, const int k0, const int l0,",
-        "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, double* vk)",
-        "{",
-        f"  constexpr int NC = {nc}, ND = {nd}, NBS = B1 - B0;",
+    runtime = _runtime_slices(cls)
+    if runtime:
+        head = [
+            f"__device__ __forceinline__ void digest_{name}_rt(const double* __restrict__ eri, "
+            "const double s,",
+            "    const int i0, const int j0, const int k0, const int l0,",
+            "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, "
+            "double* vk,",
+            "    const int A0, const int A1, const int B0, const int B1)",
+            "{",
+            f"  constexpr int NC = {nc}, ND = {nd}, NBX = {ncart(cls[1])};",
+            "  const int NBS = B1 - B0;"]
+    else:
+        head = [
+            "template <int A0, int A1, int B0, int B1>",
+            f"__device__ __forceinline__ void digest_{name}(const double* __restrict__ eri, "
+            "const double s,",
+            "    const int i0, const int j0, const int k0, const int l0,",
+            "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, "
+            "double* vk)",
+            "{",
+            f"  constexpr int NC = {nc}, ND = {nd}, NBS = B1 - B0, NBX = NBS;"]
+    L = head + [
         "  for (int set = 0; set < nset; ++set) {",
         "    const double* D = dm + (long long)set * ncart * ncart;",
     ]
@@ -111,7 +158,7 @@ def _digest_function(cls, with_j, with_k):
     if with_k:
         L += [
             "    double* K = vk + (long long)set * ncart * ncart;",
-            "    double djl[NBS * ND], djk[NBS * NC], kjk[NBS * NC], kjl[NBS * ND];",
+            "    double djl[NBX * ND], djk[NBX * NC], kjk[NBX * NC], kjl[NBX * ND];",
             "#pragma unroll",
             "    for (int b = 0; b < NBS; ++b) {",
             "#pragma unroll",
@@ -161,19 +208,55 @@ def _digest_function(cls, with_j, with_k):
             "    }",
         ]
     L += ["  }", "}"]
-    na, nb = ncart(cls[0]), ncart(cls[1])
-    if na * nb * nc * nd > codegen.GENERIC_LIMIT:   # loop version: keep digestion rolled too
+    if runtime:                                     # loop version: keep digestion rolled too
         L = ["#pragma unroll 1" if x == "#pragma unroll" else x for x in L]
     return L
 
 
-def _slice_call(cls, k, sl, indent="    "):
-    """Statements computing slice k into a local array `eri` (declared here)."""
+def _slice_size(cls, sl):
     a0, a1, b0, b1 = sl
-    size = (a1 - a0) * (b1 - b0) * ncart(cls[2]) * ncart(cls[3])
+    return (a1 - a0) * (b1 - b0) * ncart(cls[2]) * ncart(cls[3])
+
+
+def _plan_table(cls):
+    """Loop version: __constant__ table of the slices (a0, a1, b0, b1) by grid z."""
+    plan = split_plan(cls)
+    vals = ", ".join(str(v) for sl in plan for v in sl)
+    return [f"__constant__ int plan_{class_name(cls)}[{4 * len(plan)}] = {{{vals}}};"]
+
+
+#: unrolled version: declare one `eri` array (largest slice) before the switch on the
+#: slice instead of one per case.  Off: it stops the compiler keeping the slice in
+#: registers ((fd|fp) 3.6 kB local, 0.40 s instead of 0.050 s, H200 batch b2)
+HOIST_ERI = False
+
+
+def _hoisted_eri(cls, indent="  "):
+    if not HOIST_ERI or len(split_plan(cls)) < 2:
+        return []
+    return [f"{indent}double eri[{max(_slice_size(cls, sl) for sl in split_plan(cls))}];"]
+
+
+def _slice_call(cls, k, sl, indent="    "):
+    """Statements computing slice k (unrolled version) into the local array `eri`
+    (declared here, or before the switch: :func:`_hoisted_eri`)."""
+    decl = ([] if HOIST_ERI and len(split_plan(cls)) > 1
+            else [f"{indent}double eri[{_slice_size(cls, sl)}];"])
+    return decl + [
+        f"{indent}eri_{class_name(cls)}_s{k}(bra_pst[ib], bra_pst[ib + 1], bra_prim, "
+        "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri);"]
+
+
+def _runtime_call(cls, z, indent="  "):
+    """Loop version: one local `eri` (largest slice) and the call for slice number `z`
+    (a C expression); defines A0, A1, B0, B1."""
+    name = class_name(cls)
+    size = max(_slice_size(cls, sl) for sl in split_plan(cls))
     return [f"{indent}double eri[{size}];",
-            f"{indent}eri_{class_name(cls)}_s{k}(bra_pst[ib], bra_pst[ib + 1], bra_prim, "
-            "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri);"]
+            f"{indent}const int* slc = plan_{name} + 4 * ({z});",
+            f"{indent}const int A0 = slc[0], A1 = slc[1], B0 = slc[2], B1 = slc[3];",
+            f"{indent}eri_{name}_rt(bra_pst[ib], bra_pst[ib + 1], bra_prim, bra_geo + 6 * ib, "
+            "ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri, A0, A1, B0, B1);"]
 
 
 def _jk_kernel(cls, with_j, with_k):
@@ -208,8 +291,13 @@ def _jk_kernel(cls, with_j, with_k):
         "  if (sk == sl) s *= 0.5;",
         "  if (tri && ib == ik) s *= 0.5;",
         "  const int i0 = cart_loc[si], j0 = cart_loc[sj], k0 = cart_loc[sk], l0 = cart_loc[sl];",
-        "  switch (blockIdx.z) {",
     ]
+    if _runtime_slices(cls):
+        L += _runtime_call(cls, "blockIdx.z")
+        L += [f"  digest_{name}_rt(eri, s, i0, j0, k0, l0, dm, nset, ncart, vj, vk, "
+              "A0, A1, B0, B1);", "}"]
+        return L
+    L += _hoisted_eri(cls) + ["  switch (blockIdx.z) {"]
     for k, sl in enumerate(split_plan(cls)):
         L += [f"  case {k}: {{"] + _slice_call(cls, k, sl)
         L += [f"    digest_{name}<{sl[0]}, {sl[1]}, {sl[2]}, {sl[3]}>(eri, s, i0, j0, k0, l0, "
@@ -233,6 +321,16 @@ def _diag_kernel(cls):
         "  const double* bra_geo = geo; const double* ket_geo = geo;",
         "  double m = 0.0;",
     ]
+    if _runtime_slices(cls):
+        L += [f"  for (int z = 0; z < {len(split_plan(cls))}; ++z) {{"]
+        L += _runtime_call(cls, "z", "    ")
+        L += ["    for (int a = A0; a < A1; ++a)",
+              "      for (int b = B0; b < B1; ++b)        // element (ab|ab) of the slice",
+              "        m = fmax(m, fabs(eri[((a - A0) * (B1 - B0) + b - B0) * "
+              f"{nab} + a * {nb} + b]));",
+              "  }", "  qout[p] = sqrt(m);", "}"]
+        return L
+    L += _hoisted_eri(cls)
     for k, (a0, a1, b0, b1) in enumerate(split_plan(cls)):
         L += ["  {"] + _slice_call(cls, k, (a0, a1, b0, b1), "    ")
         for a in range(a0, a1):
@@ -268,8 +366,11 @@ def generate(cls, table, with_j=True, with_k=True, diag=None):
            f"J={int(with_j)} K={int(with_k)}, {len(plan)} slice(s)",
            f"// Rys table sha256 {table.sha256}; do not edit", ""]
     out += rys_function(table, nroots(cls)) + [""]
-    for k, (a0, a1, b0, b1) in enumerate(plan):
-        out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}") + [""]
+    if _runtime_slices(cls):                    # loop version: one copy, slice by table
+        out += _plan_table(cls) + eri_function(cls, suffix="_rt", runtime=True) + [""]
+    else:
+        for k, (a0, a1, b0, b1) in enumerate(plan):
+            out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}") + [""]
     out += _digest_function(cls, with_j, with_k) + [""]
     out += _jk_kernel(cls, with_j, with_k) + [""]
     if diag:

@@ -28,21 +28,35 @@ def test_source_is_deterministic_and_named(table):
 
 
 def test_split_plan_covers_every_component_once():
-    for cls in [(0, 0, 0, 0), (1, 1, 1, 1), (2, 1, 1, 1), (2, 1, 2, 1), (2, 2, 2, 1),
-                (2, 2, 2, 2), (3, 3, 3, 3)]:
+    """Slices tile the (a, b) components exactly once and respect the size targets."""
+    from .test_nvrtc import all_classes
+    for cls in all_classes(4):
         na, nb = codegen.ncart(cls[0]), codegen.ncart(cls[1])
+        ncd = codegen.ncart(cls[2]) * codegen.ncart(cls[3])
         hit = np.zeros((na, nb), dtype=int)
-        for a0, a1, b0, b1 in jkgen.split_plan(cls):
+        plan = jkgen.split_plan(cls)
+        for a0, a1, b0, b1 in plan:
             hit[a0:a1, b0:b1] += 1
         assert (hit == 1).all(), cls
-    assert len(jkgen.split_plan((2, 1, 2, 1))) == 6
+        if len(plan) > 1:
+            target = (jkgen.LOOP_SLICE_TARGET if codegen.is_generic(cls)
+                      else jkgen.SLICE_TARGET)
+            biggest = max((a1 - a0) * (b1 - b0) * ncd for a0, a1, b0, b1 in plan)
+            assert biggest <= max(target, ncd), cls
+    assert len(jkgen.split_plan((2, 1, 2, 1))) == 6          # 54 components per a
+    assert len(jkgen.split_plan((3, 1, 1, 0))) == 2          # 5 a components of 9 each
     assert len(jkgen.split_plan((2, 2, 2, 2))) == 36
+    assert len(jkgen.split_plan((4, 4, 4, 4))) == 60         # 15 a x 4 b-chunks of <= 4
 
 
 def test_large_classes_use_loops(table):
+    """Loop version: one copy of the recurrences for all slices (slice bounds from a
+    constant table by grid z), not one function per slice."""
     src = jkgen.generate((3, 3, 3, 3), table)
-    assert "__constant__ unsigned char cart_a_3333" in src
-    assert len(src.splitlines()) < 400            # loops, not 10^4 statements
+    assert "__constant__ unsigned char cart_a_3333_rt" in src
+    assert "__constant__ int plan_3333[40]" in src and "switch" not in src
+    assert len(src.splitlines()) < 500            # loops, not 10^4 statements
+    assert len(jkgen.generate((4, 4, 4, 4), table).splitlines()) < 800   # 225 (c, d) lines
 
 
 def test_table_evaluation_matches_cpu_rys(table):
@@ -72,15 +86,20 @@ def test_pairs_cover_each_shell_pair_once():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("generic_limit", [codegen.GENERIC_LIMIT, 0])
-def test_emulated_kernels_match_reference(generic_limit, monkeypatch):
+@pytest.mark.parametrize("generic_limit,loop_target", [
+    (codegen.GENERIC_LIMIT, jkgen.LOOP_SLICE_TARGET), (0, 20)])
+def test_emulated_kernels_match_reference(generic_limit, loop_target, monkeypatch):
     """The generated kernels run serially on the CPU (g++) and reproduce J/K to 1e-11
-    (screening at 1e-13 leaves ~1e-12 relative)."""
+    (screening at 1e-13 leaves ~1e-12 relative); (0, 20): every class through the loop
+    version, cut into slices of at most 20 components (a groups and b chunks)."""
     from hartree.gpu import emulate
     from hartree.gpu.jk import JKBuilder
     if not emulate.available():
         pytest.skip("g++ not available")
     monkeypatch.setattr(codegen, "GENERIC_LIMIT", generic_limit)
+    monkeypatch.setattr(codegen, "GENERIC_LIMIT_F", min(generic_limit, codegen.GENERIC_LIMIT_F))
+    monkeypatch.setattr(jkgen, "LOOP_SLICE_TARGET", loop_target)
+    assert codegen.is_generic((1, 0, 0, 0)) == (generic_limit == 0)
     for case in CASES[:2]:
         mol, basis, dms = build(case)
         ref = reference_jk(case[0], mol, basis, dms)

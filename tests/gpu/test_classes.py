@@ -1,0 +1,56 @@
+"""The (gg|gg) test system without a GPU: it holds every quartet class up to (gg|gg), and
+its stored J/K reference (data/jk_sg_reference.npz, used by test_classes_gpu.py on the GPU
+machine) is what the CPU engine computes (rel. 1e-12) and PySCF agrees (rel. 1e-11).
+The generated s/g kernels (up to (gg|gg), loop version, 60 slices) run in the serial CPU
+emulation and match the CPU engine (rel. 1e-11)."""
+import numpy as np
+import pytest
+
+from hartree.gpu.pairs import build_pair_classes
+
+from .cases import SG_CASE, SG_REFERENCE, build, densities, shell_subset
+from .reference import _cpu_engine, _pyscf
+from .test_nvrtc import all_classes
+
+
+def _rel(x, ref):
+    return float(np.abs(x - ref).max() / np.abs(ref).max())
+
+
+def test_sg_case_has_every_class_up_to_gggg():
+    mol, basis, dms = build(SG_CASE)
+    pcs = sorted(build_pair_classes(basis))
+    classes = [pcs[a] + pcs[b] for a in range(len(pcs)) for b in range(a + 1)]
+    assert classes == all_classes(4)
+    assert (np.diff(basis.shell_prim_start) > 1).any()          # contracted shells
+    z = np.load(SG_REFERENCE)
+    np.testing.assert_allclose(z["coords"], mol.coords, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(z["dms"], dms, rtol=0, atol=1e-15)
+
+
+@pytest.mark.slow
+def test_stored_sg_reference_is_the_cpu_engine_result():
+    mol, basis, dms = build(SG_CASE)
+    z = np.load(SG_REFERENCE)
+    J, K, _ = _cpu_engine(mol, basis, dms)
+    assert _rel(z["J"], J) <= 1e-12 and _rel(z["K"], K) <= 1e-12
+    ref = _pyscf(mol, basis, dms)
+    if ref is None:
+        pytest.skip("PySCF not installed: CPU engine check only")
+    assert _rel(z["J"], ref[0]) <= 1e-11 and _rel(z["K"], ref[1]) <= 1e-11
+
+
+@pytest.mark.slow
+def test_emulated_s_and_g_classes_match_cpu_engine():
+    """Classes (ss|ss), (gs|ss), (gs|gs), (gg|ss), (gg|gs), (gg|gg) of the s and g shells of
+    SG_CASE (contracted), emulated with g++, versus the CPU engine."""
+    from hartree.gpu import emulate
+    from hartree.gpu.jk import JKBuilder
+    if not emulate.available():
+        pytest.skip("g++ not available")
+    mol, basis, _ = build(SG_CASE)
+    sub = shell_subset(basis, {0, 4})
+    dms = densities(sub.nao, 1, 9)
+    J, K = JKBuilder(sub, emulate.EmulatedBackend()).jk(dms)
+    Jr, Kr, _ = _cpu_engine(mol, sub, dms)
+    assert _rel(J, Jr) <= 1e-11 and _rel(K, Kr) <= 1e-11
