@@ -22,7 +22,7 @@ from ..mp2 import default_aux_name, load_aux_basis
 from ..mp2 import run as run_mp2
 from ..scf import SCFOptions
 from ..scf import run as run_scf
-from ..scf.driver import device_text, resolve_device
+from ..scf.driver import device_text, make_engine, resolve_device, resolve_gpus
 from ..scf.kernel import validate as validate_method
 from .argtypes import non_negative_float, positive_float, positive_int
 from .progress import ScfProgress
@@ -36,7 +36,9 @@ Run a Hartree-Fock calculation on the molecule in FILE and print one line per SC
 iteration, then tables of the energy and its components, orbital energies around
 the HOMO-LUMO gap, Mulliken charges, the dipole moment, <S^2> (UHF/ROHF), the
 number of iterations, the wall time and the device that did the work (--device auto:
-a CUDA GPU when cupy sees one, else the CPU).
+a CUDA GPU when cupy sees one, else the CPU; --gpus: which GPUs share the work, all
+visible ones by default, one below 500 basis functions).  On a GPU the kernels are compiled at run time (NVRTC) the
+first time a basis needs them and cached on disk; the run says when it is compiling.
 
 With --method mp2 the SCF (RHF, or UHF for open shells; see --reference) is
 followed by RI-MP2 with an auxiliary (density-fitting) basis, and a table of the
@@ -57,6 +59,7 @@ examples:
   hartree run big.xyz -b cc-pvdz --checkpoint big.h5
   hartree run big.xyz -b cc-pvdz --checkpoint big.h5 --guess checkpoint   # restart
   hartree run water.xyz -b cc-pvtz --method mp2 --frozen-core --json water-mp2.json
+  hartree run taxol.xyz -b 6-31g** --device gpu --gpus 0,1
   hartree run oh.xyz -b 6-31g* -m mp2 --multiplicity 2 --aux 6-31g**-rifit   # UHF-MP2"""
 
 _DEFAULTS = SCFOptions()
@@ -106,6 +109,11 @@ def add_arguments(parser):
     scf.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
                      help="where the SCF runs: a CUDA GPU (through cupy), the CPU, or auto (the "
                           "GPU when one is usable, else the CPU); the report names the device")
+    scf.add_argument("--gpus", metavar="LIST", default=None,
+                     help="GPUs to use on a GPU run: 'all' or device numbers such as 0,1; the "
+                          "J/K work is shared between them (default: every visible device, "
+                          "or one below 500 basis functions, where a second GPU costs more "
+                          "than it saves)")
     corr = parser.add_argument_group("correlation (with --method mp2)")
     corr.add_argument("--reference", choices=("rhf", "uhf"), default=None, type=str.lower,
                       help="SCF reference for MP2 (default: rhf for singlets, uhf otherwise)")
@@ -118,7 +126,8 @@ def add_arguments(parser):
                            "out of the correlation treatment")
     corr.add_argument("--precision", choices=PRECISIONS, default="fp64", type=str.lower,
                       help="arithmetic of the RI-MP2 matrix multiplications (fp64: double "
-                           "precision throughout; the others trade accuracy for speed)")
+                           "precision throughout; the others trade accuracy for speed; mixed "
+                           "stays within ~0.1 kcal/mol); the report names the schemes that ran")
     out = parser.add_argument_group("output files")
     out.add_argument("--json", metavar="OUT", default=None,
                      help="write the result as a QCSchema AtomicResult JSON document")
@@ -229,26 +238,74 @@ def _write_outputs(console, args, result, mp2=None):
                 console.print(f"wrote {kind}: {path}", markup=False)
 
 
+def _cached_kernels():
+    """Number of compiled kernel files in the on-disk cache (hartree.gpu.compile)."""
+    from ..gpu.compile import cache_dir
+    try:
+        return sum(1 for f in os.listdir(cache_dir()) if f.endswith(".cubin"))
+    except OSError:
+        return 0
+
+
+def prepare_gpu(console, engine, quiet):
+    """Compile (or load from the disk cache) the engine's kernels before the SCF, saying
+    so: a status line while it works, then how many kernels were newly compiled."""
+    import time
+    before = _cached_kernels()
+    t0 = time.perf_counter()
+    if quiet:
+        engine.prepare()
+        return
+    with console.status("GPU: compiling kernels not yet in the cache (NVRTC) ..."):
+        engine.prepare()
+    new = _cached_kernels() - before
+    what = (f"compiled {new} new kernel module{'s' if new != 1 else ''}" if new > 0
+            else "all kernels loaded from the cache")
+    console.print(f"GPU:      {what} in {time.perf_counter() - t0:.1f} s", highlight=False,
+                  markup=False)
+
+
 def execute(args, console):
     """Run ``hartree run`` with parsed arguments; returns the exit code (errors raise)."""
     check_output_paths((("--json", args.json), ("--molden", args.molden)), args.overwrite)
-    device = resolve_device(getattr(args, "device", "auto"))   # DeviceError before any work
+    requested = getattr(args, "device", "auto")
+    device = resolve_device(requested)                          # DeviceError before any work
+    gpus_arg = getattr(args, "gpus", None)
+    if requested == "cpu" and gpus_arg is not None:
+        raise InputError("--gpus applies only to GPU runs (--device gpu or auto)")
     molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
     method = scf_reference(args, molecule)       # the SCF to run (the MP2 reference for mp2)
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
+    gpus = resolve_gpus(gpus_arg, basis.nao) if device == "gpu" else None
     aux_basis = load_aux(molecule, basis, args) if args.method == "mp2" else None
     if args.molden:
         check_molden_supported(basis)
     if not args.quiet:
         _print_header(console, molecule, basis, args)
-        console.print(f"device:   {device_text(device)}", highlight=False, markup=False)
+        console.print(f"device:   {device_text(device, gpus)}", highlight=False, markup=False)
         if aux_basis is not None:
             console.print(f"RI-MP2:   {method.upper()} reference, auxiliary basis {aux_basis.name}, "
                           f"{aux_basis.nao} functions", highlight=False, markup=False)
+    engine = None
+    if device == "gpu":
+        engine = make_engine(molecule, basis, _DEFAULTS.screening_threshold, "gpu", gpus)
+        try:
+            prepare_gpu(console, engine, args.quiet)
+        except Exception as error:             # out of GPU memory: CPU ('auto') or one line
+            from ..gpu.memory import GPUMemoryError, _is_oom
+            if not _is_oom(error):
+                raise
+            if requested != "auto":
+                raise GPUMemoryError("the GPU ran out of memory while preparing the kernels; "
+                                     "run with --device cpu") from None
+            console.print("note: the GPU ran out of memory while preparing; running on the CPU",
+                          markup=False)
+            engine, requested, gpus_arg, device = None, "cpu", None, "cpu"
     progress = ScfProgress(console, show_lines=not args.quiet, label=method.upper())
     try:
         with progress:
-            result = run_scf(molecule, basis, method, device=device,
+            result = run_scf(molecule, basis, method, device=requested, gpus=gpus_arg,
+                             engine=engine,
                              allow_unconverged=args.allow_unconverged,
                              conv_tol=args.conv_tol, max_cycle=args.max_cycle, guess=args.guess,
                              level_shift=args.level_shift,
@@ -268,7 +325,7 @@ def execute(args, console):
                 console.print(not_converged_banner(message + "\nNo output files were written."))
             raise ConvergenceError(message, result=result)
         mp2 = run_mp2(result, aux=aux_basis, frozen_core=bool(args.frozen_core),
-                      precision=args.precision)
+                      precision=args.precision, device=device)     # GPU RI-MP2 on GPU runs
     if args.quiet:
         console.print(mp2_energy_line(mp2, basis.name) if mp2 is not None
                       else final_energy_line(result), markup=False)

@@ -30,3 +30,51 @@ def gpu_status():
 def gpu_available():
     """True when cupy imports and at least one CUDA device can be opened."""
     return gpu_status()[0]
+
+
+def gpu_names():
+    """Names of the visible CUDA devices, in ordinal order ([] without cupy or devices)."""
+    try:
+        import cupy
+        names = []
+        for i in range(cupy.cuda.runtime.getDeviceCount()):
+            name = cupy.cuda.runtime.getDeviceProperties(i)["name"]
+            names.append(name.decode() if isinstance(name, bytes) else str(name))
+        return names
+    except Exception:                       # no cupy / driver: nothing visible
+        return []
+
+
+def parse_gpus(spec, count):
+    """Device ordinals for a --gpus value: None or 'all' (every visible device), '0,1',
+    an int, or a sequence of ints; count = number of visible devices.
+
+    Raises InputError for a malformed or repeated list and DeviceError for an ordinal
+    that is not visible (CUDA_VISIBLE_DEVICES renumbers devices from 0).
+    """
+    from hartree.errors import DeviceError, InputError
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
+        if count < 1:
+            raise DeviceError("no CUDA device is visible")
+        return list(range(count))
+    if isinstance(spec, str):
+        parts = [p.strip() for p in spec.split(",")]
+        if not parts or not all(p.isdigit() for p in parts):
+            raise InputError(f"--gpus {spec!r}: expected 'all' or device numbers such as 0,1")
+        ids = [int(p) for p in parts]
+    elif isinstance(spec, int):
+        ids = [spec]
+    else:
+        try:
+            ids = [int(x) for x in spec]
+        except (TypeError, ValueError):
+            raise InputError(f"gpus={spec!r}: expected 'all', '0,1' or a list of ints") from None
+    if not ids:
+        raise InputError("gpus: the list of devices is empty")
+    if len(set(ids)) != len(ids):
+        raise InputError(f"gpus: device listed twice in {ids}")
+    bad = [i for i in ids if i < 0 or i >= count]
+    if bad:
+        raise DeviceError(f"GPU {bad[0]} is not visible: {count} CUDA device(s) visible "
+                          f"(numbers 0..{count - 1})")
+    return ids

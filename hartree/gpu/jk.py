@@ -17,6 +17,8 @@ Steps of :meth:`JKBuilder.jk`:
 A *backend* supplies the array module and compiled kernels: :class:`CudaBackend` (cupy,
 NVRTC) or ``hartree.gpu.emulate.EmulatedBackend`` (g++, serial, for tests without a GPU).
 """
+import time
+
 import numpy as np
 
 from . import codegen, jkgen
@@ -44,28 +46,42 @@ DMAX_PARAMS = [("const double*", "dm"), ("int", "nset"), ("int", "ncart"),
 
 
 class CudaBackend:
-    """cupy arrays + NVRTC-compiled modules (see :mod:`hartree.gpu.compile`)."""
+    """cupy arrays + NVRTC-compiled modules (see :mod:`hartree.gpu.compile`) on one GPU.
+
+    device: CUDA device ordinal (default: the current device when constructed).  Every
+    method works under that device (``use()``), so one backend per GPU can be driven from
+    its own host thread (:mod:`hartree.gpu.multi`).
+    """
 
     name = "cuda"
 
-    def __init__(self):
+    def __init__(self, device=None):
         import cupy
         self.xp = cupy
+        self.device_id = cupy.cuda.Device().id if device is None else int(device)
+        self._streams = []
+
+    def use(self):
+        """Context manager making this backend's GPU the current device (thread-local)."""
+        return self.xp.cuda.Device(self.device_id)
 
     def compile(self, specs):
         """specs: list of (source, key, {kernel name: params}); returns launchers."""
         from .compile import compile_kernels
-        mods = compile_kernels([(src, key) for src, key, _ in specs])
+        with self.use():
+            mods = compile_kernels([(src, key) for src, key, _ in specs])
         return [_CudaModule(m) for m in mods]
 
     def synchronize(self):
-        self.xp.cuda.get_current_stream().synchronize()
+        with self.use():
+            self.xp.cuda.get_current_stream().synchronize()
 
     def fork(self, n):
         """n side streams that start after the work queued so far on the current stream."""
         cuda = self.xp.cuda
-        if len(getattr(self, "_streams", [])) < n:
-            self._streams = [cuda.Stream(non_blocking=True) for _ in range(n)]
+        if len(self._streams) < n:
+            with self.use():
+                self._streams = [cuda.Stream(non_blocking=True) for _ in range(n)]
         ready = cuda.get_current_stream().record()
         for st in self._streams[:n]:
             st.wait_event(ready)
@@ -76,6 +92,31 @@ class CudaBackend:
         main = self.xp.cuda.get_current_stream()
         for st in streams:
             main.wait_event(st.record())
+
+    def record(self, stream):
+        """An event marking the work queued so far on `stream` (None: current stream)."""
+        return (stream or self.xp.cuda.get_current_stream()).record()
+
+    @staticmethod
+    def done(event):
+        """True once the work before `event` has finished (never blocks)."""
+        return event.done
+
+    def to_here(self, x):
+        """Copy of cupy array x (any device) on this backend's device."""
+        with self.use():
+            return x.copy()
+
+    def memory_info(self):
+        """(free bytes including cupy's cached blocks, total bytes) of this GPU."""
+        with self.use():
+            free, total = self.xp.cuda.runtime.memGetInfo()
+            return free + self.xp.get_default_memory_pool().free_bytes(), total
+
+    def free_cached(self):
+        """Return cupy's cached, unused blocks to the driver (after an out-of-memory)."""
+        with self.use():
+            self.xp.get_default_memory_pool().free_all_blocks()
 
     def timer(self):
         """(start, stop) -> seconds, measured with CUDA events on the current stream."""
@@ -92,14 +133,19 @@ class CudaBackend:
 
 
 class _CudaModule:
+    """Launcher for one loaded module; functions looked up once per device (cupy loads a
+    RawModule separately on each device it is used on)."""
+
     def __init__(self, module):
         self.module = module
         self._f = {}
 
     def launch(self, name, grid, block, args, stream=None):
-        f = self._f.get(name)
+        from cupy.cuda import runtime
+        key = (runtime.getDevice(), name)
+        f = self._f.get(key)
         if f is None:
-            f = self._f[name] = self.module.get_function(name)
+            f = self._f[key] = self.module.get_function(name)
         f(tuple(grid) + (1,) * (3 - len(grid)), (block, 1, 1), tuple(args), stream=stream)
 
 
@@ -115,15 +161,17 @@ class JKBuilder:
     """J/K builder for one basis on one backend; pair data and Schwarz factors built once.
 
     basis: hartree.basis.Basis.  threshold: screening threshold (PySCF's direct_scf_tol
-    meaning).  table: RysTable (default: the package table).
+    meaning).  table: RysTable (default: the package table).  like: another JKBuilder of
+    the same basis whose sorted pairs and Schwarz factors are reused (a replica on a second
+    GPU: no Schwarz kernels run, identical pair order on every device).
     """
 
-    def __init__(self, basis, backend, threshold=1e-13, table=None):
+    def __init__(self, basis, backend, threshold=1e-13, table=None, like=None):
         self.basis = basis
         self.backend = backend
         self.xp = xp = backend.xp
         self.threshold = float(threshold)
-        self.table = table or load_rys_table()
+        self.table = table or (like.table if like is not None else load_rys_table())
         nroots_max = codegen.nroots((basis.max_l,) * 4)
         if nroots_max > self.table.max_nroots:
             raise ValueError(f"l = {basis.max_l} needs {nroots_max} Rys roots; the table "
@@ -137,15 +185,25 @@ class JKBuilder:
         self.nstreams = 8
         self.C = xp.asarray(cart2sph_matrix(basis))
         self.cart_loc = xp.asarray(np.asarray(basis.cart_loc, dtype=np.int32))
-        host = build_pair_classes(basis)
-        self.pair_classes = sorted(host)
         self._dmax_mod = backend.compile([(DMAX_SOURCE, {"kind": "shell_dmax",
                                                           "generator": codegen.GENERATOR_VERSION},
                                            {"shell_dmax": DMAX_PARAMS})])[0]
-        # Schwarz factors from the diagonal kernels, then sort pairs by them
-        diag_classes = [pc + pc for pc in self.pair_classes]
-        mods = self._compile(diag_classes, True, True)
-        self.pairs = {}
+        if like is not None:
+            self.pair_classes = list(like.pair_classes)
+            self.host_pairs = like.host_pairs
+        else:
+            host = build_pair_classes(basis)
+            self.pair_classes = sorted(host)
+            self.host_pairs = self._schwarz_sorted(host)
+        self.pairs = {pc: self._upload(self.host_pairs[pc]) for pc in self.pair_classes}
+        self.q_max = max(p["q_max"] for p in self.pairs.values())
+
+    # ------------------------------------------------------------------ setup helpers
+    def _schwarz_sorted(self, host):
+        """{class: PairClass} with Schwarz factors from the diagonal kernels, sorted."""
+        xp = self.xp
+        mods = self._compile([pc + pc for pc in self.pair_classes], True, True)
+        out = {}
         for pc in self.pair_classes:
             dev = self._upload(host[pc])
             q = xp.zeros(host[pc].npair)
@@ -154,17 +212,20 @@ class JKBuilder:
                 _i32(n), dev["sh"], dev["pst"], dev["geo"], dev["prim"], q,
                 self._tab_for(pc + pc)])
             qh = np.asarray(q.get() if hasattr(q, "get") else q)
-            self.pairs[pc] = self._upload(sorted_by(host[pc], qh))
-        self.q_max = max(p["q_max"] for p in self.pairs.values())
+            out[pc] = sorted_by(host[pc], qh)
+        return out
 
-    # ------------------------------------------------------------------ setup helpers
     def _upload(self, pc):
+        """Device arrays of one pair class; ``key`` (la, lb) and the tile range [t0, t1)
+        name the pairs backend-independently (multi-device items, see multi.py)."""
         xp = self.xp
-        return {"sh": xp.asarray(pc.sh), "pst": xp.asarray(pc.pst), "geo": xp.asarray(pc.geo),
-                "prim": xp.asarray(pc.prim), "q": xp.asarray(pc.q),
+        ntile = (pc.npair + codegen.TILE - 1) // codegen.TILE
+        return {"sh": xp.array(pc.sh), "pst": xp.array(pc.pst), "geo": xp.array(pc.geo),
+                "prim": xp.array(pc.prim), "q": xp.array(pc.q),
                 "tq": xp.asarray(tile_max(pc.q, codegen.TILE)),
                 "q_max": float(pc.q.max()) if pc.npair else 0.0, "npair": pc.npair,
-                "mean_npp": float(pc.pst[-1]) / max(pc.npair, 1)}
+                "q_host": np.asarray(pc.q), "pst_host": np.asarray(pc.pst, dtype=np.int64),
+                "key": (pc.la, pc.lb), "t0": 0, "t1": ntile}
 
     def _tab_for(self, cls):
         n = codegen.nroots(cls)
@@ -191,16 +252,31 @@ class JKBuilder:
         pcs = self.pair_classes
         return [pcs[a] + pcs[b] for a in range(len(pcs)) for b in range(a + 1)]
 
+    def missing_kernels(self, with_j=True, with_k=True):
+        """Quartet classes whose J/K module is not loaded yet in this builder."""
+        return [c for c in self.quartet_classes() if (c, with_j, with_k) not in self._modules]
+
     def prepare(self, with_j=True, with_k=True):
         """Compile (or fetch from cache) every kernel needed; returns the class list."""
         classes = self.quartet_classes()
         self._compile(classes, with_j, with_k)
         return classes
 
-    # ------------------------------------------------------------------ J / K
-    def _launch_list(self, dmax_all):
-        """[(class, bra pairs, ket pairs, triangular)], unscreened ones, costliest first
-        (cost ~ quartets x components x roots x primitive pairs, a rough guide)."""
+    # ------------------------------------------------------------------ launch items
+    @staticmethod
+    def item_cost(cls, P, Q, tri):
+        """Rough cost of one launch: quartets x components x roots x primitive pairs."""
+        nq = P["npair"] * Q["npair"] / (2.0 if tri else 1.0)
+        size = 1
+        for l in cls:
+            size *= codegen.ncart(l)
+        npp_p = (P["pst_host"][-1] - P["pst_host"][0]) / max(P["npair"], 1)
+        npp_q = (Q["pst_host"][-1] - Q["pst_host"][0]) / max(Q["npair"], 1)
+        return nq * size * codegen.nroots(cls) * npp_p * npp_q
+
+    def launch_list(self, dmax_all):
+        """[(cost, class, bra pairs, ket pairs, triangular)] of the unscreened classes,
+        costliest first (cost: :meth:`item_cost`, a rough guide)."""
         pcs = self.pair_classes
         out = []
         for a in range(len(pcs)):
@@ -209,15 +285,35 @@ class JKBuilder:
                 if P["q_max"] * Q["q_max"] * dmax_all < self.threshold:
                     continue
                 cls = pcs[a] + pcs[b]
-                nq = P["npair"] * Q["npair"] / (2.0 if a == b else 1.0)
-                size = 1
-                for l in cls:
-                    size *= codegen.ncart(l)
-                cost = nq * size * codegen.nroots(cls) * P["mean_npp"] * Q["mean_npp"]
-                out.append((cost, cls, P, Q, a == b))
+                out.append((self.item_cost(cls, P, Q, a == b), cls, P, Q, a == b))
         out.sort(key=lambda t: -t[0])
-        return [t[1:] for t in out]
+        return out
 
+    def _launch_list(self, dmax_all):
+        """[(class, bra pairs, ket pairs, triangular)], costliest first."""
+        return [t[1:] for t in self.launch_list(dmax_all)]
+
+    def launch(self, mods, item, dm_cart, dmax_sh, dmax_all, vj, vk, stream=None):
+        """Queue one item (class, bra pairs, ket pairs, triangular) of the launch list.
+
+        The one place where a J/K kernel is launched: grid (bra tiles, ket tiles, slices
+        of ``jkgen.split_plan``), TILE² threads a block.  Bra/ket pairs may be tile-aligned
+        slices of a class (:func:`hartree.gpu.multi.split_items`)."""
+        cls, P, Q, tri = item
+        gx = (P["npair"] + codegen.TILE - 1) // codegen.TILE
+        gy = (Q["npair"] + codegen.TILE - 1) // codegen.TILE
+        gz = len(jkgen.split_plan(cls))
+        nset, ncart = dm_cart.shape[0], dm_cart.shape[1]
+        mods[cls].launch(f"jk_{codegen.class_name(cls)}", (gx, gy, gz),
+                         codegen.TILE * codegen.TILE, [
+            _i32(P["npair"]), _i32(Q["npair"]), _i32(tri),
+            P["sh"], P["pst"], P["geo"], P["prim"], P["q"], P["tq"],
+            Q["sh"], Q["pst"], Q["geo"], Q["prim"], Q["q"], Q["tq"],
+            self.cart_loc, _i32(self.basis.nshell), dmax_sh, _f64(dmax_all),
+            dm_cart, _i32(nset), _i32(ncart), vj, vk, _f64(self.threshold),
+            self._tab_for(cls)], stream=stream)
+
+    # ------------------------------------------------------------------ J / K
     def shell_dmax(self, dm_cart):
         """max |D| per shell-pair block over all densities, (nshell, nshell)."""
         xp = self.xp
@@ -228,47 +324,63 @@ class JKBuilder:
             dm_cart, _i32(nset), _i32(ncart), self.cart_loc, _i32(ns), out])
         return out
 
-    def jk(self, dms, with_j=True, with_k=True):
-        """J and K (each None when not asked) for densities dms (nset, nao, nao) or (nao, nao).
-
-        Arrays of the backend's array module in and out; shapes as given.
-        """
+    def screen_density(self, dms):
+        """Step 1-2: (dm_cart (nset, ncart, ncart), dmax_sh (nshell, nshell), max |D|,
+        single) for densities dms (nset, nao, nao) or (nao, nao)."""
         xp = self.xp
         dms = xp.asarray(dms, dtype=np.float64)
         single = dms.ndim == 2
         dms = dms.reshape(-1, self.basis.nao, self.basis.nao)
-        nset = dms.shape[0]
-        ncart = self.basis.ncart
         dm_cart = xp.ascontiguousarray(xp.matmul(xp.matmul(self.C, dms), self.C.T))
         dmax_sh = self.shell_dmax(dm_cart)
-        dmax_all = float(dmax_sh.max())
-        vj = xp.zeros((nset, ncart, ncart)) if with_j else xp.zeros(1)
-        vk = xp.zeros((nset, ncart, ncart)) if with_k else xp.zeros(1)
-        if (with_j or with_k) and dmax_all > 0:
-            mods = self._compile(self.quartet_classes(), with_j, with_k)
-            launches = self._launch_list(dmax_all)
-            # classes run concurrently on side streams (atomics make the sums order-free),
-            # largest first; profiling serialises them on the current stream
-            streams = ([None] if self.profile is not None or not hasattr(self.backend, "fork")
-                       else self.backend.fork(min(self.nstreams, len(launches)) or 1))
-            for n, (cls, P, Q, tri) in enumerate(launches):
-                gx = (P["npair"] + codegen.TILE - 1) // codegen.TILE
-                gy = (Q["npair"] + codegen.TILE - 1) // codegen.TILE
-                stop = self.backend.timer() if self.profile is not None else None
-                gz = len(jkgen.split_plan(cls))
-                mods[cls].launch(f"jk_{codegen.class_name(cls)}", (gx, gy, gz),
-                                 codegen.TILE * codegen.TILE, [
-                    _i32(P["npair"]), _i32(Q["npair"]), _i32(tri),
-                    P["sh"], P["pst"], P["geo"], P["prim"], P["q"], P["tq"],
-                    Q["sh"], Q["pst"], Q["geo"], Q["prim"], Q["q"], Q["tq"],
-                    self.cart_loc, _i32(self.basis.nshell), dmax_sh, _f64(dmax_all),
-                    dm_cart, _i32(nset), _i32(ncart), vj, vk, _f64(self.threshold),
-                    self._tab_for(cls)], stream=streams[n % len(streams)])
-                if stop is not None:
-                    name = codegen.class_name(cls)
-                    self.profile[name] = self.profile.get(name, 0.0) + stop()
-            if streams[0] is not None:
-                self.backend.join(streams)
+        return dm_cart, dmax_sh, float(dmax_sh.max()), single
+
+    def zeros_out(self, nset, with_j, with_k):
+        """Cartesian accumulators (vj, vk), (nset, ncart, ncart) each (1 element if unused)."""
+        xp, ncart = self.xp, self.basis.ncart
+        return (xp.zeros((nset, ncart, ncart)) if with_j else xp.zeros(1),
+                xp.zeros((nset, ncart, ncart)) if with_k else xp.zeros(1))
+
+    def run_items(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, pull=None,
+                  max_inflight_cost=None):
+        """Launch `items` (an iterable of launch items) on side streams and make the current
+        stream wait for them; returns the number launched.
+
+        pull: instead of `items`, a callable returning the next item or None (shared work
+        queue of several GPUs).  With it, at most ``nstreams`` items and at most
+        `max_inflight_cost` of estimated cost are in flight on this GPU: the thread waits
+        for its oldest launch before taking more work, so faster devices take more items.
+        """
+        serial = self.profile is not None or not hasattr(self.backend, "fork")
+        streams = [None] if serial else self.backend.fork(self.nstreams)
+        track = pull is not None and not serial
+        inflight, load, n = [], 0.0, 0
+        source = iter(items) if pull is None else iter(pull, None)
+        for cost, *item in source:
+            stop = self.backend.timer() if self.profile is not None else None
+            st = streams[n % len(streams)]
+            self.launch(mods, tuple(item), dm_cart, dmax_sh, dmax_all, vj, vk, stream=st)
+            n += 1
+            if stop is not None:
+                name = codegen.class_name(item[0])
+                self.profile[name] = self.profile.get(name, 0.0) + stop()
+            if track:
+                inflight.append((self.backend.record(st), cost))
+                load += cost
+                while inflight and (len(inflight) >= len(streams) or
+                                    (max_inflight_cost is not None and load > max_inflight_cost)):
+                    ev, c = inflight[0]
+                    while not self.backend.done(ev):
+                        time.sleep(2e-5)
+                    inflight.pop(0)
+                    load -= c
+        if streams[0] is not None:
+            self.backend.join(streams)
+        return n
+
+    def finish(self, vj, vk, with_j, with_k, single):
+        """Step 4: J = X + X^T, then C^T J C (same for K); (J, K), None where not asked."""
+        xp = self.xp
         out = []
         for flag, v in ((with_j, vj), (with_k, vk)):
             if not flag:
@@ -278,3 +390,18 @@ class JKBuilder:
             v = xp.matmul(xp.matmul(self.C.T, v), self.C)
             out.append(v[0] if single else v)
         return tuple(out)
+
+    def jk(self, dms, with_j=True, with_k=True):
+        """J and K (each None when not asked) for densities dms (nset, nao, nao) or (nao, nao).
+
+        Arrays of the backend's array module in and out; shapes as given.
+        """
+        dm_cart, dmax_sh, dmax_all, single = self.screen_density(dms)
+        vj, vk = self.zeros_out(dm_cart.shape[0], with_j, with_k)
+        if (with_j or with_k) and dmax_all > 0:
+            mods = self._compile(self.quartet_classes(), with_j, with_k)
+            # classes run concurrently on side streams (atomics make the sums order-free),
+            # largest first; profiling serialises them on the current stream
+            self.run_items(mods, self.launch_list(dmax_all), dm_cart, dmax_sh, dmax_all,
+                           vj, vk)
+        return self.finish(vj, vk, with_j, with_k, single)

@@ -8,6 +8,14 @@ allow_unconverged=True).
 ``device``: 'cpu' (numba CPU engine), 'gpu' (:class:`hartree.gpu.GPUEngine`; DeviceError
 when no CUDA GPU is usable) or 'auto' (the GPU when cupy imports and a CUDA device is
 present, else the CPU, silently).  The GPU is looked for at call time, never at import.
+
+``gpus`` (GPU runs only): which devices share the J/K work: None or 'all' (default:
+every visible device), '0,1', an int or a list of ints (:func:`hartree.gpu.device.parse_gpus`).
+The SCF arrays live on the first one.  Memory: before the SCF starts, the estimated
+device memory (``hartree.gpu.memory``) is compared with what the first GPU has; if it
+does not fit, or the GPU runs out of memory during the SCF, 'auto' reruns on the CPU and
+says so (warning and ``result.notes``), while 'gpu' raises a DeviceError (one line).
+J/K batching decisions of the GPU engine are appended to ``result.notes``.
 """
 
 from __future__ import annotations
@@ -46,29 +54,108 @@ def resolve_device(device="auto"):
     return "gpu" if ok else "cpu"
 
 
-def device_text(device):
-    """Readable name of a resolved device: 'gpu (NVIDIA H100 80GB HBM3)' or 'cpu'."""
+#: below this many basis functions an SCF left to choose its GPUs (gpus=None) uses one:
+#: measured on 2 H200s, a 190-function SCF took 4.9 s on two GPUs and 0.46 s on one (fixed
+#: per-call costs), while Taxol/6-31G** (1123 functions) built J+K 1.85x faster on two.
+MULTI_GPU_MIN_NAO = 500
+
+
+def resolve_gpus(gpus=None, nao=None):
+    """Device ordinals for ``gpus`` (None/'all', '0,1', int, list), checked against the
+    visible CUDA devices (InputError if malformed, DeviceError if not visible).
+
+    gpus=None (not chosen) means every visible GPU, except below MULTI_GPU_MIN_NAO basis
+    functions (``nao``), where it means the first one; 'all' always means every one."""
+    from ..gpu.device import gpu_names, parse_gpus
+    ids = parse_gpus(gpus, len(gpu_names()))
+    if gpus is None and nao is not None and nao < MULTI_GPU_MIN_NAO and ids:
+        ids = list(ids)[:1]
+    return ids
+
+
+def device_text(device, gpus=None):
+    """Readable name of a resolved device: 'gpu 0 (NVIDIA H100 80GB HBM3)',
+    'gpu 0,1 (2 x NVIDIA H200)' or 'cpu'; gpus: resolved ordinals (default: the first)."""
     if device == "gpu":
-        from ..gpu.device import gpu_status
-        return f"gpu ({gpu_status()[1]})"
+        from ..gpu.device import gpu_names, gpu_status
+        names = gpu_names()
+        ids = list(gpus) if gpus else [0]
+        if not names:
+            return f"gpu ({gpu_status()[1]})"
+        picked = [names[i] for i in ids if i < len(names)]
+        label = (f"{len(picked)} x {picked[0]}" if len(set(picked)) == 1 and len(picked) > 1
+                 else " + ".join(picked))
+        return f"gpu {','.join(str(i) for i in ids)} ({label})"
     return "cpu"
 
 
-def _default_engine(molecule, basis, screening_threshold, device="cpu"):
+def make_engine(molecule, basis, screening_threshold, device="cpu", gpus=None):
+    """The engine for a resolved device: CPUEngine, or GPUEngine on the ordinals gpus."""
     if device == "gpu":
         from ..gpu import GPUEngine
-        return GPUEngine(molecule, basis, screening_threshold=screening_threshold)
+        return GPUEngine(molecule, basis, screening_threshold=screening_threshold,
+                         devices=gpus)
     from ..integrals.engine import CPUEngine
     return CPUEngine(molecule, basis, screening_threshold=screening_threshold)
 
 
-def run(molecule, basis="6-31g**", method="rhf", *, engine=None, device="auto",
+def gpu_memory_check(engine, basis, options):
+    """None when the SCF fits the first GPU of ``engine`` (hartree.gpu.memory estimates),
+    else a sentence saying how much it needs and has."""
+    from ..gpu.memory import budget_bytes, gib, jk_bytes, scf_bytes
+    nspin = 1 if options.method == "rhf" else 2
+    need = (scf_bytes(basis, nspin, options.diis_space)
+            + jk_bytes(basis, 1, ndev=getattr(engine, "ndevices", 1)))
+    have = budget_bytes(engine.backends()[0])
+    if need <= have:
+        return None
+    return (f"the SCF needs about {gib(need)} of GPU memory ({basis.nao} functions), "
+            f"{gib(have)} usable")
+
+
+def _gpu_kernel(molecule, basis, options, engine, device_requested):
+    """kernel() on a GPU engine under its first device; out-of-memory handled as the
+    module docstring says.  Returns the SCFResult."""
+    import dataclasses
+    import warnings
+
+    from ..gpu.memory import GPUMemoryError, _is_oom
+    why = gpu_memory_check(engine, basis, options)
+    if why is None:
+        try:
+            with engine.use():
+                result = kernel(molecule, basis, options, engine)
+            notes = tuple(n for n in engine.notes if n not in result.notes)
+            return dataclasses.replace(result, notes=result.notes + notes)
+        except GPUMemoryError as exc:
+            why = str(exc)
+        except Exception as exc:
+            if not _is_oom(exc):
+                raise
+            why = f"the GPU ran out of memory during the SCF ({type(exc).__name__})"
+        for b in engine.backends():
+            free = getattr(b, "free_cached", None)
+            if free is not None:
+                free()
+    if device_requested != "auto":
+        raise GPUMemoryError(f"{why}; run with --device cpu (or device='cpu')")
+    msg = f"{why}: ran on the CPU instead"
+    warnings.warn(msg, stacklevel=3)
+    cpu = make_engine(molecule, basis, options.screening_threshold, "cpu")
+    result = kernel(molecule, basis, options, cpu)
+    return dataclasses.replace(result, notes=result.notes + (msg,))
+
+
+def run(molecule, basis="6-31g**", method="rhf", *, engine=None, device="auto", gpus=None,
         allow_unconverged=False, **option_overrides):
     """Run an SCF calculation and return its SCFResult.
 
     basis: a basis-set name, a file path, a per-element dict, or a Basis.
     method: 'rhf' | 'uhf' | 'rohf'; device: 'auto' | 'cpu' | 'gpu' (module docstring;
-    ignored when an ``engine`` is given; ``result.device`` names what ran); other
+    ignored when an ``engine`` is given, except that 'auto' lets a GPU engine that runs
+    out of memory hand over to the CPU; ``result.device`` names what ran); gpus: the
+    GPUs to use (None = every visible one, or the first below MULTI_GPU_MIN_NAO basis
+    functions; 'all', '0,1', int, list; GPU runs only); other
     keywords are SCFOptions fields (a typo raises TypeError).  Raises InputError for
     impossible input, DeviceError for device='gpu' without a GPU, and
     ConvergenceError (with ``.result``) when not converged, unless
@@ -76,12 +163,20 @@ def run(molecule, basis="6-31g**", method="rhf", *, engine=None, device="auto",
     """
     options = SCFOptions(method=method, **option_overrides)
     validate(molecule, options.method)
+    requested = device
     if engine is None:
         device = resolve_device(device)
+        if requested == "cpu" and gpus is not None:
+            raise InputError("gpus applies only to GPU runs (device 'gpu' or 'auto')")
     basis = _resolve_basis(molecule, basis, options.cartesian)
     if engine is None:
-        engine = _default_engine(molecule, basis, options.screening_threshold, device)
-    result = kernel(molecule, basis, options, engine)
+        gpu_ids = resolve_gpus(gpus, basis.nao) if device == "gpu" else None
+        engine = make_engine(molecule, basis, options.screening_threshold, device,
+                                 gpu_ids)
+    if hasattr(engine, "notes") and hasattr(engine, "backends"):
+        result = _gpu_kernel(molecule, basis, options, engine, requested)
+    else:
+        result = kernel(molecule, basis, options, engine)
     if not result.converged and not allow_unconverged:
         last = result.history[-1]
         raise ConvergenceError(
@@ -97,12 +192,13 @@ class _Driver:
 
     method = None
 
-    def __init__(self, molecule, basis="6-31g**", *, engine=None, device="auto",
+    def __init__(self, molecule, basis="6-31g**", *, engine=None, device="auto", gpus=None,
                  allow_unconverged=False, **options):
         self.molecule = molecule
         self.basis = basis
         self.engine = engine
         self.device = device
+        self.gpus = gpus
         self.allow_unconverged = allow_unconverged
         self.options = SCFOptions(method=self.method, **options)
         self.result = None
@@ -112,7 +208,8 @@ class _Driver:
         fields = {k: getattr(self.options, k) for k in self.options.__dataclass_fields__
                   if k != "method"}
         self.result = run(self.molecule, self.basis, self.method, engine=self.engine,
-                          device=self.device, allow_unconverged=self.allow_unconverged,
+                          device=self.device, gpus=self.gpus,
+                          allow_unconverged=self.allow_unconverged,
                           **fields)
         return self.result
 

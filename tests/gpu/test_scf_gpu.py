@@ -83,3 +83,33 @@ def test_auto_device_picks_the_gpu():
     assert "cuda" in res.device
     assert abs(res.energy - run(mol, "sto-3g", device="gpu", conv_tol=1e-10).energy) < 1e-10
     assert abs(res.energy - -1.1167593075) < 1e-8    # CPU engine, H2/STO-3G at 0.74 Angstrom
+
+
+def test_cli_names_the_gpus_and_says_when_compiling(tmp_path):
+    """``hartree run --device gpu --gpus all``: device line, compile line, the CPU engine's
+    energy (stored or live reference) within 1e-9 Eh (CLI gradient threshold 1e-5)."""
+    import contextlib
+    import io
+    import re
+
+    from hartree.cli.main import main
+
+    def run_main(argv):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+        return code, out.getvalue(), err.getvalue()
+
+    case = CASES[0]
+    ref = cpu_reference(case)
+    xyz = tmp_path / "water.xyz"
+    atoms = [a.split() for a in case[1].split(";")]
+    xyz.write_text(f"{len(atoms)}\nwater\n" + "\n".join(" ".join(a) for a in atoms) + "\n")
+    code, out, err = run_main(["run", str(xyz), "-b", case[3], "--device", "gpu",
+                               "--gpus", "all", "--conv-tol", "1e-11"])
+    print(out)
+    assert code == 0, err
+    assert re.search(r"device:\s+gpu 0(,\d+)* \(", out)
+    assert re.search(r"GPU:\s+(compiled \d+ new kernel module|all kernels loaded)", out)
+    e = float(re.search(r"E\(RHF/[^)]*\) = (-?\d+\.\d+) Eh", out).group(1))
+    assert abs(e - ref["energy"]) < 1e-9

@@ -1,0 +1,144 @@
+"""GPU memory: how much the J/K build and the SCF need, how much there is, what to do.
+
+Never ask the device for more than it has:
+
+* :func:`budget_bytes` - usable bytes: the device's free memory (plus cupy's cached
+  blocks) times :data:`SAFETY`, capped by ``HARTREE_GPU_MEMORY`` ("8GB", "500MB",
+  "123456789"; also how tests impose a small artificial budget on the emulated backend).
+* :func:`jk_bytes` / :func:`scf_bytes` - estimates (bytes) of what a J/K call on ``nset``
+  densities and a whole SCF keep alive at once.
+* :func:`batched_jk` - J/K of nset densities in batches of densities that fit the budget;
+  on an out-of-memory error it frees cupy's cache, halves the batch and tries again.  A
+  single density that does not fit raises :class:`GPUMemoryError` (a DeviceError: the
+  CLI prints one line; ``scf.run(device='auto')`` then runs on the CPU and says so).
+
+Every decision is reported as a sentence in ``notes`` (the engine's note list), so the
+user is told when the work was split.
+"""
+import os
+import re
+
+from hartree.errors import DeviceError
+
+#: fraction of the free memory we plan to use (cuBLAS workspaces, fragmentation)
+SAFETY = 0.85
+
+_UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+          "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30}
+
+
+class GPUMemoryError(DeviceError):
+    """The work does not fit the GPU memory even when split as far as it can be."""
+
+
+def parse_bytes(text):
+    """'8GB' -> 8e9, '512MiB' -> 536870912, '1000' -> 1000 (int); InputError-free:
+    DeviceError naming the variable for text that is not a size."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).upper() not in _UNITS:
+        raise DeviceError(f"HARTREE_GPU_MEMORY={text!r} is not a size (e.g. 8GB, 500MB)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def gib(n):
+    """Readable size: '1.50 GiB', '12.0 MiB', '800 B' ('unlimited' for inf)."""
+    if n == float("inf"):
+        return "unlimited"
+    for unit, size in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= size:
+            return f"{n / size:.{2 if unit == 'GiB' else 1}f} {unit}"
+    return f"{int(n)} B"
+
+
+def budget_bytes(backend):
+    """Bytes the J/K and SCF work may use on this backend's device (see module doc)."""
+    cap = os.environ.get("HARTREE_GPU_MEMORY")
+    cap = parse_bytes(cap) if cap else None
+    info = getattr(backend, "memory_info", None)
+    if info is None:
+        return cap if cap is not None else float("inf")
+    free, _total = info()
+    usable = int(free * SAFETY)
+    return min(usable, cap) if cap is not None else usable
+
+
+def jk_bytes(basis, nset, with_j=True, with_k=True, ndev=1):
+    """Bytes one J/K call on nset densities holds on device 0 (float64 words):
+    cartesian densities (nset ncart²), accumulators (nset ncart² per matrix), their
+    transposes/transforms (2 x that), the final matrices (nset nao² each), the
+    per-shell-pair max |D| (nshell²) and, with several devices, the copied partials."""
+    nc2, na2 = basis.ncart ** 2, basis.nao ** 2
+    nmat = int(with_j) + int(with_k)
+    words = nset * (nc2 * (2 + 3 * nmat) + na2 * nmat) + basis.nshell ** 2
+    if ndev > 1:
+        words += nset * nc2 * nmat
+    return 8 * words
+
+
+def scf_bytes(basis, nspin, diis_space=8):
+    """Bytes the SCF loop keeps on the device besides J/K: S, h, X, per spin Fock, density,
+    orbitals, the DIIS history (Fock + error per entry) and eigh workspaces, ~(12 + 2 x
+    diis_space) nao² words per spin."""
+    return 8 * basis.nao ** 2 * (6 + nspin * (12 + 2 * diis_space))
+
+
+def _is_oom(exc):
+    """cupy's OutOfMemoryError (or a CUDA allocation error), recognised without cupy."""
+    if type(exc).__name__ == "OutOfMemoryError":
+        return True
+    text = str(exc)
+    return "cudaErrorMemoryAllocation" in text or "CUBLAS_STATUS_ALLOC_FAILED" in text
+
+
+def _note(notes, text):
+    if notes is not None and text not in notes:
+        notes.append(text)
+
+
+def batched_jk(builder, dms, with_j, with_k, backend, notes=None):
+    """J, K like ``builder.jk`` but in batches of densities that fit the memory budget.
+
+    dms: (nset, nao, nao) or (nao, nao) of the builder's array module.  Raises
+    GPUMemoryError when one density does not fit (before any allocation when the
+    estimate says so, or after an out-of-memory error at batch size 1).
+    """
+    xp = builder.xp
+    basis = builder.basis
+    single = getattr(dms, "ndim", 2) == 2
+    dms = xp.asarray(dms).reshape(-1, basis.nao, basis.nao)
+    nset = dms.shape[0]
+    ndev = getattr(builder, "ndev", 1)
+    budget = budget_bytes(backend)
+    per = jk_bytes(basis, 1, with_j, with_k, ndev)
+    if per > budget:
+        raise GPUMemoryError(
+            f"J/K for one density needs about {gib(per)} of GPU memory; only {gib(budget)} "
+            f"are usable ({basis.nao} functions); use the CPU (--device cpu)")
+    batch = nset if budget >= per * nset else max(1, int(budget // per))
+    while True:
+        try:
+            if batch >= nset:
+                return builder.jk(dms[0] if single else dms, with_j, with_k)
+            out_j, out_k = [], []
+            for s0 in range(0, nset, batch):
+                J, K = builder.jk(dms[s0:s0 + batch], with_j, with_k)
+                out_j.append(J)
+                out_k.append(K)
+            _note(notes, f"J/K of {nset} densities done in batches of {batch} "
+                         f"(GPU memory budget {gib(budget)})")
+            J = xp.concatenate(out_j) if with_j else None
+            K = xp.concatenate(out_k) if with_k else None
+            return J, K
+        except Exception as exc:
+            if not _is_oom(exc):
+                raise
+            for b in getattr(builder, "backends", [backend]):
+                free = getattr(b, "free_cached", None)
+                if free is not None:
+                    free()
+            if batch == 1:
+                raise GPUMemoryError(
+                    "the GPU ran out of memory building J/K for a single density "
+                    f"({basis.nao} functions); use the CPU (--device cpu)") from exc
+            batch = max(1, batch // 2)
+            _note(notes, f"GPU out of memory in J/K: retried with batches of {batch} densities")

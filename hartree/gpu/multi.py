@@ -1,0 +1,244 @@
+"""J/K on several GPUs of one host: a shared work queue, one host thread per device.
+
+    builder = MultiJK(basis, [CudaBackend(0), CudaBackend(1)])
+    J, K = builder.jk(dms)           # same interface and result as JKBuilder.jk
+
+Scheme (dynamic scheduling, as VMD does for orbital slices):
+
+1. Device 0 forms the cartesian densities and the per-shell-pair max |D| (steps 1-2 of
+   :mod:`hartree.gpu.jk`) and the launch list, costliest first.
+2. :func:`split_items` cuts the large classes into tile-aligned slices of bra pairs (and,
+   for bra class == ket class, into blocks (c, d), d <= c, of the triangle), so that no
+   item costs more than ~1/8 of a device's share; the list is re-sorted costliest first.
+3. Every device gets a replica builder (same sorted pairs, no Schwarz kernels re-run), a
+   copy of the densities and its own zeroed J/K accumulators.  One host thread per device
+   pulls the next item from the shared queue whenever its device has capacity (at most
+   ``nstreams`` launches and 1/ (4 ndev) of the total cost in flight), so a faster or
+   less loaded device takes more items.
+4. The partial sums are copied to device 0 and added:  J = Σ_d J_d,  K = Σ_d K_d (the
+   quartet sets of the items are disjoint and cover the screened quartet list once),
+   then symmetrised and transformed to the final AOs on device 0 (step 4).
+
+Backends are :class:`hartree.gpu.jk.CudaBackend` (one per GPU) or any object with the
+same methods; tests drive several emulated "devices" on the CPU.
+"""
+import threading
+
+from . import codegen
+from .jk import JKBuilder
+
+
+def _use(backend):
+    """The backend's device context (a no-op context for backends without devices)."""
+    use = getattr(backend, "use", None)
+    return use() if use is not None else _Null()
+
+
+class _Null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _tile_slice(P, t0, t1):
+    """Bra/ket pairs of tiles [t0, t1) of a pair class (views; prim stays whole, since pst
+    holds absolute offsets into it); t0, t1 relative to P, recorded absolute."""
+    T = codegen.TILE
+    i0, i1 = t0 * T, min(t1 * T, P["npair"])
+    q = P["q_host"][i0:i1]
+    return {"sh": P["sh"][i0:i1], "pst": P["pst"][i0:i1 + 1], "geo": P["geo"][i0:i1],
+            "prim": P["prim"], "q": P["q"][i0:i1], "tq": P["tq"][t0:t1],
+            "q_max": float(q.max()) if len(q) else 0.0, "npair": i1 - i0, "q_host": q,
+            "pst_host": P["pst_host"][i0:i1 + 1], "key": P["key"],
+            "t0": P["t0"] + t0, "t1": P["t0"] + t1}
+
+
+def localize(builder, item):
+    """The same launch item on `builder`'s device: its own arrays for the pair class and
+    tile range the item names (items are made from device 0's arrays)."""
+    if item is None:
+        return None
+    cost, cls, P, Q, tri = item
+
+    def view(X):
+        full = builder.pairs[X["key"]]
+        return full if (X["t0"], X["t1"]) == (full["t0"], full["t1"]) else \
+            _tile_slice(full, X["t0"], X["t1"])
+    return (cost, cls, view(P), view(Q), tri)
+
+
+def _edges(ntile, nchunk):
+    return sorted({round(k * ntile / nchunk) for k in range(nchunk + 1)})
+
+
+def split_items(launches, ndev, threshold, dmax_all, pieces=8):
+    """Launch list (cost, class, P, Q, tri) -> finer items for `ndev` devices.
+
+    Items costing more than total / (pieces x ndev) are cut into tile-aligned slices:
+    bra slices for P != Q; for the triangular classes (P == Q) blocks (c, d) with
+    d <= c of a partition of the pairs into k slices (c == d blocks stay triangular,
+    c > d blocks are full rectangles), which covers each unique quartet exactly once.
+    Slices screened out as a whole (max q products x max |D| < threshold) are dropped.
+    Returns the items costliest first.
+    """
+    total = sum(t[0] for t in launches)
+    target = total / (pieces * max(ndev, 1)) if total > 0 else 0.0
+    out = []
+    T = codegen.TILE
+    for cost, cls, P, Q, tri in launches:
+        ntile = (P["npair"] + T - 1) // T
+        if ndev <= 1 or cost <= target or ntile < 2:
+            out.append((cost, cls, P, Q, tri))
+            continue
+        if not tri:
+            e = _edges(ntile, min(ntile, int(cost / target) + 1))
+            parts = [(_tile_slice(P, a, b), Q, False) for a, b in zip(e[:-1], e[1:])]
+        else:
+            k = min(ntile, int((2.0 * cost / target) ** 0.5) + 1)
+            e = _edges(ntile, k)
+            sl = [_tile_slice(P, a, b) for a, b in zip(e[:-1], e[1:])]
+            parts = [(sl[c], sl[d], c == d) for c in range(len(sl)) for d in range(c + 1)]
+        for Pi, Qi, tri_i in parts:
+            if Pi["npair"] == 0 or Qi["npair"] == 0:
+                continue
+            if Pi["q_max"] * Qi["q_max"] * dmax_all < threshold:
+                continue
+            out.append((JKBuilder.item_cost(cls, Pi, Qi, tri_i), cls, Pi, Qi, tri_i))
+    out.sort(key=lambda t: -t[0])
+    return out
+
+
+class _Queue:
+    """Items handed out in order (costliest first) to whichever thread asks."""
+
+    def __init__(self, items):
+        self._items = list(items)
+        self._next = 0
+        self._lock = threading.Lock()
+        self.taken = {}
+
+    def pull_for(self, dev):
+        def pull():
+            with self._lock:
+                if self._next >= len(self._items):
+                    return None
+                item = self._items[self._next]
+                self._next += 1
+                self.taken[dev] = self.taken.get(dev, 0) + 1
+                return item
+        return pull
+
+
+class MultiJK:
+    """J/K builder spread over several devices; the interface of :class:`JKBuilder`.
+
+    basis: hartree.basis.Basis; backends: one per device, the first one holds inputs and
+    results; threshold, table: as for JKBuilder.  ``last_split`` records, after each
+    ``jk``, how many items each device took ({device index: count}).
+    """
+
+    def __init__(self, basis, backends, threshold=1e-13, table=None):
+        if not backends:
+            raise ValueError("MultiJK needs at least one backend")
+        self.basis = basis
+        self.backends = list(backends)
+        with _use(self.backends[0]):
+            first = JKBuilder(basis, self.backends[0], threshold, table)
+        self.builders = [first]
+        for b in self.backends[1:]:
+            with _use(b):
+                self.builders.append(JKBuilder(basis, b, threshold, like=first))
+        self.xp = first.xp
+        self.threshold = first.threshold
+        self.last_split = {}
+
+    @property
+    def ndev(self):
+        return len(self.builders)
+
+    def missing_kernels(self, with_j=True, with_k=True):
+        return self.builders[0].missing_kernels(with_j, with_k)
+
+    def prepare(self, with_j=True, with_k=True):
+        """Compile (or load from cache) every kernel on every device; the class list."""
+        for b in self.builders:
+            with _use(b.backend):
+                b.prepare(with_j, with_k)
+        return self.builders[0].quartet_classes()
+
+    def _on_all(self, fn):
+        """Run fn(index, builder) for every device in its own thread (device 0 in this
+        thread), under that device's context; re-raises the first error."""
+        errors, results = [None] * self.ndev, [None] * self.ndev
+
+        def work(d):
+            try:
+                with _use(self.builders[d].backend):
+                    results[d] = fn(d, self.builders[d])
+            except BaseException as exc:        # handed to the calling thread below
+                errors[d] = exc
+
+        threads = [threading.Thread(target=work, args=(d,), name=f"hartree-gpu{d}")
+                   for d in range(1, self.ndev)]
+        for t in threads:
+            t.start()
+        work(0)
+        for t in threads:
+            t.join()
+        for exc in errors:
+            if exc is not None:
+                raise exc
+        return results
+
+    def jk(self, dms, with_j=True, with_k=True):
+        """J, K (None where not asked) as :meth:`JKBuilder.jk`, on all devices."""
+        b0 = self.builders[0]
+        with _use(b0.backend):
+            dm_cart, dmax_sh, dmax_all, single = b0.screen_density(dms)
+            nset = dm_cart.shape[0]
+            if not (with_j or with_k) or dmax_all <= 0 or self.ndev == 1:
+                vj, vk = b0.zeros_out(nset, with_j, with_k)
+                if (with_j or with_k) and dmax_all > 0:
+                    mods = b0._compile(b0.quartet_classes(), with_j, with_k)
+                    b0.run_items(mods, b0.launch_list(dmax_all), dm_cart, dmax_sh,
+                                 dmax_all, vj, vk)
+                self.last_split = {0: 0}
+                return b0.finish(vj, vk, with_j, with_k, single)
+            items = split_items(b0.launch_list(dmax_all), self.ndev, self.threshold, dmax_all)
+            b0.backend.synchronize()            # inputs complete before other GPUs copy them
+        mods_of = []
+        for b in self.builders:                 # compile/load first, one device at a time
+            with _use(b.backend):
+                mods_of.append(b._compile(b.quartet_classes(), with_j, with_k))
+        queue = _Queue(items)
+        cap = sum(t[0] for t in items) / (4.0 * self.ndev)
+
+        def work(d, b):
+            mods = mods_of[d]
+            dmc = dm_cart if d == 0 else _copy(b.backend, dm_cart)
+            dsh = dmax_sh if d == 0 else _copy(b.backend, dmax_sh)
+            vj, vk = b.zeros_out(nset, with_j, with_k)
+            pull = queue.pull_for(d)
+            b.run_items(mods, (), dmc, dsh, dmax_all, vj, vk,
+                        pull=lambda: localize(b, pull()), max_inflight_cost=cap)
+            b.backend.synchronize()
+            return vj, vk
+
+        parts = self._on_all(work)
+        self.last_split = {d: queue.taken.get(d, 0) for d in range(self.ndev)}
+        with _use(b0.backend):
+            vj, vk = parts[0]
+            for d in range(1, self.ndev):       # J = Σ_d J_d, K = Σ_d K_d on device 0
+                if with_j:
+                    vj += _copy(b0.backend, parts[d][0])
+                if with_k:
+                    vk += _copy(b0.backend, parts[d][1])
+            return b0.finish(vj, vk, with_j, with_k, single)
+
+
+def _copy(backend, x):
+    """x on the backend's device (cupy: peer copy; host backends: the same array)."""
+    to_here = getattr(backend, "to_here", None)
+    return to_here(x) if to_here is not None else x
