@@ -58,11 +58,16 @@ def frozen_core_count(numbers):
 @dataclass(frozen=True)
 class MP2Options:
     """aux: auxiliary basis (None: default for the orbital basis; name, path, dict or Basis);
+    device: 'cpu', 'gpu' (rimp2_gpu.py; DeviceError without a GPU) or 'auto';
     frozen_core: False/True (noble-gas cores) or an int number of frozen orbitals per spin;
     precision: mgemm scheme for the B and (ia|jb) GEMMs; memory_mb: bound on the large
     intermediates ((mu nu|P) batch, (ia|jb) block), MB; gemm_memory_budget: mgemm's tile
     budget in bytes (None: no cleaving); storage: where the (ia|P)/B tensors live, "memory"
-    or "disk" (an HDF5 file in a temporary directory under ``scratch_dir``, removed after)."""
+    or "disk" (an HDF5 file in a temporary directory under ``scratch_dir``, removed after).
+    GPU only: gpu_memory_mb: device memory budget (None: 85% of the free memory); gpu_host_store:
+    keep (ia|P)/B in host memory even when it fits the device; aux_batch: largest aux batch
+    (cartesian functions) of the three-index step; gpu_backend: a hartree.gpu backend
+    (e.g. EmulatedBackend for tests without a GPU; None: CUDA)."""
 
     aux: object = None
     frozen_core: object = False
@@ -71,10 +76,17 @@ class MP2Options:
     gemm_memory_budget: int | None = None
     storage: str = "memory"
     scratch_dir: str | None = None
+    device: str = "cpu"
+    gpu_memory_mb: float | None = None
+    gpu_host_store: bool = False
+    aux_batch: int | None = None
+    gpu_backend: object = None
 
     def __post_init__(self):
         if self.storage not in ("memory", "disk"):
             raise InputError(f"MP2 storage must be 'memory' or 'disk', got {self.storage!r}")
+        if self.device not in ("cpu", "gpu", "auto"):
+            raise InputError(f"MP2 device must be 'cpu', 'gpu' or 'auto', got {self.device!r}")
         if self.precision not in PRECISIONS:
             raise InputError(f"unknown MP2 precision {self.precision!r}; choose one of "
                              f"{', '.join(PRECISIONS)}")
@@ -183,36 +195,38 @@ def _pair_sums(b1, b2, e1o, e1v, e2o, e2v, opts, log, same):
 def _block_energy(v, e1o, e1v, e2o, e2v, i0, j0, same):
     """(sum w (ia|jb)^2 / D, sum w (ia|jb)(ib|ja) / D) for the block v[i - i0, a, j - j0, b] =
     (ia|jb), D = e_i + e_j - e_a - e_b; w = 1 unless ``same``, then 2 (j < i), 1 (j = i),
-    0 (j > i); the exchange sum only with ``same`` (nv1 = nv2 then)."""
+    0 (j > i); the exchange sum only with ``same`` (nv1 = nv2 then).  Per-pair partial sums
+    go to arrays summed afterwards (no parfor reduction variables: some numba versions
+    reject conditional reductions)."""
     ni, nv1, nj, nv2 = v.shape
-    direct = 0.0
-    exch = 0.0
+    pd = np.zeros(ni * nj)
+    px = np.zeros(ni * nj)
     for ij in numba.prange(ni * nj):
         ii = ij // nj
         jj = ij % nj
         i = i0 + ii
         j = j0 + jj
         w = 1.0
-        if same:
-            if j > i:
-                continue
-            if j < i:
-                w = 2.0
-        eij = e1o[i] + e2o[j]
-        blk = np.ascontiguousarray(v[ii, :, jj, :])        # (ia|jb) for this (i, j), cache-local
-        sd = 0.0
-        sx = 0.0
-        for a in range(nv1):
-            ea = eij - e1v[a]
-            for b in range(nv2):
-                iajb = blk[a, b]
-                t = iajb / (ea - e2v[b])
-                sd += t * iajb
-                if same:
-                    sx += t * blk[b, a]
-        direct += w * sd
-        exch += w * sx
-    return direct, exch
+        if same and j > i:
+            w = 0.0
+        elif same and j < i:
+            w = 2.0
+        if w > 0.0:
+            eij = e1o[i] + e2o[j]
+            blk = np.ascontiguousarray(v[ii, :, jj, :])    # (ia|jb) for this (i, j)
+            sd = 0.0
+            sx = 0.0
+            for a in range(nv1):
+                ea = eij - e1v[a]
+                for b in range(nv2):
+                    iajb = blk[a, b]
+                    t = iajb / (ea - e2v[b])
+                    sd += t * iajb
+                    if same:
+                        sx += t * blk[b, a]
+            pd[ij] = w * sd
+            px[ij] = w * sx
+    return pd.sum(), px.sum()
 
 
 def kernel(scf_result, options: MP2Options) -> MP2Result:
@@ -227,6 +241,9 @@ def kernel(scf_result, options: MP2Options) -> MP2Result:
     if not scf_result.converged:
         raise InputError("RI-MP2 needs a converged SCF reference; this one did not converge")
     spaces = _spaces(scf_result, nfrozen)
+    if _use_gpu(options):
+        from hartree.mp2.rimp2_gpu import kernel_gpu
+        return kernel_gpu(scf_result, options, spaces, aux, nfrozen, options.gpu_backend)
     timings, log = {}, {}
     t = time.perf_counter()
     m = metric_factor(int2c2e(aux))
@@ -267,6 +284,21 @@ def _energies(spaces, bs, options, log):
         e_os, _ = _pair_sums(bs[0], bs[1], ao, av, bo, bv, options, log, False)
         nocc, nvir = (len(ao), len(bo)), (len(av), len(bv))
     return e_os, e_ss, nocc, nvir
+
+
+def _use_gpu(options):
+    """True for device 'gpu' (DeviceError without a usable GPU, unless a backend is given)
+    and for 'auto' when a GPU is usable."""
+    if options.device == "cpu":
+        return False
+    if options.gpu_backend is not None:
+        return True
+    from hartree.gpu.device import gpu_status
+    ok, why = gpu_status()
+    if options.device == "gpu" and not ok:
+        from hartree.errors import DeviceError
+        raise DeviceError(f"GPU RI-MP2 was asked for but no CUDA GPU is usable: {why}")
+    return ok
 
 
 @contextlib.contextmanager
