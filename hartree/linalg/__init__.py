@@ -2,8 +2,13 @@
 
 >>> from hartree.linalg import mgemm
 >>> c, info = mgemm(a, b, transb=True, precision="mixed", return_info=True)
+
+Modules: mgemm (front end, CPU schemes, policy), ozaki (INT8-slice split, CPU reference),
+mgemm_gpu (cuBLAS TF32/INT8 GEMMs, GPU slicing, streamed cleaver; cupy imported lazily).
 """
 
-from .mgemm import PRECISIONS, MGEMMInfo, choose_precision, error_bound, mgemm
+from .mgemm import (PRECISIONS, MGEMMInfo, choose_mixed, choose_precision, error_bound,
+                    estimated_error, mgemm)
 
-__all__ = ["mgemm", "MGEMMInfo", "PRECISIONS", "error_bound", "choose_precision"]
+__all__ = ["mgemm", "MGEMMInfo", "PRECISIONS", "error_bound", "choose_precision",
+           "estimated_error", "choose_mixed"]
