@@ -78,3 +78,23 @@ def parse_gpus(spec, count):
         raise DeviceError(f"GPU {bad[0]} is not visible: {count} CUDA device(s) visible "
                           f"(numbers 0..{count - 1})")
     return ids
+
+
+DEVICES = ("auto", "cpu", "gpu")
+
+
+def resolve_device(device="auto"):
+    """'cpu' or 'gpu' for a requested device 'auto' | 'cpu' | 'gpu' (asked now, never at
+    import): 'auto' takes the GPU when cupy imports and a CUDA device is visible.
+
+    Raises InputError for another name and DeviceError for 'gpu' without a usable GPU.
+    """
+    from hartree.errors import DeviceError, InputError
+    if device not in DEVICES:
+        raise InputError(f"unknown device {device!r}; choose auto, cpu or gpu")
+    if device == "cpu":
+        return "cpu"
+    ok, why = gpu_status()
+    if device == "gpu" and not ok:
+        raise DeviceError(f"device 'gpu' was asked for but no CUDA GPU is usable: {why}")
+    return "gpu" if ok else "cpu"

@@ -28,7 +28,7 @@ the largest value; see the tests).
 
 import numpy as np
 
-from ..errors import DeviceError, InputError
+from ..errors import InputError
 from .cpu import DEFAULT_THRESHOLD, eval_ao, prepare_basis
 from .lattice import Lattice
 from .select import spin_occupations
@@ -39,20 +39,10 @@ POINT_BLOCK = 4096
 
 
 def resolve_device(device):
-    """'cpu' or 'gpu' for device = 'cpu' | 'gpu' | 'auto' (asked now, never at import).
-
-    'auto' takes the GPU when cupy imports and a CUDA device is visible; 'gpu' without one
-    raises DeviceError.
-    """
-    if device not in ("cpu", "gpu", "auto"):
-        raise InputError(f"unknown device {device!r}; choose cpu, gpu or auto")
-    if device == "cpu":
-        return "cpu"
-    from ..gpu.device import gpu_status
-    ok, why = gpu_status()
-    if device == "gpu" and not ok:
-        raise DeviceError(f"device 'gpu' was asked for but no CUDA GPU is usable: {why}")
-    return "gpu" if ok else "cpu"
+    """'cpu' or 'gpu' for device = 'cpu' | 'gpu' | 'auto' (asked now, never at import);
+    see :func:`hartree.gpu.device.resolve_device`."""
+    from ..gpu.device import resolve_device as _resolve
+    return _resolve(device)
 
 
 def _points_and_shape(where):

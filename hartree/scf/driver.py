@@ -20,7 +20,8 @@ J/K batching decisions of the GPU engine are appended to ``result.notes``.
 
 from __future__ import annotations
 
-from ..errors import ConvergenceError, DeviceError, InputError
+from ..errors import ConvergenceError, InputError
+from ..gpu.device import resolve_device  # noqa: F401  (re-exported: scf.run, the CLI)
 from .kernel import kernel, validate
 from .options import SCFOptions
 
@@ -35,23 +36,6 @@ def _resolve_basis(molecule, basis, cartesian):
     return load_basis(molecule, basis, cartesian=cartesian)
 
 
-DEVICES = ("auto", "cpu", "gpu")
-
-
-def resolve_device(device="auto"):
-    """'cpu' or 'gpu' for a requested device 'auto' | 'cpu' | 'gpu' (checked now).
-
-    Raises InputError for another name and DeviceError for 'gpu' without a usable GPU.
-    """
-    if device not in DEVICES:
-        raise InputError(f"unknown device {device!r}; choose auto, cpu or gpu")
-    if device == "cpu":
-        return "cpu"
-    from ..gpu.device import gpu_status
-    ok, why = gpu_status()
-    if device == "gpu" and not ok:
-        raise DeviceError(f"device 'gpu' was asked for but no CUDA GPU is usable: {why}")
-    return "gpu" if ok else "cpu"
 
 
 #: below this many basis functions an SCF left to choose its GPUs (gpus=None) uses one:
