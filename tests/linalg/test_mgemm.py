@@ -10,23 +10,7 @@ from hartree.errors import InputError
 from hartree.linalg import PRECISIONS, choose_mixed, choose_precision, error_bound, mgemm
 from hartree.linalg import ozaki
 from hartree.linalg.mgemm import _round_tf32
-
-
-def _matrix(rng, shape, kind):
-    """'random' in [-1, 1]; 'ill' with rows and columns scaled by 10^U(-6, 6); 'salted' with
-    a fraction 1e-2 of elements in [90, 110] and 1e-3 in [9990, 10010] (the seed's test)."""
-    x = rng.uniform(-1.0, 1.0, shape)
-    if kind == "ill":
-        x *= 10.0 ** rng.uniform(-6, 6, (shape[0], 1)) * 10.0 ** rng.uniform(-6, 6, (1, shape[1]))
-    elif kind == "salted":
-        for frac, lo, hi in ((1e-2, 90.0, 110.0), (1e-3, 9990.0, 10010.0)):
-            mask = rng.random(shape) < frac
-            x[mask] = rng.uniform(lo, hi, mask.sum()) * rng.choice([-1.0, 1.0], mask.sum())
-    return x
-
-
-def _exact(a, b):
-    return (a.astype(np.longdouble) @ b.astype(np.longdouble))
+from tests.linalg.matrices import exact_product, make_matrix
 
 
 @settings(max_examples=40, deadline=None)
@@ -36,8 +20,8 @@ def _exact(a, b):
        tiny_budget=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_within_advertised_bound(m, n, k, kind, precision, transa, transb, tiny_budget, seed):
     rng = np.random.default_rng(seed)
-    a = _matrix(rng, (m, k), kind)
-    b = _matrix(rng, (k, n), kind)
+    a = make_matrix(rng, (m, k), kind)
+    b = make_matrix(rng, (k, n), kind)
     a_in = np.ascontiguousarray(a.T) if transa else a
     b_in = np.ascontiguousarray(b.T) if transb else b
     budget = 600 if tiny_budget else None
@@ -48,7 +32,7 @@ def test_within_advertised_bound(m, n, k, kind, precision, transa, transb, tiny_
     assert info.precision == precision or precision == "mixed"
     if tiny_budget and 8 * (m * k + k * n + m * n) > budget:   # cannot fit: must cleave
         assert info.tiles > 1
-    err = np.abs(c - _exact(a, b)).astype(np.float64)
+    err = np.abs(c - exact_product(a, b)).astype(np.float64)
     bound = error_bound(a, b, info.precision, slices=info.slices)
     assert np.all(err <= bound + 1e-300), float(np.max(err / np.maximum(bound, 1e-300)))
 
@@ -56,11 +40,11 @@ def test_within_advertised_bound(m, n, k, kind, precision, transa, transb, tiny_
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_cleaving_forced_by_tiny_budget(precision):
     rng = np.random.default_rng(7)
-    a, b = _matrix(rng, (97, 131), "salted"), _matrix(rng, (131, 45), "salted")
+    a, b = make_matrix(rng, (97, 131), "salted"), make_matrix(rng, (131, 45), "salted")
     c, info = mgemm(a, b, precision=precision, memory_budget=4096, return_info=True)
     mt, nt, kt = info.tile
     assert info.tiles == -(-97 // mt) * -(-45 // nt) * -(-131 // kt) > 8
-    assert np.all(np.abs(c - _exact(a, b)) <= error_bound(a, b, info.precision,
+    assert np.all(np.abs(c - exact_product(a, b)) <= error_bound(a, b, info.precision,
                                                           slices=info.slices))
 
 
@@ -68,8 +52,8 @@ def test_salted_heterogeneous_beats_fp32_and_ozaki_reaches_fp64():
     """The seed's claim (heterogeneous split removes the error of large elements) and the
     split scheme's: RMS error against the exact product, N = 160 salted matrices."""
     rng = np.random.default_rng(3)
-    a, b = _matrix(rng, (160, 160), "salted"), _matrix(rng, (160, 160), "salted")
-    ref = _exact(a, b)
+    a, b = make_matrix(rng, (160, 160), "salted"), make_matrix(rng, (160, 160), "salted")
+    ref = exact_product(a, b)
 
     def rms(p, **kw):
         c = mgemm(a, b, precision=p, **kw)
@@ -84,8 +68,8 @@ def test_salted_heterogeneous_beats_fp32_and_ozaki_reaches_fp64():
     assert rms("ozaki", slices=7) > 10 * rms("ozaki", slices=9)
     _, info = mgemm(a, b, precision="ozaki", return_info=True)   # default: FP64 level
     assert info.slices >= 9 and rms("ozaki") < 4 * e64
-    a, b = _matrix(rng, (160, 160), "random"), _matrix(rng, (160, 160), "random")
-    ref = _exact(a, b)
+    a, b = make_matrix(rng, (160, 160), "random"), make_matrix(rng, (160, 160), "random")
+    ref = exact_product(a, b)
     assert rms("ozaki") < 4 * rms("fp64")
 
 
@@ -132,7 +116,7 @@ def test_user_errors():
 def test_auto_policy_meets_the_accuracy_target_and_says_why():
     rng = np.random.default_rng(4)
     a, b = rng.uniform(-1, 1, (40, 300)), rng.uniform(-1, 1, (300, 30))
-    ref = _exact(a, b)
+    ref = exact_product(a, b)
     absab = np.abs(a) @ np.abs(b)
     for target, expected in ((1e-4, "fp32"), (1e-9, "fp64")):
         c, info = mgemm(a, b, precision="auto", accuracy=target, return_info=True)
@@ -146,7 +130,7 @@ def test_ozaki_slices_reconstruct_the_rows_exactly():
     """eq. (1): sum_s Q_s 2^(-7 s) 2^(e_i) equals x up to the remainder bound 2^(-7 S) 2^e_i,
     |Q| <= 127 (fits INT8), and the slicing is exact: S = 8 of 7 bits recover 53-bit values."""
     rng = np.random.default_rng(5)
-    x = _matrix(rng, (30, 50), "ill")
+    x = make_matrix(rng, (30, 50), "ill")
     x[3] = 0.0
     x[4, 7] = 2.0 ** 40                 # a power of two as the row maximum: |r| < 1 still
     for s in (1, 3, 8):
@@ -165,8 +149,8 @@ def test_ozaki_slices_reconstruct_the_rows_exactly():
 
 def test_ozaki_error_falls_by_2_to_the_7_per_slice():
     rng = np.random.default_rng(6)
-    a, b = _matrix(rng, (60, 200), "random"), _matrix(rng, (200, 50), "random")
-    ref = _exact(a, b)
+    a, b = make_matrix(rng, (60, 200), "random"), make_matrix(rng, (200, 50), "random")
+    ref = exact_product(a, b)
     typical = float(np.mean(np.abs(a) @ np.abs(b)))
     errs = []
     for s in (2, 3, 4, 5):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from hartree.linalg import PRECISIONS, error_bound, mgemm
+from tests.linalg.matrices import exact_product, make_matrix
 
 
 def _have_gpu():
@@ -20,27 +21,12 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not _have_gpu(), reason="needs cupy and a CUDA device")]
 
 
-def _matrix(rng, shape, kind):
-    x = rng.uniform(-1.0, 1.0, shape)
-    if kind == "ill":
-        x *= 10.0 ** rng.uniform(-6, 6, (shape[0], 1)) * 10.0 ** rng.uniform(-6, 6, (1, shape[1]))
-    elif kind == "salted":
-        for frac, lo, hi in ((1e-2, 90.0, 110.0), (1e-3, 9990.0, 10010.0)):
-            mask = rng.random(shape) < frac
-            x[mask] = rng.uniform(lo, hi, mask.sum()) * rng.choice([-1.0, 1.0], mask.sum())
-    return x
-
-
-def _exact(a, b):
-    return a.astype(np.longdouble) @ b.astype(np.longdouble)
-
-
 def test_int8_ozaki_equals_cpu_reference_bit_for_bit():
     """Same slices, exact INT32 vs exact FP64 integer products, same FP64 summation order."""
     import cupy as cp
     rng = np.random.default_rng(12)
     for kind in ("random", "salted", "ill"):
-        a, b = _matrix(rng, (130, 517), kind), _matrix(rng, (517, 77), kind)
+        a, b = make_matrix(rng, (130, 517), kind), make_matrix(rng, (517, 77), kind)
         for s in (1, 3, 7):
             c_cpu = mgemm(a, b, precision="ozaki", slices=s)
             c_gpu = mgemm(cp.asarray(a), cp.asarray(b), precision="ozaki", slices=s)
@@ -52,7 +38,7 @@ def test_fused_row_statistics_match_numpy():
 
     from hartree.linalg import mgemm_gpu, ozaki
     rng = np.random.default_rng(18)
-    x = _matrix(rng, (37, 1000), "salted")
+    x = make_matrix(rng, (37, 1000), "salted")
     x[5] = 0.0
     amax, asum = mgemm_gpu.row_absmax_sum(cp.asarray(x))
     np.testing.assert_array_equal(amax.get(), np.abs(x).max(axis=1))
@@ -65,7 +51,7 @@ def test_tf32_really_runs_on_tensor_cores_and_fp32_does_not():
     import cupy as cp
     rng = np.random.default_rng(13)
     a, b = rng.uniform(-1, 1, (256, 256)), rng.uniform(-1, 1, (256, 256))
-    ref = _exact(a, b)
+    ref = exact_product(a, b)
     e = {p: float(np.sqrt(np.mean((mgemm(cp.asarray(a), cp.asarray(b), precision=p).get()
                                    - ref).astype(float) ** 2))) for p in ("fp32", "tf32")}
     assert e["tf32"] > 100 * e["fp32"]
@@ -78,13 +64,13 @@ def test_tf32_really_runs_on_tensor_cores_and_fp32_does_not():
 def test_streamed_cleaver_for_host_operands(precision):
     """numpy operands, device='gpu', a tiny budget: many tiles over two streams."""
     rng = np.random.default_rng(14)
-    a, b = _matrix(rng, (300, 257), "salted"), _matrix(rng, (190, 257), "salted")
+    a, b = make_matrix(rng, (300, 257), "salted"), make_matrix(rng, (190, 257), "salted")
     c, info = mgemm(a, b, transb=True, precision=precision, device="gpu",
                     memory_budget=200_000, return_info=True)
     assert isinstance(c, np.ndarray) and info.tiles > 4 and info.streams == 2
     assert info.transfer_bytes >= 8 * (a.size + b.size + c.size)
     bound = error_bound(a, b.T, info.precision, slices=info.slices)
-    assert np.all(np.abs(c - _exact(a, b.T)).astype(float) <= bound)
+    assert np.all(np.abs(c - exact_product(a, b.T)).astype(float) <= bound)
     if precision == "ozaki":                # same tiles on the CPU: identical numbers
         c_cpu = mgemm(a, b, transb=True, precision=precision, slices=info.slices,
                       memory_budget=200_000)
@@ -100,7 +86,7 @@ def test_device_cleaving_of_cupy_operands_and_k_limit():
     c, info = mgemm(cp.asarray(a), cp.asarray(b), precision="ozaki", slices=8,
                     return_info=True)
     assert info.tile[2] * 8 <= 133143 and info.tiles >= 3
-    assert np.all(np.abs(c.get() - _exact(a, b)).astype(float)
+    assert np.all(np.abs(c.get() - exact_product(a, b)).astype(float)
                   <= error_bound(a, b, "ozaki", slices=8))
     c, info = mgemm(cp.asarray(a[:, :300]), cp.asarray(b[:300]), precision="fp64",
                     memory_budget=2000, return_info=True)
@@ -131,13 +117,13 @@ def test_gpu_schemes_within_bound(precision, kind):
     import cupy as cp
     rng = np.random.default_rng(11)
     for (m, n, k), ta, tb in (((70, 45, 333), False, True), ((1, 5, 1), True, True)):
-        a, b = _matrix(rng, (m, k), kind), _matrix(rng, (k, n), kind)
+        a, b = make_matrix(rng, (m, k), kind), make_matrix(rng, (k, n), kind)
         a_in = np.ascontiguousarray(a.T) if ta else a
         b_in = np.ascontiguousarray(b.T) if tb else b
         c, info = mgemm(cp.asarray(a_in), cp.asarray(b_in), transa=ta, transb=tb,
                         precision=precision, return_info=True)
         assert isinstance(c, cp.ndarray) and c.dtype == cp.float64 and c.shape == (m, n)
         assert info.device == "gpu (cupy)"
-        err = np.abs(c.get() - _exact(a, b)).astype(np.float64)
+        err = np.abs(c.get() - exact_product(a, b)).astype(np.float64)
         bound = error_bound(a, b, info.precision, slices=info.slices)
         assert np.all(err <= bound + 1e-300), float(np.max(err / np.maximum(bound, 1e-300)))
