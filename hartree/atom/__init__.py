@@ -46,16 +46,19 @@ def run_input(path):
 
     With jobtype='bsopt' the WTBS parameters are optimized first (NEWUOA, $newuoa) and the
     result is the energy at the optimum; the OptimizationResult is ``job.optimization``.
+    With autogen/nconf the energy is the weighted average of the configurations (one set of
+    spinors, ``result.configuration_energies`` per configuration).
     """
     job = read_input(path)
     exponents = job.exponents
+    # autogen/nconf: one set of spinors for the weighted average of the configurations
+    occupations = ({"configurations": [c[:3] for c in job.configurations]} if job.configurations
+                   else {"block_shells": job.block_shells, "open_shells": job.open_shells})
     if job.jobtype == "bsopt":
         from .optimize import NewuoaOptions, optimize_wtbs
         opts = NewuoaOptions(rhobeg=job.newuoa["rhobeg"], rhoend=job.newuoa["rhoend"], maxfun=job.newuoa["maxfun"])
         job.optimization = optimize_wtbs(job.z, job.wtbs, job.windows, job.nucleus, job.options, opts,
-                                         block_shells=job.block_shells, open_shells=job.open_shells,
-                                         pool_sizes=job.pool_sizes)
+                                         pool_sizes=job.pool_sizes, **occupations)
         exponents = wtbs_exponents(job.optimization.groups, job.windows, job.pool_sizes)
-    result = kernel(job.z, exponents, job.nucleus, job.options, block_shells=job.block_shells,
-                    open_shells=job.open_shells)
+    result = kernel(job.z, exponents, job.nucleus, job.options, **occupations)
     return job, result

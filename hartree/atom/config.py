@@ -180,3 +180,66 @@ def jj_configurations(z, charge=0):
         label = " ".join(f"{n}{L_LETTERS[l]}{jj}^{k}" for jj, k in zip(j, (a, b)) if k)
         out.append((pattern, weight, label))
     return out
+
+
+def average_level(blocks, configurations):
+    """Couplings of one set of orbitals for several configurations (extended average level).
+
+    The energy minimized is Σ_K w_K E_K (weights normalized), E_K the average-of-configuration
+    energy of configuration K (:mod:`hartree.atom.scf`, eq. AOC) evaluated with orbitals
+    common to all K.  Per block b the configurations may differ only in the occupation o_b^K
+    of one shell (the first above the closed shells common to all of them).  With
+    q̄_b = Σ w o_b, m_bb = Σ w o_b (o_b − 1), m_ab = Σ w o_a o_b:
+
+        E = E_closed(D_T with q̄) + Σ_b (λ_b/2) tr(G_bb[D_Ob] D_Ob) + Σ_{a<b} μ_ab tr(G[D_Ob] D_Oa)
+        λ_b = g m_bb / ((g − 1) q̄_b²) − 1,    μ_ab = m_ab / (q̄_a q̄_b) − 1
+
+    (for one configuration λ = (q − g)/(q (g − 1)) and μ = 0: eq. AOC).  configurations:
+    [(block_shells, open_shells, weight, ...)] per block in κ order (shorter lists mean empty
+    blocks).  Returns (pattern [(closed, q̄)] per block, λ (nblock,), μ (nblock, nblock),
+    o (K, nblock) the open-shell occupation of each configuration).
+    """
+    import numpy as np
+    nb = len(blocks)
+    if not configurations:
+        raise InputError("average_level needs at least one configuration")
+    weights = np.array([float(c[2]) for c in configurations])
+    if np.any(weights < 0) or not weights.sum() > 0:
+        raise InputError("configuration weights must be non-negative with a positive sum")
+    weights = weights / weights.sum()
+    closed = np.zeros((len(configurations), nb), dtype=int)
+    opened = np.zeros((len(configurations), nb))
+    for k, conf in enumerate(configurations):
+        shells, opens = list(conf[0]), list(conf[1])
+        if any(shells[nb:]) or any(opens[nb:]):
+            raise InputError("a configuration occupies symmetries beyond the largest l of the basis")
+        closed[k, :min(nb, len(shells))] = shells[:nb]
+        opened[k, :min(nb, len(opens))] = opens[:nb]
+    base = closed.min(axis=0)
+    g = np.array([b.degeneracy for b in blocks], dtype=float)
+    occ = (closed - base) * g + opened
+    for k in range(len(configurations)):
+        for b in range(nb):
+            extra = closed[k, b] - base[b]
+            if extra > 1 or (extra == 1 and opened[k, b] > 0) or not 0 <= occ[k, b] <= g[b]:
+                raise InputError(f"configuration {k + 1} differs from the others in more than one "
+                                 f"{blocks[b].label} shell; one set of orbitals averages one open shell "
+                                 f"per symmetry")
+    qbar = weights @ occ
+    lam, mu = np.zeros(nb), np.zeros((nb, nb))
+    pattern = []
+    for b in range(nb):
+        if qbar[b] >= g[b] - 1e-12:
+            pattern.append((int(base[b]) + 1, 0.0))
+        elif qbar[b] <= 1e-12:
+            pattern.append((int(base[b]), 0.0))
+        else:
+            pattern.append((int(base[b]), float(qbar[b])))
+            m = weights @ (occ[:, b] * (occ[:, b] - 1.0))
+            lam[b] = g[b] * m / ((g[b] - 1.0) * qbar[b] ** 2) - 1.0
+    open_b = [b for b in range(nb) if pattern[b][1] > 0]
+    for a in open_b:
+        for b in open_b:
+            if a != b:
+                mu[a, b] = weights @ (occ[:, a] * occ[:, b]) / (qbar[a] * qbar[b]) - 1.0
+    return pattern, lam, mu, occ

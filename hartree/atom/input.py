@@ -6,8 +6,9 @@ Line 1 is a title; then Fortran-namelist-like groups ``$name key=value ... $end`
 then one exponent per line.  Lists are comma or blank separated; strings may be quoted;
 logicals are .true./.false.; Fortran exponents (1.0d-5) are accepted; ``!`` starts a
 comment.  Symmetry arrays (nbs, start, groups, nclose, nopen, freeel) run over the κ
-symmetries s1/2, p1/2, p3/2, d3/2, d5/2, f5/2, f7/2 (nsym of them).  The two κ of one l
-share their exponents, so their windows must agree.
+symmetries s1/2, p1/2, p3/2, d3/2, d5/2, f5/2, f7/2 (nsym of them).  Where the two κ of one
+l have the same nbs, start and groups (or list the same rdin exponents) they share one set of
+exponents; otherwise each κ symmetry gets its own window (exponents per κ, as in the thesis).
 
 Extensions: $contrl ``relativistic=.false.`` (the c -> ∞ limit) and ``device='gpu'``
 ('auto', 'cpu', 'gpu': where the two-electron part runs); $nuc ``mass`` (mass
@@ -21,6 +22,7 @@ import re
 from ..errors import InputError
 from .angular import blocks_for
 from .nucleus import make_nucleus
+from .operators import block_exponents
 from .options import DEFAULT_LIGHT_SPEED, AtomSCFOptions
 from .wtbs import Window, WTBSParameters, wtbs_exponents
 
@@ -226,20 +228,23 @@ def parse_input(raw_lines, path="<input>"):
             raise InputError(f"{path}:{w.values['npool'][1]}: npool needs one size per group ({ngroup})")
         for l in range(lmax + 1):
             idx = [i for i, b in enumerate(kblocks) if b.l == l]
-            for key, arr in (("nbs", nbs), ("start", start), ("groups", grp)):
-                if len({arr[i] for i in idx}) > 1:
-                    raise InputError(f"{path}:{w.values[key][1]}: '{key}' differs between the two κ symmetries "
-                                     f"of l={l}, which share their exponents")
-            i0 = idx[0]
-            if nbs[i0] < 1:
-                raise InputError(f"{path}:{w.values['nbs'][1]}: nbs of {kblocks[i0].label} must be at least 1")
-            if not 1 <= grp[i0] <= ngroup:
-                raise InputError(f"{path}:{w.values['groups'][1]}: symmetry {kblocks[i0].label} uses group "
-                                 f"{grp[i0]} but ngroup={ngroup}")
-            try:
-                windows.append(Window(l, start[i0], start[i0] + nbs[i0] - 1, grp[i0] - 1))
-            except InputError as exc:
-                raise InputError(f"{path}:{w.values.get('start', w.values['nbs'])[1]}: {exc}") from None
+            shared = all(len({arr[i] for i in idx}) == 1 for arr in (nbs, start, grp))
+            if not shared and not relativistic:
+                key = next(k for k, arr in (("nbs", nbs), ("start", start), ("groups", grp))
+                           if len({arr[i] for i in idx}) > 1)
+                raise InputError(f"{path}:{w.values[key][1]}: '{key}' differs between the two κ symmetries "
+                                 f"of l={l}; relativistic=.false. needs one window per l")
+            for i in (idx[:1] if shared else idx):
+                if nbs[i] < 1:
+                    raise InputError(f"{path}:{w.values['nbs'][1]}: nbs of {kblocks[i].label} must be at least 1")
+                if not 1 <= grp[i] <= ngroup:
+                    raise InputError(f"{path}:{w.values['groups'][1]}: symmetry {kblocks[i].label} uses group "
+                                     f"{grp[i]} but ngroup={ngroup}")
+                try:       # both κ of l share one window, or (they differ) each κ has its own
+                    windows.append(Window(l, start[i], start[i] + nbs[i] - 1, grp[i] - 1,
+                                          0 if shared else kblocks[i].kappa))
+                except InputError as exc:
+                    raise InputError(f"{path}:{w.values.get('start', w.values['nbs'])[1]}: {exc}") from None
         try:
             exponents = wtbs_exponents(wt, windows, pools)
         except InputError as exc:
@@ -247,6 +252,10 @@ def parse_input(raw_lines, path="<input>"):
             raise InputError(f"{path}:{where}: {exc} (keys nbs, start, npool of $wtbs)") from None
     elif bastype == "rdin":
         exponents = _read_rdin(rdin_lines, nsym, kblocks, path, bas.line)
+        split = [l for l, e in enumerate(exponents) if isinstance(e, tuple)]
+        if split and not relativistic:
+            raise InputError(f"{path}:{bas.line}: the two κ symmetries of l={split[0]} list different rdin "
+                             f"exponents; relativistic=.false. needs one set per l")
     else:
         raise InputError(f"{path}:{bas.values['bastype'][1]}: bastype must be 'wtbs' or 'rdin', got '{bastype}'")
     newuoa = {}
@@ -268,6 +277,7 @@ def parse_input(raw_lines, path="<input>"):
         raise InputError(f"{path}:{econ.line}: give either autogen=.true. or nconf (with its lines), not both")
     if conf_lines and not nconf:
         raise InputError(f"{path}:{conf_lines[0][0]}: numbers after $econfig need nconf (configurations to read)")
+    nfun = [len(e) for e in block_exponents(exponents, True)[1]]       # functions per κ symmetry
     for i, b in enumerate(kblocks):
         if nclose[i] < 0:
             raise InputError(f"{path}:{econ.values['nclose'][1]}: nclose of {b.label} is negative")
@@ -279,9 +289,9 @@ def parse_input(raw_lines, path="<input>"):
                              f"{b.label} must be in (0, {b.degeneracy}] for its open shell")
         if not nopen[i] and freeel[i]:
             raise InputError(f"{path}:{econ.values['freeel'][1]}: freeel of {b.label} needs nopen=1")
-        if nclose[i] + nopen[i] > len(exponents[b.l]):
+        if nclose[i] + nopen[i] > nfun[i]:
             raise InputError(f"{path}:{econ.values['nclose'][1]}: more electrons than spinors in {b.label}: "
-                             f"{nclose[i] + nopen[i]} occupied shells but only {len(exponents[b.l])} basis functions")
+                             f"{nclose[i] + nopen[i]} occupied shells but only {nfun[i]} basis functions")
     electrons = sum(n * b.degeneracy + f for n, f, b in zip(nclose, freeel, kblocks))
     if electrons > 2 * z + 2:
         raise InputError(f"{path}:{econ.values['nclose'][1]}: nclose/freeel put {electrons:g} electrons on a "
@@ -326,8 +336,6 @@ def parse_input(raw_lines, path="<input>"):
     if device not in ("auto", "cpu", "gpu"):
         raise InputError(f"{path}:{contrl.values['device'][1]}: device must be 'auto', 'cpu' or 'gpu', got '{device}'")
     options = AtomSCFOptions(light_speed=light, relativistic=relativistic, device=device, **scf_kw)
-    if configurations and jobtype == "bsopt":
-        raise InputError(f"{path}:{econ.line}: jobtype='bsopt' optimizes one configuration; drop autogen/nconf")
     return AtomInput(title, jobtype, z, nucleus, exponents, block_shells, options, wt, windows, newuoa,
                      open_shells=open_shells, pool_sizes=pools, configurations=configurations)
 
@@ -411,7 +419,6 @@ def _read_rdin(lines, nsym, kblocks, path, bas_line):
     exps = []
     for l in range(kblocks[-1].l + 1):
         sets = [per_block[i] for i, b in enumerate(kblocks) if b.l == l]
-        if any(s != sets[0] for s in sets):
-            raise InputError(f"{path}: the two κ symmetries of l={l} must list the same exponents (shared basis)")
-        exps.append(sets[0])
+        # the two κ of l share their exponents when they list the same ones, else a pair (j = l-1/2, l+1/2)
+        exps.append(sets[0] if all(s == sets[0] for s in sets) else (sets[0], sets[1]))
     return exps

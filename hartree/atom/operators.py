@@ -106,15 +106,43 @@ def one_electron(block, sets, nucleus, light_speed):
     return h, s, vv
 
 
+def _is_pair(entry):
+    """True for a per-κ entry (two exponent lists), False for one list of numbers."""
+    return isinstance(entry, (tuple, list)) and len(entry) == 2 and all(np.ndim(x) == 1 for x in entry)
+
+
+def block_exponents(exponents, relativistic):
+    """Exponents per symmetry block (κ order of :func:`blocks_for`), 1-D float arrays.
+
+    exponents: per l = 0..lmax either one 1-D list (shared by both κ of l, and the only
+    form nonrelativistically) or a pair (j = l-1/2 list, j = l+1/2 list) for l ≥ 1.
+    Returns (blocks, [array per block]).
+    """
+    from ..errors import InputError
+    blocks = blocks_for(len(exponents) - 1, relativistic)
+    out = []
+    for b in blocks:
+        entry = exponents[b.l]
+        if _is_pair(entry):
+            if not relativistic or b.l == 0:
+                raise InputError(f"l = {b.l}: separate exponents per κ need Dirac-Fock and l ≥ 1")
+            entry = entry[0] if b.kappa > 0 else entry[1]       # κ = l: j = l-1/2; κ = -l-1: j = l+1/2
+        arr = np.asarray(entry, dtype=float)
+        if arr.ndim != 1 or not arr.size:
+            raise InputError(f"symmetry {b.label}: exponents must be a non-empty list of numbers")
+        out.append(arr)
+    return blocks, out
+
+
 def build_one_electron(exponents, nucleus, light_speed, relativistic):
     """Operators with h, S, V and the radial sets only (two-electron fields None).
 
-    exponents: per l (list of 1-D arrays, l = 0..lmax, bohr^-2).
+    exponents: per l (l = 0..lmax, bohr^-2): a 1-D array shared by both κ of l, or a
+    pair of arrays (j = l-1/2, j = l+1/2), see :func:`block_exponents`.
     """
-    exponents = [np.asarray(e, dtype=float) for e in exponents]
-    blocks = blocks_for(len(exponents) - 1, relativistic)
-    sets = [radial_sets(b, exponents[b.l], light_speed) for b in blocks]
-    sizes = tuple(len(exponents[b.l]) for b in blocks)
+    blocks, per_block = block_exponents(exponents, relativistic)
+    sets = [radial_sets(b, e, light_speed) for b, e in zip(blocks, per_block)]
+    sizes = tuple(len(e) for e in per_block)
     dims = tuple(n * (2 if relativistic else 1) for n in sizes)
     h, s, v = [], [], []
     for b, st in zip(blocks, sets):

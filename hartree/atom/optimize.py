@@ -84,12 +84,13 @@ _STOP = {1: "success", 2: "stopval reached", 3: "ftol reached", 4: "rhoend reach
 
 
 def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, shells=None, block_shells=None,
-                  open_shells=None, pool_sizes=None, callback=None, active=None):
+                  open_shells=None, pool_sizes=None, callback=None, active=None, configurations=None):
     """Minimize the SCF energy over the WTBS parameters with NEWUOA.
 
     z: atomic number; start: WTBSParameters or a list of them (one per group); windows:
     list of :class:`hartree.atom.wtbs.Window` (their ``group`` picks the parameters);
-    nucleus, scf_options, shells/block_shells/open_shells: as for :func:`hartree.atom.kernel`;
+    nucleus, scf_options, shells/block_shells/open_shells/configurations: as for
+    :func:`hartree.atom.kernel` (with configurations the weighted average energy is minimized);
     pool_sizes: optional N per group.  callback(entry) after each evaluation, with the
     history entry (dict: evaluation, parameters, energy).  active: indices of the groups to
     optimize (default: all); the others stay at their start values.  Returns an :class:`OptimizationResult` holding the best evaluation.
@@ -117,7 +118,7 @@ def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, she
         try:
             exps = wtbs_exponents(params, windows, pool_sizes)
             return kernel(z, exps, nucleus, scf_options, shells=shells, block_shells=block_shells,
-                          open_shells=open_shells).energy
+                          open_shells=open_shells, configurations=configurations).energy
         except (ConvergenceError, InputError, np.linalg.LinAlgError, FloatingPointError):
             return None
 

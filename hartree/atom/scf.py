@@ -25,9 +25,9 @@ thesis' profiling basis (ζ up to 1e13) carries rounding noise of 1-4e-5 even at
 point, in the orthonormal functions 1-4e-6; |ΔE| is floored at 64 ε |E| (a double resolves
 Rn's 23602 Eh to ~4e-12 Eh only).  Acceleration: DIIS on the effective Fock supermatrices
 with the error X^T(FDS - SDF)X projected on the bound-state window (:func:`_window`), or
-damping with dfctr.  Eigenproblems are solved in two stages (:func:`_refined_eigh`) so that
-‖F‖ ~ 1e13 Eh (nonrelativistic kinetic energy of ζ = 1e13 functions) does not spoil the
-valence orbitals.  Orthogonalization is canonical on
+damping with dfctr.  Eigenproblems are solved in a cascade of shrinking spectral windows
+(:func:`_refined_eigh`) so that ‖F‖ ~ 1e13 Eh (nonrelativistic kinetic energy of ζ = 1e13
+functions) does not spoil the valence orbitals.  Orthogonalization is canonical on
 the normalized overlap (:func:`_orthogonalizer`): exponents up to 1e13 (the thesis'
 profiling basis) make the small-component overlap T/(2c²) 1e9 times the large one, and a
 threshold relative to the largest eigenvalue would drop large-component functions.
@@ -42,9 +42,9 @@ import time
 import numpy as np
 
 from ..errors import ConvergenceError, DeviceError, InputError
-from .config import SYMBOLS, configuration
+from .config import SYMBOLS, average_level, configuration
 from .angular import blocks_for
-from .operators import CPUTwoElectron, build_one_electron
+from .operators import CPUTwoElectron, _is_pair, block_exponents, build_one_electron
 from .options import AtomSCFOptions
 from .result import AtomResult
 
@@ -62,25 +62,46 @@ def _orthogonalizer(s, threshold):
     return nrm[:, None] * (u[:, keep] / np.sqrt(w[keep]))
 
 
+#: largest ratio between the top of the spectrum and the window cut in one refinement stage
+CASCADE_RATIO = 1e4
+
+
 def _refined_eigh(f, x, lower):
     """Eigenpairs (ε, C) of F C = S C ε with X^T S X = 1, the bound states refined.
 
-    eigh(X^T F X) resolves eigenvectors only to ε·‖F‖/gap; tight functions (ζ ~ 1e13) make
-    ‖F‖ ~ 1e13 Eh nonrelativistically, which leaves valence orbitals (gaps ~0.3 Eh) with
-    errors ~1e-2 and the SCF without a fixed point.  The subspace of the eigenvalues in
-    (lower, cut], cut = 1e3 + 10·|ε_min| above the deepest one, is separated from the rest
-    by a gap ~‖F‖, so it is accurate to ~ε; F projected on it (norm ~cut) is diagonalized
-    again, which gives its eigenvectors to ε·cut/gap.  lower: -c² (positive-energy
-    branch of Dirac-Fock) or -∞.
+    A dense eigh is backward stable in norm: eigenvectors of X^T F X carry components
+    ~ε‖F‖/|ε_i - ε_j| along other eigenvectors, and tight functions (ζ ~ 1e13) make ‖F‖ ~
+    1e13 Eh nonrelativistically (kinetic energy), which would leave valence orbitals with
+    errors ~1e-2.  So the solution is refined in a cascade of windows: starting from the
+    top of the spectrum t_0 = max ε, stage k keeps the eigenvectors with lower < ε ≤
+    t_k = t_(k-1)/CASCADE_RATIO (or cut once that is below 10·cut) and diagonalizes F
+    projected on them again (norm ~t_(k-1)), until t_k = cut = 1e3 + 10·|ε_min| (:func:`_window`).  Each stage's
+    subspace is then accurate to ~ε·CASCADE_RATIO relative to its gap, not ε·‖F‖: with a
+    single stage (cut straight from ‖F‖ ~ 5e13 to 4e4), the window was contaminated at
+    ~1e-6 by the eigenvectors just above the cut, differently every iteration, and
+    nonrelativistic Rn in the thesis' profiling basis (n = 45) never converged (|ΔE| noise
+    ~1e-7 Eh, DIIS error ~1e-6); with the cascade it converges in 13 iterations.
+    lower: -c² (positive-energy branch of Dirac-Fock) or -∞.
     """
     e, v = np.linalg.eigh(x.T @ f @ x)
     c = x @ v
-    win = _window(e, lower)
-    if 0 < win.size < e.size:
-        y = c[:, win]
-        e2, w = np.linalg.eigh(y.T @ f @ y)
-        e[win], c[:, win] = e2, y @ w
-    return e, c
+    inside = np.nonzero(e > lower)[0]
+    if not inside.size:
+        return e, c
+    cut = 1e3 + 10.0 * abs(e[inside[0]])
+    top = float(e.max())
+    while True:
+        step = top / CASCADE_RATIO
+        if step < 10.0 * cut:       # no stage that would keep nearly the final window anyway
+            step = cut
+        win = inside[e[inside] <= step]
+        if 0 < win.size < e.size:
+            y = c[:, win]
+            e2, w = np.linalg.eigh(y.T @ f @ y)
+            e[win], c[:, win] = e2, y @ w
+        if step == cut:
+            return e, c
+        top = step
 
 
 def _window(e, lower):
@@ -196,22 +217,38 @@ def _occupation_pattern(ops, z, shells, block_shells, open_shells):
 
 
 def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block_shells=None,
-           open_shells=None):
-    """Run the SCF for atomic number z with exponents per l (bohr^-2).
+           open_shells=None, configurations=None):
+    """Run the SCF for atomic number z with exponents per l (bohr^-2; an entry may be a pair
+    (j = l-1/2, j = l+1/2) of lists for separate κ exponents, see operators.block_exponents).
 
     Occupations: default is the ground configuration in Madelung order (:mod:`config`);
     ``shells`` gives closed radial shells per l (e.g. Ne: [2, 1]; both κ of an l get the
     count), ``block_shells`` closed shells per symmetry block (κ order of
     :func:`hartree.atom.angular.blocks_for`), ``open_shells`` the open-shell electrons per
-    block (0 for none; one open shell per block, above the closed ones).  Returns an
-    :class:`AtomResult`; raises ConvergenceError (with the last state in ``.result``).
+    block (0 for none; one open shell per block, above the closed ones).  ``configurations``
+    ([(block_shells, open_shells, weight), ...], e.g. from :func:`config.jj_configurations`)
+    replaces them: one set of orbitals minimizes the weighted average of the configurations'
+    AOC energies (extended average level, :func:`config.average_level`; the open shells of
+    different blocks are then coupled through μ), and ``configuration_energies`` of the result
+    holds each E_K with those orbitals.  Returns an :class:`AtomResult`; raises
+    ConvergenceError (with the last state in ``.result``).
     """
     options = options or AtomSCFOptions()
     start = time.perf_counter()
     rel = options.relativistic
     c = options.light_speed
     ops = build_one_electron(exponents, nucleus, c, rel)
-    pattern = _occupation_pattern(ops, z, shells, block_shells, open_shells)
+    nblock = len(ops.blocks)
+    if configurations:
+        pattern, lam, mu, conf_occ = average_level(ops.blocks, configurations)
+        _occupation_pattern(ops, z, None, [n for n, _ in pattern], [q for _, q in pattern])
+    else:
+        pattern = _occupation_pattern(ops, z, shells, block_shells, open_shells)
+        lam, mu = np.zeros(nblock), np.zeros((nblock, nblock))
+        for ib, ((_, q), b) in enumerate(zip(pattern, ops.blocks)):
+            if 0 < q < b.degeneracy:
+                lam[ib] = (q - b.degeneracy) / (q * (b.degeneracy - 1.0))          # eq. (AOC)
+    coupled = bool(np.any(mu))
     xs = [_orthogonalizer(s, options.overlap_threshold) for s in ops.s]
     engine = two_electron_engine(ops, options.device)
     # the blocks' small dense problems (eigh, products) run in threads: LAPACK/BLAS release
@@ -243,10 +280,27 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
             dos.append(do)
         js, ks = engine.two_electron(dts)
         fock_times.append(engine.timings["fock"])
+        # G[D_Ob] of each open shell: on its own block (same-shell term, λ) and, when the
+        # configurations couple open shells of different blocks (μ ≠ 0), on every block
+        gopen = {}
+        for ib, do in enumerate(dos):
+            if do is None or lam[ib] == 0.0 and not coupled:
+                continue
+            if coupled:
+                only = [do if i == ib else np.zeros_like(d) for i, d in enumerate(dts)]
+                gopen[ib] = dict(enumerate(zip(*engine.two_electron(only))))       # block -> (J, K)
+            else:
+                gopen[ib] = {ib: engine.two_electron_block(ib, do)}
         terms = {"one_electron": sum(float(np.vdot(h, d)) for h, d in zip(ops.h, dts)),
                  "nuclear_attraction": sum(float(np.vdot(v, d)) for v, d in zip(ops.v, dts)),
                  "coulomb": 0.5 * sum(float(np.vdot(j, d)) for j, d in zip(js, dts)),
                  "exchange": -0.5 * sum(float(np.vdot(k, d)) for k, d in zip(ks, dts))}
+        for ib in gopen:   # open-shell corrections (eq. AOC; average_level for several configurations)
+            pairs = [(0.5 * lam[ib], ib)] + [(mu[ia, ib], ia) for ia in gopen if ia < ib and mu[ia, ib]]
+            for factor, ia in pairs:
+                jo, ko = gopen[ib][ia]
+                terms["coulomb"] += factor * float(np.vdot(jo, dos[ia]))
+                terms["exchange"] -= factor * float(np.vdot(ko, dos[ia]))
         focks = []
         for ib, ((eps, cm), b) in enumerate(zip(sol, ops.blocks)):
             fc = ops.h[ib] + js[ib] - ks[ib]
@@ -254,11 +308,10 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
                 focks.append(fc)
                 continue
             g, q = float(b.degeneracy), pattern[ib][1]
-            lam = (q - g) / (q * (g - 1.0))                                  # eq. (AOC)
-            jo, ko = engine.two_electron_block(ib, dos[ib])
-            terms["coulomb"] += 0.5 * lam * float(np.vdot(jo, dos[ib]))
-            terms["exchange"] -= 0.5 * lam * float(np.vdot(ko, dos[ib]))
-            fo = fc + lam * (jo - ko)
+            fo = fc + lam[ib] * (gopen[ib][ib][0] - gopen[ib][ib][1]) if ib in gopen else fc.copy()
+            for ia in gopen:
+                if ia != ib and mu[ib, ia]:
+                    fo = fo + mu[ib, ia] * (gopen[ia][ib][0] - gopen[ia][ib][1])
             closed, op, _ = indices(eps, ib)
             mc, mo = cm.T @ fc @ cm, cm.T @ fo @ cm                          # MO basis (C^T S C = 1)
             r = mc.copy()
@@ -330,6 +383,25 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
         coefs.append(cm[:, list(closed) + ([op] if op is not None else [])])
         nc, q = pattern[ib]
         occs.append([float(b.degeneracy)] * nc + ([q] if q > 0 else []))
+    conf_energies = []
+    if configurations:
+        # E_K of every configuration with the common orbitals: closed form on D_C + (o_K/q̄) D_O
+        # plus its own same-shell terms (eq. AOC); Σ_K w_K E_K is the energy minimized
+        dcs, dos_ = [], []
+        for ib, ((eps, cm), b) in enumerate(zip(sol, ops.blocks)):
+            closed, op, _ = indices(eps, ib)
+            dcs.append(b.degeneracy * cm[:, closed] @ cm[:, closed].T)
+            dos_.append(np.outer(cm[:, op], cm[:, op]) if op is not None else None)    # per electron
+        for occ_k in conf_occ:
+            dk = [dc + (occ_k[ib] * do if do is not None else 0.0) for ib, (dc, do) in enumerate(zip(dcs, dos_))]
+            jk, kk = engine.two_electron(dk)
+            e_k = sum(float(np.vdot(h, d) + 0.5 * np.vdot(j - k, d)) for h, j, k, d in zip(ops.h, jk, kk, dk))
+            for ib, (do, b) in enumerate(zip(dos_, ops.blocks)):
+                o, g = occ_k[ib], b.degeneracy
+                if do is not None and 0 < o < g:
+                    jo, ko = engine.two_electron_block(ib, o * do)
+                    e_k += 0.5 * (o - g) / (o * (g - 1.0)) * float(np.vdot(jo - ko, o * do))
+            conf_energies.append(e_k)
     if pool is not None:
         pool.shutdown()
     timings = {k: v for k, v in engine.timings.items() if k != "fock"}
@@ -339,9 +411,11 @@ def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block
         element=element or SYMBOLS[z], z=int(z), relativistic=rel, light_speed=c, nucleus=nucleus.model,
         converged=converged, energy=float(energy), components=terms,
         blocks=[b.label for b in ops.blocks], orbital_energies=orb_e, occupations=occs,
-        exponents=[np.asarray(e, dtype=float) for e in exponents], iterations=len(history),
+        exponents=[tuple(np.asarray(x, dtype=float) for x in e) if _is_pair(e) else np.asarray(e, dtype=float)
+                   for e in exponents],
+        block_exponents=block_exponents(exponents, rel)[1], iterations=len(history),
         history=history, wall_time=time.perf_counter() - start, coefficients=coefs,
-        device=engine.device, timings=timings)
+        device=engine.device, timings=timings, configuration_energies=conf_energies)
     if not converged:
         raise ConvergenceError(f"atomic SCF not converged in {options.max_iterations} iterations "
                                f"(last ΔE {history[-1]['delta_e']:.2e} Eh); raise maxitr", result)

@@ -5,17 +5,21 @@ and a pool of N exponents
 
     ζ_1 = α,  ζ_2 = α β,  ζ_k = ζ_{k-1} β [1 + γ (k/N)^δ]   (k = 3..N)     (WTBS)
 
-Each symmetry (one per l: the two κ of an l share their large-component exponents)
-takes the window start..end (1-based, inclusive) of its group's pool.  N defaults to the
-largest window end of the group.
+Each symmetry takes the window start..end (1-based, inclusive) of its group's pool.  A
+window belongs to one l and, by default, to both κ symmetries of that l (they then share
+their large-component exponents); a window with ``kappa`` set belongs to that κ symmetry
+only, so p1/2 and p3/2 (d3/2 and d5/2, ...) may take different windows or groups, as the
+thesis' per-symmetry arrays nbs, start, groups allow.  N defaults to the largest window
+end of the group.
 """
 
 from dataclasses import dataclass
+import re
 
 import numpy as np
 
 from ..errors import InputError
-from .angular import L_LETTERS
+from .angular import L_LETTERS, Block, l_of_kappa
 
 
 @dataclass(frozen=True)
@@ -34,15 +38,25 @@ class WTBSParameters:
 
 @dataclass(frozen=True)
 class Window:
-    """Symmetry window: l, 1-based start and end into the pool of group ``group`` (0-based)."""
+    """Symmetry window: l, 1-based start and end into the pool of group ``group`` (0-based);
+    kappa: 0 (both κ of l, the default) or the κ symmetry it belongs to (l = κ or -κ-1)."""
 
     l: int
     start: int
     end: int
     group: int = 0
+    kappa: int = 0
+
+    @property
+    def label(self):
+        if self.kappa:
+            return Block(self.l, self.kappa).label
+        return L_LETTERS[self.l] if self.l < len(L_LETTERS) else f"l={self.l}"
 
     def __post_init__(self):
-        name = L_LETTERS[self.l] if self.l < len(L_LETTERS) else f"l={self.l}"
+        if self.kappa and l_of_kappa(self.kappa) != self.l:
+            raise InputError(f"window: κ = {self.kappa} does not belong to l = {self.l}")
+        name = self.label
         if self.start < 1:
             raise InputError(f"window of {name}: start index {self.start} must be at least 1")
         if self.start > self.end:
@@ -68,22 +82,30 @@ def wtbs_pool(params, size):
 def wtbs_exponents(groups, windows, pool_sizes=None):
     """Exponents per l (list indexed by l = 0..lmax) from parameter groups and windows.
 
-    groups: list of WTBSParameters; windows: list of Window (one per l, l = 0..lmax, in any
-    order); pool_sizes: optional N per group (windows must then lie inside the pool).
+    groups: list of WTBSParameters; windows: list of Window (per l one window for both κ,
+    or one per κ symmetry, in any order); pool_sizes: optional N per group (windows must
+    then lie inside the pool).  Entry l is an array (shared by both κ of l) or, where the
+    windows are per κ, a pair (exponents of j = l-1/2, of j = l+1/2); see
+    :func:`hartree.atom.operators.block_exponents`.
     """
     by_l = {}
     for w in windows:
-        if w.l in by_l:
-            raise InputError(f"symmetry {L_LETTERS[w.l]} has two windows")
         if not 0 <= w.group < len(groups):
-            raise InputError(f"symmetry {L_LETTERS[w.l]} uses group {w.group + 1} but only {len(groups)} "
+            raise InputError(f"symmetry {w.label} uses group {w.group + 1} but only {len(groups)} "
                              f"group(s) of WTBS parameters are given")
-        by_l[w.l] = w
+        slot = by_l.setdefault(w.l, {})
+        if w.kappa in slot or (w.kappa and 0 in slot) or (not w.kappa and slot):
+            raise InputError(f"symmetry {w.label} has two windows")
+        slot[w.kappa] = w
     lmax = max(by_l)
     missing = [L_LETTERS[l] for l in range(lmax + 1) if l not in by_l]
     if missing:
         raise InputError(f"no basis window for symmetry {', '.join(missing)} "
                          f"(every l up to {L_LETTERS[lmax]} needs one)")
+    for l, slot in by_l.items():
+        if 0 not in slot and (l == 0 and set(slot) != {-1} or l > 0 and set(slot) != {l, -l - 1}):
+            need = "s1/2" if l == 0 else f"{Block(l, l).label} and {Block(l, -l - 1).label}"
+            raise InputError(f"per-κ windows of l = {l} need both {need}")
     sizes = []
     for g in range(len(groups)):
         ends = [w.end for w in windows if w.group == g]
@@ -92,17 +114,54 @@ def wtbs_exponents(groups, windows, pool_sizes=None):
             size = pool_sizes[g]
             for w in windows:
                 if w.group == g and w.end > size:
-                    raise InputError(f"window {w.start}:{w.end} of {L_LETTERS[w.l]} lies outside the pool "
+                    raise InputError(f"window {w.start}:{w.end} of {w.label} lies outside the pool "
                                      f"of group {g + 1} (N = {size})")
         sizes.append(size)
     pools = [wtbs_pool(p, n) if n else np.empty(0) for p, n in zip(groups, sizes)]
-    return [pools[by_l[l].group][by_l[l].start - 1:by_l[l].end].copy() for l in range(lmax + 1)]
+
+    def take(w):
+        return pools[w.group][w.start - 1:w.end].copy()
+
+    out = []
+    for l in range(lmax + 1):
+        slot = by_l[l]
+        if 0 in slot:
+            out.append(take(slot[0]))
+        elif l == 0:
+            out.append(take(slot[-1]))
+        else:
+            out.append((take(slot[l]), take(slot[-l - 1])))
+    return out
+
+
+def group_windows(windows, how):
+    """Windows with one WTBS group per l ('per-l') or per κ symmetry ('per-kappa': s1/2,
+    p1/2, p3/2, d3/2, ... each its own window copy and group), in that order; 'one' returns
+    them unchanged.  The windows must not carry groups of their own."""
+    if how == "one":
+        return list(windows)
+    if any(w.group for w in windows):
+        raise InputError(f"one group {how} replaces the groups of the windows; give windows without groups")
+    out = []
+    for w in sorted(windows, key=lambda w: (w.l, -w.kappa if w.kappa else 0)):
+        if how == "per-l":
+            if w.kappa:
+                raise InputError(f"one group per l needs one window per l (got {w.label})")
+            out.append(Window(w.l, w.start, w.end, w.l))
+        elif how == "per-kappa":
+            kappas = [w.kappa] if w.kappa else ([-1] if w.l == 0 else [w.l, -(w.l + 1)])
+            out += [Window(w.l, w.start, w.end, len(out) + i, k) for i, k in enumerate(kappas)]
+        else:
+            raise InputError(f"unknown grouping {how!r}: one, per-l or per-kappa")
+    return out
 
 
 def parse_nbs(text):
     """'s:1:32,p:1:27,d:3:23' -> [Window(0,1,32), Window(1,1,27), Window(2,3,23)].
 
     An entry may also be 'p:27' (start 1) or carry a group: 's:1:32:2' (1-based group).
+    A κ symmetry label instead of l gives a window for that symmetry only:
+    'p1/2:3:27,p3/2:1:25' (both κ of the l must then be given).
     """
     windows = []
     for item in str(text).split(","):
@@ -110,15 +169,23 @@ def parse_nbs(text):
         if not parts or not parts[0]:
             continue
         letter = parts[0].lower()
+        kappa = 0
+        match = re.fullmatch(r"([a-z])(\d+)/2", letter)
+        if match and match.group(1) in L_LETTERS:
+            l, twoj = L_LETTERS.index(match.group(1)), int(match.group(2))
+            if twoj not in (2 * l - 1, 2 * l + 1) or twoj < 1:
+                raise InputError(f"--nbs entry '{item.strip()}': {letter} is not a symmetry (j = l ± 1/2)")
+            kappa = l if twoj == 2 * l - 1 else -(l + 1)
+            letter = match.group(1)
         if letter not in L_LETTERS or len(parts) not in (2, 3, 4):
-            raise InputError(f"--nbs entry '{item.strip()}' must look like s:1:32 (symmetry:start:end)")
+            raise InputError(f"--nbs entry '{item.strip()}' must look like s:1:32 or p1/2:1:27 (symmetry:start:end)")
         try:
             nums = [int(x) for x in parts[1:]]
         except ValueError:
             raise InputError(f"--nbs entry '{item.strip()}' must use integers for start and end") from None
         start, end = (1, nums[0]) if len(nums) == 1 else (nums[0], nums[1])
         group = nums[2] - 1 if len(nums) == 3 else 0
-        windows.append(Window(L_LETTERS.index(letter), start, end, group))
+        windows.append(Window(L_LETTERS.index(letter), start, end, group, kappa))
     if not windows:
         raise InputError("--nbs gives no symmetry windows")
     return windows

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 import json
 import os
 
+import numpy as np
+
 from rich import box
 from rich.table import Table
 
 from ..atom import AtomSCFOptions, DEFAULT_LIGHT_SPEED, kernel, make_nucleus, read_input
 from ..atom.config import SYMBOLS, atomic_number, configuration, parse_occupations
-from ..atom.wtbs import THESIS_TABLE_2_1, Window, WTBSParameters, parse_nbs, thesis_basis, wtbs_exponents
+from ..atom.wtbs import THESIS_TABLE_2_1, WTBSParameters, group_windows, parse_nbs, thesis_basis, wtbs_exponents
 from ..errors import InputError
 from .run_command import check_output_paths
 
@@ -79,8 +81,9 @@ def add_arguments(parser):
                       help="explicit configuration per symmetry: LABEL:NCLOSED[+Q], e.g. "
                            "s1/2:2,p1/2:1,p3/2:0+1 (Q electrons in one open shell)")
     phys.add_argument("--autogen", action="store_true",
-                      help="Dirac-Fock: run every j = l-1/2, l+1/2 distribution of the open nl shell (the "
-                           "thesis' autogen); reports each and their weighted average")
+                      help="Dirac-Fock: every j = l-1/2, l+1/2 distribution of the open nl shell (the thesis' "
+                           "autogen), weighted by its share of the nl^q determinants; one set of spinors "
+                           "minimizes their weighted average energy, each configuration's energy is listed")
     scf = parser.add_argument_group("SCF")
     scf.add_argument("--max-iterations", type=int, default=100, help="maxitr")
     scf.add_argument("--no-diis", action="store_true", help="damping (--damping) instead of DIIS")
@@ -93,8 +96,9 @@ def add_arguments(parser):
     opt.add_argument("--rhobeg", type=_float, default=0.1, help="initial trust region in (ln a, ln b, d, g)")
     opt.add_argument("--rhoend", type=_float, default=1e-4, help="final trust region")
     opt.add_argument("--maxfun", type=int, default=500, help="most energy evaluations")
-    opt.add_argument("--groups", choices=("one", "per-l"), default="one",
-                     help="one parameter group for all symmetries, or one group per l (4 parameters each)")
+    opt.add_argument("--groups", choices=("one", "per-l", "per-kappa"), default="one",
+                     help="one parameter group for all symmetries, one per l, or one per kappa symmetry "
+                          "(s1/2, p1/2, p3/2, ...: p1/2 and p3/2 then get their own exponents); 4 parameters each")
     opt.add_argument("--plot", metavar="PNG", default=None,
                      help="PNG of energy against evaluations (default: the --json name with .png, else "
                           "ELEMENT_optimization.png; '{element}' in the name is replaced by the element)")
@@ -142,11 +146,13 @@ def _from_arguments(args, element):
             raise InputError(f"the wtbs basis needs {what}")
         start, windows = WTBSParameters(*params), parse_nbs(args.nbs)
     groups = [start]
-    if args.groups == "per-l":
+    if args.groups != "one":
+        if args.groups == "per-kappa" and args.nonrelativistic:
+            raise InputError("--groups per-kappa needs Dirac-Fock (nonrelativistically both κ of l are one symmetry)")
         if any(w.group for w in windows):
-            raise InputError("--groups per-l replaces the groups given in --nbs; give windows without groups")
-        windows = [Window(w.l, w.start, w.end, w.l) for w in windows]
-        groups = [start] * len(windows)
+            raise InputError(f"--groups {args.groups} replaces the groups given in --nbs; give windows without groups")
+        windows = group_windows(windows, args.groups)
+        groups = [start] * (max(w.group for w in windows) + 1)
     options = AtomSCFOptions(light_speed=args.light_speed, relativistic=not args.nonrelativistic,
                              max_iterations=args.max_iterations, diis=not args.no_diis, damping=args.damping,
                              device=args.device)
@@ -158,8 +164,8 @@ def _from_arguments(args, element):
         closed, opened = [n for n, _ in pattern], [q for _, q in pattern]
     configurations = None
     if args.autogen:
-        if args.occupations or args.nonrelativistic or args.optimize:
-            raise InputError("--autogen cannot be combined with --occupations, --nonrelativistic or --optimize")
+        if args.occupations or args.nonrelativistic:
+            raise InputError("--autogen cannot be combined with --occupations or --nonrelativistic")
         from ..atom.config import jj_configurations
         configurations = [([n for n, _ in pat], [q for _, q in pat], w, label)
                           for pat, w, label in jj_configurations(z, args.charge)]
@@ -184,16 +190,19 @@ def _from_input(path):
                 configurations=job.configurations or None)
 
 
+def _configuration_list(job):
+    return [(closed, opened, weight) for closed, opened, weight, _ in job.configurations]
+
+
 def _run_configurations(job, exponents):
-    """SCF per configuration; (lowest AtomResult, [dicts: label, weight, energy, occupations])."""
-    rows, best = [], None
-    for closed, opened, weight, label in job.configurations:
-        res = kernel(job.z, exponents, job.nucleus, job.options, element=SYMBOLS[job.z], block_shells=closed,
-                     open_shells=opened)
-        rows.append({"configuration": label, "weight": weight, "energy": res.energy, "iterations": res.iterations})
-        if best is None or res.energy < best.energy:
-            best = res
-    return best, rows
+    """One SCF for all configurations (one set of orbitals minimizing their weighted average
+    energy, the extended average level); (AtomResult, [dicts: label, weight, energy with
+    those orbitals])."""
+    res = kernel(job.z, exponents, job.nucleus, job.options, element=SYMBOLS[job.z],
+                 configurations=_configuration_list(job))
+    rows = [{"configuration": label, "weight": weight / sum(c[2] for c in job.configurations), "energy": e}
+            for (_, _, weight, label), e in zip(job.configurations, res.configuration_energies)]
+    return res, rows
 
 
 def _run_job(job, progress=None):
@@ -202,8 +211,9 @@ def _run_job(job, progress=None):
     exponents = job.exponents
     if job.newuoa is not None:
         from ..atom.optimize import optimize_wtbs
+        occupations = ({"configurations": _configuration_list(job)} if job.configurations else job.occupations)
         optimization = optimize_wtbs(job.z, job.groups, job.windows, job.nucleus, job.options, job.newuoa,
-                                     pool_sizes=job.pool_sizes, callback=progress, **job.occupations)
+                                     pool_sizes=job.pool_sizes, callback=progress, **occupations)
         exponents = wtbs_exponents(optimization.groups, job.windows, job.pool_sizes)
     elif exponents is None:
         exponents = wtbs_exponents(job.groups, job.windows, job.pool_sizes)
@@ -217,6 +227,17 @@ def _run_job(job, progress=None):
 def _table(title):
     return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
                  show_edge=False, pad_edge=False)
+
+
+def _basis_rows(result):
+    """[(symmetry labels, exponents)]: symmetries with the same exponents share a row."""
+    rows = []
+    for label, e in zip(result.blocks, result.block_exponents):
+        if rows and rows[-1][0][0][0] == label[0] and np.array_equal(rows[-1][1], e):
+            rows[-1][0].append(label)
+        else:
+            rows.append(([label], np.asarray(e)))
+    return rows
 
 
 def print_report(console, result):
@@ -243,14 +264,17 @@ def print_report(console, result):
         if len(eps) > len(occ):
             orbitals.add_row(label, "virt", "0", f"{eps[len(occ)]:.10f}")
     console.print(orbitals)
-    basis = _table("Basis as used (exponents, bohr^-2)")
-    basis.add_column("l")
+    basis = _table("Basis as used (exponents per symmetry, bohr^-2)")
+    basis.add_column("symmetry")
     basis.add_column("n", justify="right")
     basis.add_column("smallest", justify="right")
     basis.add_column("largest", justify="right")
-    for l, e in enumerate(result.exponents):
-        basis.add_row("spdfghi"[l], str(len(e)), f"{min(e):.6e}", f"{max(e):.6e}")
+    rows = _basis_rows(result)
+    for labels, e in rows:
+        basis.add_row(", ".join(labels), str(len(e)), f"{min(e):.6e}", f"{max(e):.6e}")
     console.print(basis)
+    for labels, e in rows:
+        console.print(f"{', '.join(labels)}: " + " ".join(f"{x:.6e}" for x in e), markup=False, soft_wrap=False)
     kind = "Dirac-Coulomb-HF" if result.relativistic else "HF"
     extra = f", c = {result.light_speed}" if result.relativistic else ""
     console.print(f"{kind}, {result.nucleus} nucleus{extra}: {result.iterations} iterations, "
@@ -282,8 +306,8 @@ def print_optimization(console, opt, plot_path=None):
 
 
 def print_configurations(console, configs, average):
-    """One row per configuration: label, weight, energy (Eh)."""
-    table = _table("Configurations (each with its own SCF)")
+    """One row per configuration: label, weight, energy (Eh) with the common spinors."""
+    table = _table("Configurations (one set of spinors for all; average-of-configuration energy of each)")
     table.add_column("configuration")
     table.add_column("weight", justify="right")
     table.add_column("energy (Eh)", justify="right")
@@ -365,12 +389,10 @@ def execute(args, console):
             if not args.quiet:
                 print_configurations(console, configs, average)
             doc["configurations"] = configs
-            doc["average_energy"] = average
-            console.print(f"E(DHF, {result.element}, weighted average of {len(configs)} configurations) = "
-                          f"{average:.10f} Eh", markup=False)
+            doc["average_energy"] = result.energy        # = Σ w E_K (checked in tests), the energy minimized
         line = f"E({'DHF' if result.relativistic else 'HF'}, {result.element}) = {result.energy:.10f} Eh"
         if configs:
-            line = line[:-3] + " Eh (lowest configuration; its orbitals and spinor energies are shown)"
+            line += f" (weighted average of {len(configs)} configurations, minimized by the common spinors shown)"
         console.print(line, markup=False)
         docs.append(doc)
     if args.json:

@@ -139,6 +139,8 @@ def _specs(args, symbols, reference):
             windows = tuple(parse_nbs(args.nbs))
         if any(w.group for w in windows):
             raise InputError("the size search uses one parameter group (no groups in --nbs)")
+        if any(w.kappa for w in windows):
+            raise InputError("the size search uses one window per l (no κ symmetry labels such as p1/2 in --nbs)")
         specs.append(SearchSpec(z=z, start=(start,), windows=tuple(Window(w.l, w.start, w.end) for w in windows),
                                 reference=reference[symbol], threshold=args.threshold, nucleus=args.nucleus,
                                 options=options, newuoa=newuoa, occupations=occupations))

@@ -31,3 +31,21 @@ def exponents(element):
 def pyscf_basis(element):
     """The same uncontracted basis in PySCF's format (one primitive per shell)."""
     return {element: [[l, [float(z), 1.0]] for l, exps in enumerate(exponents(element)) for z in exps]}
+
+
+#: separate exponents per κ symmetry (s1/2; p1/2 and p3/2 differ): element -> (Z, s, p1/2, p3/2)
+KAPPA_BASES = {"Ne": (10, (0.12, 2.6, 10), (0.2, 2.6, 7), (0.12, 2.5, 6))}
+
+
+def kappa_exponents(element):
+    """[s, (p1/2, p3/2)]: the per-l list with a per-κ pair for l = 1."""
+    _, s, p12, p32 = KAPPA_BASES[element]
+    return [even_tempered(*s), (even_tempered(*p12), even_tempered(*p32))]
+
+
+def pyscf_kappa_basis(element):
+    """The same in PySCF's format: [l, kappa, [exp, 1]] (libcint: kappa > 0 is j = l-1/2 only,
+    kappa < 0 is j = l+1/2 only)."""
+    s, (p12, p32) = kappa_exponents(element)
+    return {element: [[0, [float(z), 1.0]] for z in s] + [[1, 1, [float(z), 1.0]] for z in p12]
+            + [[1, -2, [float(z), 1.0]] for z in p32]}

@@ -118,3 +118,38 @@ def test_gpu_open_shell_equals_cpu():
     cpu = run("N", exponents=exps, nucleus="gaussian", device="cpu", energy_tol=1e-12)
     gpu_res = run("N", exponents=exps, nucleus="gaussian", device="gpu", energy_tol=1e-12)
     assert abs(gpu_res.energy - cpu.energy) < 1e-10
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_per_kappa_exponents_equal_cpu():
+    # separate p1/2 and p3/2 exponents (per-κ windows); the CPU energy equals PySCF's DHF
+    # (tests/atom/test_dirac_atoms.py::test_per_kappa_basis_matches_pyscf_dhf)
+    from bases import kappa_exponents
+    cpu = kernel(10, kappa_exponents("Ne"), make_nucleus(10, "gaussian"), AtomSCFOptions(energy_tol=1e-12, device="cpu"))
+    gpu_res = kernel(10, kappa_exponents("Ne"), make_nucleus(10, "gaussian"),
+                     AtomSCFOptions(energy_tol=1e-12, device="gpu"))
+    assert abs(gpu_res.energy - cpu.energy) < 1e-10
+
+
+def test_emulated_kernels_per_kappa_exponents(emulated):
+    from bases import kappa_exponents
+    ops = build_operators(kappa_exponents("Ne"), make_nucleus(10, "gaussian"), 137.0359895, True)
+    dms = _random_densities(ops.dims)
+    js, ks = two_electron(ops, dms)
+    jg, kg = DeviceTwoElectron(ops, emulated).two_electron(dms)
+    for a, b in zip(js + ks, jg + kg):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12 * np.abs(a).max())
+
+
+@gpu
+@pytest.mark.gpu
+def test_gpu_autogen_average_level_equals_cpu():
+    # N: the 3 jj configurations with one set of spinors (open shells of p1/2 and p3/2 coupled)
+    from hartree.atom.config import jj_configurations
+    confs = [([n for n, _ in p], [q for _, q in p], w) for p, w, _ in jj_configurations(7)]
+    exps = [np.geomspace(0.2, 5e3, 12), np.geomspace(0.15, 300, 8)]
+    res = [kernel(7, exps, make_nucleus(7, "gaussian"), AtomSCFOptions(energy_tol=1e-12, device=d),
+                  configurations=confs) for d in ("cpu", "gpu")]
+    assert abs(res[1].energy - res[0].energy) < 1e-10
+    np.testing.assert_allclose(res[1].configuration_energies, res[0].configuration_energies, rtol=0, atol=1e-10)

@@ -97,3 +97,7 @@ def test_basis_search_command(tmp_path, capsys):
     bad.write_text("{oops")
     assert main(["basis-search", "He", "--reference", str(bad)]) == 2
     assert "is not valid JSON" in capsys.readouterr().err
+    # per-κ windows are not searched (one window per l)
+    assert main(["basis-search", "He", "--reference", str(ref), "--alpha", "0.1", "--beta", "2", "--delta", "3",
+                 "--gamma", "1", "--nbs", "s1/2:1:10"]) == 2
+    assert "one window per l" in capsys.readouterr().err

@@ -106,3 +106,29 @@ def test_optimize_several_elements_through_a_scheduler(tmp_path, capsys):
 def relativistic_options():
     from hartree.atom import AtomSCFOptions
     return AtomSCFOptions(relativistic=False)
+
+
+def test_per_kappa_windows_and_groups(tmp_path, capsys):
+    # --nbs with κ symmetry labels: p1/2 and p3/2 take different windows; the basis table lists
+    # them apart and --json carries the exponents per symmetry ('basis')
+    out = tmp_path / "ne.json"
+    base = ["atom", "Ne", "--alpha", "9.943e-2", "--beta", "1.945", "--delta", "4.988", "--gamma", "1.392",
+            "--device", "cpu"]
+    assert main(base + ["--nbs", "s:1:12,p1/2:2:9,p3/2:1:8", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "p1/2: " in text and "p3/2: " in text
+    doc = json.loads(out.read_text())
+    exps = wtbs_exponents([WTBSParameters(9.943e-2, 1.945, 4.988, 1.392)], parse_nbs("s:1:12,p1/2:2:9,p3/2:1:8"))
+    assert doc["basis"][1] == {"symmetry": "p1/2", "exponents": list(exps[1][0])}
+    assert doc["exponents"][1]["p3/2"] == list(exps[1][1])
+    assert doc["energy"] == pytest.approx(kernel(10, exps, make_nucleus(10)).energy, abs=1e-10)
+    # one WTBS group per κ symmetry: 3 groups for s1/2, p1/2, p3/2; the optimum is the energy of its parameters
+    assert main(base + ["--nbs", "s:1:10,p:1:6", "--optimize", "--groups", "per-kappa", "--maxfun", "14",
+                        "--rhoend", "1e-3", "--no-plot", "--json", str(tmp_path / "opt.json")]) == 0
+    opt = json.loads((tmp_path / "opt.json").read_text())
+    assert len(opt["optimization"]["groups"]) == 3 and opt["optimization"]["evaluations"] <= 14
+    groups = [WTBSParameters(*g) for g in opt["optimization"]["groups"]]
+    windows = parse_nbs("s:1:10:1,p1/2:1:6:2,p3/2:1:6:3")
+    assert kernel(10, wtbs_exponents(groups, windows), make_nucleus(10)).energy == pytest.approx(opt["energy"], abs=1e-10)
+    assert main(base + ["--nbs", "s:1:10,p:1:6", "--optimize", "--groups", "per-kappa", "--nonrelativistic"]) == 2
+    assert "--groups per-kappa needs Dirac-Fock" in capsys.readouterr().err

@@ -63,3 +63,13 @@ def test_sphere_nucleus_close_to_gaussian():
     point, gauss, sphere = (_dhf("Ar", m).energy for m in ("point", "gaussian", "sphere"))
     assert gauss > point and sphere > point
     assert (sphere - point) / (gauss - point) == pytest.approx(1.0, abs=0.05)
+
+
+@pytest.mark.parametrize("model", ["point", "gaussian"])
+def test_per_kappa_basis_matches_pyscf_dhf(model):
+    # p1/2 and p3/2 with different exponents (PySCF: shells with kappa = 1 and -2); the
+    # PySCF energies are stored by make_dhf_references.py Ne:kappa
+    from bases import kappa_exponents
+    result = kernel(10, kappa_exponents("Ne"), make_nucleus(10, model), DHF)
+    assert result.blocks == ["s1/2", "p1/2", "p3/2"] and [len(e) for e in result.block_exponents] == [10, 7, 6]
+    assert abs(result.energy - REFS["Ne:kappa"][model]) < 1e-8

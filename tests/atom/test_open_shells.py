@@ -119,6 +119,34 @@ def test_every_autogen_configuration_equals_the_textbook_average_energy(element,
         assert abs(aoc_energy(result, z) - result.energy) < 1e-8, label
 
 
+def test_autogen_one_set_of_spinors_minimizes_the_weighted_average():
+    # N 2p^3: one set of spinors for the 3 jj configurations (extended average level).  Checks:
+    # (i) the energy is Σ w_K E_K with each E_K the textbook AOC energy of those spinors on a
+    # radial grid (independent integrals); (ii) for c -> ∞ it equals the nonrelativistic average
+    # of configuration of 1s² 2s² 2p³ (the jj weights are the determinant shares); (iii) separately
+    # relaxed configurations average slightly lower (each has its own orbitals).
+    from hartree.atom import kernel, make_nucleus, AtomSCFOptions
+    from hartree.atom.config import jj_configurations
+    confs = [([n for n, _ in p], [q for _, q in p], w) for p, w, _ in jj_configurations(7)]
+    opts = AtomSCFOptions(energy_tol=1e-12, device="cpu")
+    res = kernel(7, BASES["N"], make_nucleus(7), opts, configurations=confs)
+    assert res.energy == pytest.approx(sum(w * e for (_, _, w), e in zip(confs, res.configuration_energies)),
+                                       abs=1e-10)
+    grid = 0.0
+    for (_, _, w), o in zip(confs, ([0, 3], [1, 2], [2, 1])):       # 2p1/2, 2p3/2 electrons per configuration
+        each = copy.copy(res)
+        each.occupations = [res.occupations[0], [float(o[0])], [float(o[1])]]
+        grid += w * aoc_energy(each, 7)
+    assert abs(grid - res.energy) < 1e-8
+    big_c = kernel(7, BASES["N"], make_nucleus(7), AtomSCFOptions(energy_tol=1e-12, device="cpu", light_speed=1e6),
+                   configurations=confs)
+    nonrel = run("N", exponents=BASES["N"], relativistic=False, energy_tol=1e-12)
+    assert abs(big_c.energy - nonrel.energy) < 3e-9
+    separate = sum(w * kernel(7, BASES["N"], make_nucleus(7), opts, block_shells=b, open_shells=q).energy
+                   for b, q, w in confs)
+    assert 0 < res.energy - separate < 1e-4
+
+
 def test_autogen_command_line_and_input(tmp_path, capsys):
     from hartree.atom import kernel, make_nucleus
     from hartree.atom.config import jj_configurations
@@ -129,15 +157,23 @@ def test_autogen_command_line_and_input(tmp_path, capsys):
     assert main(["atom", "B", "--autogen", "--json", str(out)] + basis) == 0
     doc = __import__("json").loads(out.read_text())
     exps = wtbs_exponents([WTBSParameters(3.238e-2, 1.948, 5.573, 1.523)], parse_nbs("s:1:12,p:1:8"))
-    energies = []
-    for pattern, weight, label in jj_configurations(5):
-        e = kernel(5, exps, make_nucleus(5), block_shells=[n for n, _ in pattern],
-                   open_shells=[q for _, q in pattern]).energy
-        energies.append(e)
+    confs = jj_configurations(5)
+    ref = kernel(5, exps, make_nucleus(5), configurations=[([n for n, _ in p], [q for _, q in p], w)
+                                                           for p, w, _ in confs])
+    assert doc["energy"] == pytest.approx(ref.energy, abs=1e-10) and doc["average_energy"] == doc["energy"]
+    for (_, weight, label), e in zip(confs, ref.configuration_energies):
         row = [c for c in doc["configurations"] if c["configuration"] == label][0]
         assert row["energy"] == pytest.approx(e, abs=1e-10) and row["weight"] == pytest.approx(weight)
-    assert doc["average_energy"] == pytest.approx((2 * energies[0] + energies[1]) / 3, abs=1e-10)
-    assert doc["energy"] == pytest.approx(min(energies), abs=1e-10)
+    assert doc["energy"] == pytest.approx(sum(c["weight"] * c["energy"] for c in doc["configurations"]), abs=1e-10)
     assert "weighted average of 2 configurations" in capsys.readouterr().out
     assert main(["atom", "B", "--autogen", "--nonrelativistic"] + basis) == 2
     assert "--autogen cannot be combined" in capsys.readouterr().err
+    # the basis optimization then minimizes the average (thesis: jobtype='bsopt' with autogen)
+    assert main(["atom", "B", "--autogen", "--optimize", "--maxfun", "8", "--rhoend", "1e-3", "--no-plot",
+                 "--json", str(tmp_path / "opt.json")] + basis) == 0
+    doc = __import__("json").loads((tmp_path / "opt.json").read_text())
+    best = wtbs_exponents([WTBSParameters(*doc["optimization"]["groups"][0])], parse_nbs("s:1:12,p:1:8"))
+    again = kernel(5, best, make_nucleus(5), configurations=[([n for n, _ in p], [q for _, q in p], w)
+                                                            for p, w, _ in confs])
+    assert doc["energy"] == pytest.approx(again.energy, abs=1e-10) == doc["optimization"]["energy"]
+    assert doc["energy"] <= ref.energy + 1e-12

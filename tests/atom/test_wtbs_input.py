@@ -108,14 +108,49 @@ def test_start_beyond_end_of_pool_in_input():
         _parse(text)
 
 
-def test_rdin_basis_and_mismatched_kappa_windows():
+def test_rdin_basis_and_per_kappa_windows():
     text = GOOD.replace("bastype='wtbs'", "bastype='rdin'").replace(
         " $wtbs wtbspara=8.140e-2,1.953,4.504,1.515 nbs=18 start=1 groups=1 $end\n", " 3\n 0.5\n 2.0\n 8.0d0\n")
     job = _parse(text)
     np.testing.assert_array_equal(job.exponents[0], [0.5, 2.0, 8.0])
-    ne = open(EXAMPLE).read().replace("nbs=23,16,16", "nbs=23,16,15")
-    with pytest.raises(InputError, match="'nbs' differs between the two κ symmetries of l=1"):
-        parse_input(ne.splitlines(), "ne.inp")
+    # nbs/start/groups per κ symmetry (thesis §3.5): p1/2 and p3/2 take their own windows
+    ne = open(EXAMPLE).read()
+    text = ne.replace("nbs=23,16,16 start=1,1,1 groups=1,1,1", "nbs=23,16,15 start=1,2,1 groups=1,1,1")
+    job = parse_input(text.splitlines(), "ne.inp")
+    pool = wtbs_pool(WTBSParameters(9.943e-2, 1.945, 4.988, 1.392), 23)
+    assert job.windows == [Window(0, 1, 23), Window(1, 2, 17, 0, 1), Window(1, 1, 15, 0, -2)]
+    np.testing.assert_array_equal(job.exponents[1][0], pool[1:17])      # p1/2
+    np.testing.assert_array_equal(job.exponents[1][1], pool[0:15])      # p3/2
+    nonrel = text.replace("c=137.0359895", "c=137.0359895 relativistic=.false.")
+    with pytest.raises(InputError, match=r"ne.inp:6: 'nbs' differs between the two κ symmetries of l=1; "
+                                         r"relativistic=.false. needs one window per l"):
+        parse_input(nonrel.splitlines(), "ne.inp")
+    # rdin: different lists for p1/2 and p3/2 give a per-κ pair
+    rdin = ne.replace("bastype='wtbs' ngroup=1", "bastype='rdin'").replace(
+        " $wtbs wtbspara=9.943e-2, 1.945, 4.988, 1.392   ! alpha, beta, delta, gamma\n", "").replace(
+        "       nbs=23,16,16 start=1,1,1 groups=1,1,1 $end\n", "3\n0.5\n3.0\n20.0\n2\n0.4\n2.0\n2\n0.3\n1.5\n")
+    job = parse_input(rdin.splitlines(), "ne.inp")
+    assert [list(x) for x in job.exponents[1]] == [[0.4, 2.0], [0.3, 1.5]]
+
+
+def test_per_kappa_windows_parse_and_equal_windows_match_shared():
+    params = [WTBSParameters(9.943e-2, 1.945, 4.988, 1.392)]
+    wins = parse_nbs("s:1:23,p1/2:1:16,p3/2:2:16:1")
+    assert wins[1:] == [Window(1, 1, 16, 0, 1), Window(1, 2, 16, 0, -2)]
+    exps = wtbs_exponents(params, wins)
+    pool = wtbs_pool(params[0], 23)
+    np.testing.assert_array_equal(exps[1][0], pool[0:16])
+    np.testing.assert_array_equal(exps[1][1], pool[1:16])
+    for bad, message in (("s:1:10,p1/2:1:5", "per-κ windows of l = 1 need both p1/2 and p3/2"),
+                         ("s:1:10,p5/2:1:5", "p5/2 is not a symmetry"),
+                         ("s:1:10,p:1:5,p3/2:1:5", "symmetry p3/2 has two windows")):
+        with pytest.raises(InputError, match=message):
+            wtbs_exponents(params, parse_nbs(bad))
+    # identical per-κ windows are the shared basis: same energy to rounding
+    shared = run("Ne", wtbs=(9.943e-2, 1.945, 4.988, 1.392), nbs="s:1:12,p:1:8", device="cpu")
+    split = run("Ne", wtbs=(9.943e-2, 1.945, 4.988, 1.392), nbs="s:1:12,p1/2:1:8,p3/2:1:8", device="cpu")
+    assert split.energy == pytest.approx(shared.energy, abs=1e-10)
+    assert split.to_dict()["basis"][1] == {"symmetry": "p1/2", "exponents": list(shared.block_exponents[1])}
 
 
 def test_run_input_example_energy():
