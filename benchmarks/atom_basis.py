@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from hartree.atom import AtomSCFOptions, kernel, make_nucleus  # noqa: E402
 from hartree.atom.config import SYMBOLS, atomic_number, configuration, parse_occupations  # noqa: E402
 from hartree.atom.optimize import NewuoaOptions, optimize_wtbs  # noqa: E402
-from hartree.atom.wtbs import THESIS_TABLE_2_1, Window, WTBSParameters, thesis_basis, wtbs_exponents  # noqa: E402
+from hartree.atom.wtbs import THESIS_TABLE_2_1, Window, WTBSParameters, group_windows, thesis_basis, wtbs_exponents  # noqa: E402
 from hartree.errors import ConvergenceError, InputError  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -130,25 +130,34 @@ def aitken(e1, e2, e3):
     return e3 - d2 * d2 / (d2 - d1)
 
 
-def stage_limits(element, cache, log):
+def stage_limits(element, cache, log, factors_override=None, options=None, check_ratios=()):
+    """factors_override: F values for every mode (default: 1, 10, 100 and 1000 for the point
+    nucleus); options: AtomSCFOptions of the SCFs (e.g. device='gpu'); check_ratios: extra
+    even-tempered ratios (e.g. 1.4) at the largest F, stored as a check of the r = 1.6 set's
+    spacing error (not used in the limit)."""
     doc = load(cache, "limits", element) or {}
     z = atomic_number(element)
     for mode in MODES:
         factors = (1.0, 10.0, 100.0, 1000.0) if mode == "dhf_point" else (1.0, 10.0, 100.0)
+        if factors_override:
+            factors = tuple(sorted(set(factors) | set(factors_override)))
         runs = doc.setdefault(mode, {}).setdefault("runs", [])
         done = {(r["factor"], r["ratio"]) for r in runs}
-        todo = [(f, 1.8) for f in factors] + [(factors[-1], 1.6)]
+        todo = [(f, 1.8) for f in factors] + [(factors[-1], 1.6)] + [(factors[-1], r) for r in check_ratios]
         for factor, ratio in todo:
             if (factor, ratio) in done:
                 continue
             exps = limit_sets(element, factor, ratio)
-            energy, its, secs, note = scf_energy(z, exps, mode)
+            rel, _ = MODES[mode]
+            opts = AtomSCFOptions(relativistic=rel, max_iterations=60,
+                                  device=options.device if options else "auto")
+            energy, its, secs, note = scf_energy(z, exps, mode, opts)
             runs.append({"factor": factor, "ratio": ratio, "sizes": [len(e) for e in exps], "energy": energy,
                          "iterations": its, "seconds": round(secs, 1), "note": note})
             log(f"{element} {mode} F={factor:g} r={ratio} {[len(e) for e in exps]} E={energy:.10f} {secs:.0f}s")
             save(cache, "limits", element, doc)
         seq = [r["energy"] for r in sorted((r for r in runs if r["ratio"] == 1.8), key=lambda r: r["factor"])]
-        fine = [r["energy"] for r in runs if r["ratio"] == 1.6][0]
+        fine = [r["energy"] for r in runs if r["ratio"] == 1.6 and r["factor"] == factors[-1]][0]
         step_f = aitken(*seq[-3:]) - seq[-1]            # F -> infinity, from the r = 1.8 sequence
         doc[mode].update({"fine": fine, "last": seq[-1], "step_f": step_f})
     # nonrelativistic incompleteness of the r = 1.6 set, from the numerical HF limit when known
@@ -233,14 +242,28 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
             doc["dhf_gaussian_partial"] = {"groups": top["parameters"], "energy": top["energy"],
                                            "evaluations": len(history), "wall_time": time.perf_counter() - t0,
                                            "history": history, "start_energy": history[0]["energy"],
-                                           "stop_reason": "interrupted (partial)"}
+                                           "stop_reason": "interrupted (partial)", "device": _device_label()}
             doc["windows"] = [[w.l, w.start, w.end, w.group + 1] for w in windows]
             save(cache, "optimize", element, doc)
 
-        res = optimize_element(element, "gaussian", [params] * len(windows), windows, maxfun, log=log,
-                               rhoend=rhoend, checkpoint=checkpoint)
+        prior = doc.get("dhf_gaussian_partial")
+        if prior:            # an interrupted run (e.g. a device batch that ended): NEWUOA again from its best point
+            log(f"{element}: resuming the Gaussian-nucleus optimization from {prior['energy']:.10f} "
+                f"({prior['evaluations']} evaluations so far)")
+            t0 -= prior["wall_time"]
+        start = [WTBSParameters(*g) for g in prior["groups"]] if prior else [params] * len(windows)
+        res = optimize_element(element, "gaussian", start, windows, maxfun, log=log, rhoend=rhoend,
+                               rhobeg=0.02 if prior else 0.05,
+                               checkpoint=lambda h: checkpoint((prior["history"] if prior else []) + h))
+        if prior:
+            res.history = prior["history"] + [dict(h, evaluation=h["evaluation"] + prior["evaluations"])
+                                              for h in res.history]
+            res.evaluations = len(res.history)
+            res.wall_time += prior["wall_time"]
+            res.start_energy = prior["start_energy"]
+            res.stop_reason += f" (after a restart at evaluation {prior['evaluations']})"
         doc.pop("dhf_gaussian_partial", None)
-        doc["dhf_gaussian"] = res.to_dict()
+        doc["dhf_gaussian"] = dict(res.to_dict(), device=_device_label())
         doc["windows"] = [[w.l, w.start, w.end, w.group + 1] for w in windows]
         save(cache, "optimize", element, doc)
         log(f"{element}: gaussian E={res.energy:.10f} in {res.evaluations} evaluations, {res.wall_time:.0f}s "
@@ -285,7 +308,32 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
         save(cache, "optimize", element, doc)
     if "dhf_point" not in doc and point_opt:
         log(f"{element}: optimizing (point nucleus) from the Gaussian optimum")
-        res = optimize_element(element, "point", groups, windows, maxfun, rhobeg=0.02, log=log)
+        t0 = time.perf_counter()
+
+        def checkpoint_point(history):
+            ok = [h for h in history if h["energy"] is not None]
+            top = min(ok, key=lambda h: h["energy"])
+            doc["dhf_point_partial"] = {"groups": top["parameters"], "energy": top["energy"],
+                                        "evaluations": len(history), "wall_time": time.perf_counter() - t0,
+                                        "history": history, "start_energy": history[0]["energy"],
+                                        "stop_reason": "interrupted (partial)"}
+            save(cache, "optimize", element, doc)
+
+        prior = doc.get("dhf_point_partial")
+        if prior:            # an interrupted run: NEWUOA again from its best point (a restart)
+            log(f"{element}: resuming the point-nucleus optimization from {prior['energy']:.10f}")
+            t0 -= prior["wall_time"]
+        start = [WTBSParameters(*g) for g in prior["groups"]] if prior else groups
+        res = optimize_element(element, "point", start, windows, maxfun, rhobeg=0.02, log=log,
+                               checkpoint=lambda h: checkpoint_point((prior["history"] if prior else []) + h))
+        if prior:
+            res.history = prior["history"] + [dict(h, evaluation=h["evaluation"] + prior["evaluations"])
+                                              for h in res.history]
+            res.evaluations = len(res.history)
+            res.wall_time += prior["wall_time"]
+            res.start_energy = prior["start_energy"]
+            res.stop_reason += " (after a restart)"
+        doc.pop("dhf_point_partial", None)
         doc["dhf_point"] = res.to_dict()
         save(cache, "optimize", element, doc)
         log(f"{element}: point E={res.energy:.10f} in {res.evaluations} evaluations, {res.wall_time:.0f}s")
@@ -332,18 +380,23 @@ def write_report(cache, elements, gpu_replay=None):
           "= |E − E_limit| / |E_limit|; criterion 5e-9 (thesis §2.1.1).", "",
           "## How the limits were estimated", "",
           "Even-tempered sets a·r^k per l spanning [ζ_min/4, ζ_max·F] of the thesis' exponents of that",
-          "l, r = 1.8 for F = 1, 10, 100 (and 1000 for the point nucleus), plus r = 1.6 at the largest F.",
+          "l, r = 1.8 for F = 1, 10, 100 (and 1000 for the point nucleus; for He, Ne, Ar, Kr, Xe, Rn F up",
+          "to 10000 for every model, `limits --factors 1,10,100,1000,10000`), plus r = 1.6 at the largest F.",
           "Limit = the r = 1.6 energy at the largest F, plus the step of an Aitken (geometric)",
           "extrapolation in F of the last three r = 1.8 energies, plus (Dirac-Fock) the nonrelativistic",
           "incompleteness of the r = 1.6 set, E_HF(numerical) − E_HF(set), where the numerical HF limit is",
           "known (He, Ne, Ar, Kr, Xe, Rn).  Uncertainty = the sum of the magnitudes of the two corrections",
-          "(without a numerical HF limit: of the F step and the r = 1.6 − 1.8 difference).  The",
+          "(without a numerical HF limit: of the F step and the r = 1.6 − 1.8 difference).  With the",
+          "Gaussian nucleus the r = 1.8 energies stop changing beyond F = 100 (F = 100 → 1000 → 10000: Xe",
+          "4e-8, < 1e-12 Eh; Rn 1.1e-8, < 1e-12 Eh), so the earlier Aitken step from F = 1, 10, 100 alone",
+          "overshot (Xe by 4.8e-6 Eh, Rn by 1.8e-4 Eh); the spacing is converged at r = 1.6 (Xe, F = 10000:",
+          "r = 1.4 lies 1.9e-8 Eh (Gaussian), 1.6e-7 Eh (point) below r = 1.6).  The",
           "nonrelativistic recipe (r = 1.6 plus the F step) against the numerical HF limits:", "",
           "| element | HF limit (numerical) | this recipe | difference | relative | sizes (r = 1.6) |",
           "|---|---|---|---|---|---|"]
     for el, lim, th, opt in rows:
         hf = lim["hf"]
-        sizes = [r["sizes"] for r in hf["runs"] if r["ratio"] == 1.6][0]
+        sizes = max((r for r in hf["runs"] if r["ratio"] == 1.6), key=lambda r: r["factor"])["sizes"]
         if "numerical_hf" in hf:
             md.append(f"| {el} | {hf['numerical_hf']:.9f} | {hf['fine'] + hf['step_f']:.10f} | "
                       f"{hf['error_vs_numerical']:+.1e} | "
@@ -394,8 +447,10 @@ def write_report(cache, elements, gpu_replay=None):
            "NEWUOA (nlopt LN_NEWUOA, x = (ln α, ln β, δ, γ) per group, rhobeg 0.05, rhoend 1e-5 or maxfun)",
            "from the thesis' parameters, Gaussian nucleus; where the table says so, followed by sweeps of",
            "NEWUOA over one l's group at a time (the others fixed; rhobeg 0.02, 80 evaluations each, from l",
-           "= lmax down to s).  The point-nucleus energy is evaluated with the same parameters ('point @",
-           "Gaussian opt.'; no separate point-nucleus optimization was run for this report).", "",
+           "= lmax down to s).  Point nucleus: the energy with the Gaussian-optimal parameters ('point @",
+           "Gaussian opt.') and, where listed, a separate point-nucleus NEWUOA from there (rhobeg 0.02;",
+           "'E point (optimized)', its evaluations and time after the '+'), judged against the",
+           "point-nucleus limit.", "",
            "| element | windows | parameters | E (Gaussian) | rel. error | E point @ Gaussian opt. | rel. | "
            + ("E point (optimized) | rel. | " if any_pt else "") + "evaluations | time |",
            "|---|---|---|---|---|---|---|" + ("---|---|" if any_pt else "") + "---|---|"]
@@ -437,6 +492,30 @@ def write_report(cache, elements, gpu_replay=None):
                           f"{_fmt_rel(_rel(d['point_at_gaussian_optimum'], lim['dhf_point']['limit']))} | "
                           f"{d['evaluations']} |")
             out["elements"].setdefault(el, {})["larger"] = doc
+    kappa_rows = [(el, lim, load(cache, "kappa", el)) for el, lim, _, _ in rows if load(cache, "kappa", el)]
+    if kappa_rows:
+        md += ["", "## One WTBS group per κ symmetry (p1/2 and p3/2, d3/2 and d5/2 apart), thesis' function counts",
+               "", "Same windows (start:end, so the same number of functions per symmetry as Table 2.1), but each",
+               "κ symmetry has its own pool (`--groups per-kappa`; the thesis' input allows per-symmetry nbs,",
+               "start and groups).  Started from the per-l optimum of the same nucleus (identical exponents),",
+               "then sweeps of NEWUOA over one symmetry's 4 parameters at a time (p1/2, p3/2, s1/2, d3/2, d5/2,",
+               "...; 80 evaluations each, rhobeg 0.05), then, where listed, NEWUOA over all groups at once.", "",
+               "| element | nucleus | parameters (α, β, δ, γ per symmetry) | E | rel. error | evaluations | time | stop |",
+               "|---|---|---|---|---|---|---|---|"]
+        for el, lim, doc in kappa_rows:
+            for key, d in doc.items():
+                model = key.replace("dhf_", "")
+                params = "; ".join(f"{Window(*w).label}: {a:.4e}, {b:.4f}, {dd:.3f}, {c:.3f}"
+                                   for w, (a, b, dd, c) in zip(
+                                       [(w[0], w[1], w[2], w[3] - 1, w[4]) for w in d["windows"]], d["groups"]))
+                cut = d.get("full_partial", {})          # a full NEWUOA that was stopped (its best point is kept)
+                md.append(f"| {el} | {model} | {params} | {d['energy']:.10f} | "
+                          f"{_fmt_rel(_rel(d['energy'], lim[key]['limit']))} | "
+                          f"{d['evaluations'] + cut.get('evaluations', 0)} | "
+                          f"{d['wall_time'] + cut.get('wall_time', 0.0):.0f} s"
+                          f"{' (' + d['device'] + ')' if d.get('device') else ''} | {d.get('stop_reason', '')} |")
+            out["elements"].setdefault(el, {})["per_kappa"] = {k: {x: y for x, y in v.items() if x != "history"}
+                                                               for k, v in doc.items()}
     md += ["", "## Timing of complete NEWUOA optimizations (CPU)", "",
            f"This machine: {os.cpu_count()} cores shared with other jobs (load 5-10 during the runs), numba",
            "kernels, no GPU.  Wall times of the optimizations above (Gaussian nucleus, one group per l),",
@@ -454,7 +533,8 @@ def write_report(cache, elements, gpu_replay=None):
         st = load(cache, "scftime", el)
         scf = (f"{st['best']:.2f} s ({st['iterations']} it., load {st['load_average']:.1f})" if st
                else f"{th['dhf_gaussian']['seconds']:.2f} s" if th else "–")
-        md.append(f"| {el} | {4 * len(g['groups'])} | {g['evaluations']} | {g['wall_time']:.0f} s | "
+        on = f" (on {g['device']})" if g.get("device", "cpu") != "cpu" else ""
+        md.append(f"| {el} | {4 * len(g['groups'])} | {g['evaluations']} | {g['wall_time']:.0f} s{on} | "
                   f"{g['wall_time'] / g['evaluations']:.2f} s | {scf} | {g['stop_reason']} |")
     for el, t, th in timing:
         md.append(f"| {el} (one group) | 4 | {t['evaluations']} | {t['wall_time']:.0f} s | "
@@ -471,6 +551,24 @@ def write_report(cache, elements, gpu_replay=None):
             md.append(f"| {el} | {r['device']} | {r['evaluations']} | {r['wall_s']:.1f} s | "
                       f"{r['per_evaluation_s'] * 1e3:.0f} ms | {r['max_abs_diff_vs_cpu_Eh']:.1e} Eh |")
         out["gpu_replay"] = replay
+    import glob
+    runs = sorted(glob.glob(os.path.join(RESULTS, "atom_newuoa_*.json")))
+    if runs:
+        md += ["", "Complete NEWUOA optimizations with real nlopt on a GPU (`hartree atom EL --optimize --device gpu`,",
+               "Table 2.1 start, one WTBS group, rhobeg 0.1, rhoend 1e-4; the JSON and PNG of the command are",
+               "kept as `atom_newuoa_*.json/png`):", "",
+               "| element | device | nucleus | evaluations | NEWUOA wall time | per evaluation | stop | E start → E | rel. error |",
+               "|---|---|---|---|---|---|---|---|---|"]
+        for path in runs:
+            with open(path) as f:
+                d = json.load(f)
+            o = d["optimization"]
+            lim = {el: l for el, l, _, _ in rows}.get(d["element"])
+            rel = _fmt_rel(_rel(d["energy"], lim[f"dhf_{d['nucleus']}"]["limit"])) if lim else "–"
+            md.append(f"| {d['element']} | {d['device']} | {d['nucleus']} | {o['evaluations']} | {o['wall_time']:.1f} s | "
+                      f"{o['wall_time'] / o['evaluations'] * 1e3:.0f} ms | {o['stop_reason']} | "
+                      f"{o['start_energy']:.7f} → {d['energy']:.10f} | {rel} |")
+            out.setdefault("gpu_newuoa", []).append({k: v for k, v in o.items() if k != "history"})
     for el, lim, th, opt in rows:
         out["elements"].setdefault(el, {})["limits"] = lim
     plotted = [r for r in rows if r[3] and "dhf_gaussian" in r[3]]
@@ -493,7 +591,23 @@ def write_report(cache, elements, gpu_replay=None):
         with open(os.path.join(RESULTS, f"atom_basis_reference_{mode}.json"), "w") as f:
             json.dump(ref, f, indent=1)
     md += ["", "`atom_basis_reference_dhf_gaussian.json` and `atom_basis_reference_dhf_point.json` hold these",
-           "limits in the format of `hartree basis-search --reference`."]
+           "limits in the format of `hartree basis-search --reference`.", "",
+           "## Commands", "",
+           "```",
+           "python benchmarks/atom_basis.py limits He Be Ne Mg Ar Ca Zn Kr Sr Pd Cd Xe Ba Hg Rn",
+           "python benchmarks/atom_basis.py limits He Ne Ar Kr Xe Rn --factors 1,10,100,1000,10000 [--scf-device gpu]",
+           "python benchmarks/atom_basis.py limits Xe --factors 1,10,100,1000,10000 --check-ratios 1.4 --scf-device gpu",
+           "python benchmarks/atom_basis.py thesis He Be Ne Mg Ar Ca Zn Kr Sr Pd Cd Xe Ba Hg Rn",
+           "python benchmarks/atom_basis.py optimize He Ne Ar Kr Xe --maxfun 600        # Kr: --blockwise 2",
+           "python benchmarks/atom_basis.py optimize He Ne Ar Kr Xe --point-opt --maxfun 400..600",
+           "python benchmarks/atom_basis.py kappa Xe --maxfun 80 --sweeps 2 --full-maxfun 600",
+           "python benchmarks/atom_basis.py kappa Ne Ar Kr Xe --nucleus point --maxfun 80 --sweeps 1..2",
+           "python benchmarks/atom_basis.py optimize Rn --maxfun 1500 [on the GPU, cut by the batch time]",
+           "python benchmarks/atom_basis.py larger Xe --nbs s:1:30,p:1:27,d:3:20 --maxfun 250",
+           "hartree atom Xe --optimize --nucleus gaussian --device gpu --rhobeg 0.1 --rhoend 1e-4 --maxfun 500 \\",
+           "    --json atom_newuoa_xe_h100.json --plot atom_newuoa_xe_h100.png",
+           "python benchmarks/atom_basis.py report",
+           "```"]
     with open(os.path.join(RESULTS, "atom_basis.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     with open(os.path.join(RESULTS, "atom_basis.json"), "w") as f:
@@ -518,6 +632,87 @@ def stage_larger(element, cache, log, nbs, maxfun):
                 "wall_time": res.wall_time, "stop_reason": res.stop_reason, "point_at_gaussian_optimum": point}
     save(cache, "larger", element, doc)
     log(f"{element} {nbs}: E={res.energy:.10f}, {res.evaluations} evaluations, {res.wall_time:.0f}s")
+    return doc
+
+
+def _device_label():
+    """Where the SCFs of this process run (AtomSCFOptions(device='auto')): the GPU's name or 'cpu'."""
+    from hartree.gpu.device import gpu_status
+    ok, name = gpu_status()
+    return name if ok else "cpu"
+
+
+def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, rhobeg=0.05, order=None,
+                full_maxfun=0):
+    """One WTBS group per κ symmetry (p1/2 and p3/2, d3/2 and d5/2 get their own parameters; the
+    thesis' input allows per-symmetry groups and windows), the thesis' function counts.  Starts
+    from the cached per-l optimum of the same nucleus (identical exponents), then sweeps of
+    NEWUOA over one symmetry's group at a time (``maxfun`` evaluations each, ``order``: block
+    indices, default the largest incompleteness first: p1/2, p3/2, s1/2, d3/2, d5/2, ...), then
+    optionally NEWUOA over all groups at once (``full_maxfun``).  Cached as kappa_<el>.json."""
+    doc = load(cache, "kappa", element) or {}
+    key = f"dhf_{nucleus}"
+    opt = load(cache, "optimize", element)
+    base = opt[key] if key in opt else opt["dhf_gaussian"]
+    windows_l = [Window(l, a, b, g - 1) for l, a, b, g in opt["windows"]]
+    windows = group_windows([Window(w.l, w.start, w.end) for w in windows_l], "per-kappa")
+    source = [w.l for w in windows]            # the per-l group each κ group starts from
+    d = doc.get(key)
+    if d is None:
+        groups = [WTBSParameters(*base["groups"][src]) for src in source]
+        d = doc[key] = {"groups": [[p.alpha, p.beta, p.delta, p.gamma] for p in groups], "energy": base["energy"],
+                        "start_energy": base["energy"], "evaluations": 0, "wall_time": 0.0, "history": [],
+                        "sweeps_done": [], "windows": [[w.l, w.start, w.end, w.group + 1, w.kappa] for w in windows]}
+    nblock = len(windows)
+    order = order or [i for i in (1, 2, 0, 3, 4, 5, 6) if i < nblock]
+    for sweep in range(sweeps):
+        for b in order:
+            tag = f"{sweep}:{b}"
+            if tag in d["sweeps_done"]:
+                continue
+            groups = [WTBSParameters(*g) for g in d["groups"]]
+            res = optimize_element(element, nucleus, groups, windows, maxfun, rhobeg=rhobeg, rhoend=1e-5,
+                                   active=[b])
+            offset = d["evaluations"]
+            d["history"] += [dict(h, evaluation=h["evaluation"] + offset) for h in res.history]
+            if res.energy < d["energy"]:
+                d.update(groups=res.to_dict()["groups"], energy=res.energy)
+            d["evaluations"] = len(d["history"])
+            d["wall_time"] += res.wall_time
+            d["device"] = _device_label()
+            d["sweeps_done"].append(tag)
+            d["stop_reason"] = f"sweep {sweep + 1}, {windows[b].label}: {res.stop_reason}"
+            save(cache, "kappa", element, doc)
+            log(f"{element} {nucleus} per-κ sweep {sweep + 1} {windows[b].label}: E={d['energy']:.10f} "
+                f"({res.evaluations} evaluations, {res.wall_time:.0f} s)")
+    if full_maxfun and "full" not in d:
+        groups = [WTBSParameters(*g) for g in d["groups"]]
+        t0 = time.perf_counter()
+
+        def checkpoint(history):       # a run cut short keeps its best point (and its count)
+            ok = [h for h in history if h["energy"] is not None]
+            top = min(ok, key=lambda h: h["energy"])
+            if top["energy"] < d["energy"]:
+                d.update(groups=top["parameters"], energy=top["energy"])
+            d["full_partial"] = {"evaluations": len(history), "wall_time": time.perf_counter() - t0,
+                                 "device": _device_label()}
+            d["stop_reason"] = f"full NEWUOA cut after {len(history)} evaluations (partial)"
+            save(cache, "kappa", element, doc)
+
+        res = optimize_element(element, nucleus, groups, windows, full_maxfun, rhobeg=0.02, rhoend=1e-5, log=log,
+                               checkpoint=checkpoint)
+        d.pop("full_partial", None)
+        offset = d["evaluations"]
+        d["history"] += [dict(h, evaluation=h["evaluation"] + offset) for h in res.history]
+        if res.energy < d["energy"]:
+            d.update(groups=res.to_dict()["groups"], energy=res.energy)
+        d["evaluations"] = len(d["history"])
+        d["wall_time"] += res.wall_time
+        d["full"] = {"evaluations": res.evaluations, "stop_reason": res.stop_reason, "wall_time": res.wall_time,
+                     "device": _device_label()}
+        d["stop_reason"] = f"full NEWUOA ({res.evaluations} evaluations): {res.stop_reason}"
+        save(cache, "kappa", element, doc)
+        log(f"{element} {nucleus} per-κ full NEWUOA: E={d['energy']:.10f} ({res.evaluations} evaluations)")
     return doc
 
 
@@ -599,7 +794,13 @@ def stage_scftime(element, cache, log):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stage", choices=["limits", "thesis", "optimize", "larger", "scftime", "report",
-                                          "export", "replay"])
+                                          "export", "replay", "kappa"])
+    parser.add_argument("--nucleus", default="gaussian", help="kappa: nuclear model")
+    parser.add_argument("--factors", default=None, help="limits: F values for every mode, e.g. 1,10,100,1000")
+    parser.add_argument("--scf-device", default="auto", help="limits: device of the SCFs (auto, cpu, gpu)")
+    parser.add_argument("--check-ratios", default=None, help="limits: extra ratios at the largest F, e.g. 1.4")
+    parser.add_argument("--sweeps", type=int, default=2, help="kappa: block-wise sweeps")
+    parser.add_argument("--full-maxfun", type=int, default=0, help="kappa: NEWUOA over all groups afterwards")
     parser.add_argument("--histories", help="export/replay: JSON of recorded evaluations")
     parser.add_argument("--out", help="replay: output JSON")
     parser.add_argument("--device", default="gpu", help="replay: device of the SCFs")
@@ -625,11 +826,17 @@ def main(argv=None):
     for element in args.elements:
         symbol = SYMBOLS[atomic_number(element)]
         if args.stage == "limits":
-            stage_limits(symbol, args.cache, log)
+            stage_limits(symbol, args.cache, log,
+                         [float(f) for f in args.factors.split(",")] if args.factors else None,
+                         AtomSCFOptions(device=args.scf_device),
+                         [float(r) for r in args.check_ratios.split(",")] if args.check_ratios else ())
         elif args.stage == "thesis":
             stage_thesis(symbol, args.cache, log)
         elif args.stage == "larger":
             stage_larger(symbol, args.cache, log, args.nbs, args.maxfun)
+        elif args.stage == "kappa":
+            stage_kappa(symbol, args.cache, log, args.nucleus, args.maxfun, args.sweeps,
+                        full_maxfun=args.full_maxfun)
         elif args.stage == "scftime":
             stage_scftime(symbol, args.cache, log)
         elif args.stage == "optimize":
