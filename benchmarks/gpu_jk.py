@@ -4,6 +4,9 @@ GPU4PySCF measured in the same run.
     python benchmarks/gpu_jk.py [--molecules 020_Vitamin_C 057_Tamoxifen 113_Taxol]
                                 [--basis 6-31g** [def2-tzvp ...]] [--repeat 3]
                                 [--gpu4pyscf] [--profile] [--out results/gpu_jk.json]
+                                [--scf-max-nao N [--scf-cycles K]] [--jk-only]
+                                [--skip MOL:BASIS ...]
+                                [--append]
 
 Molecules are found by benchmarks/molecules.py (../shared/molecules, tests/gpu/data, or
 $HARTREE_MOLECULES).  Per molecule and basis:
@@ -12,7 +15,8 @@ $HARTREE_MOLECULES).  Per molecule and basis:
 * hartree SCF: ``hartree.scf.run(device='gpu', conv_tol=1e-9)`` with a fresh engine
   (kernels already compiled in this process, SAD atom cache emptied first), timed whole:
   one-electron integrals on the CPU, SAD guess, every cycle on the GPU, final analysis;
-* J/K: with the converged RHF density of that SCF, warm J+K, J only and K only, median
+* J/K: with the converged RHF density of that SCF, warm J+K, J only and K only (J+K only
+  with --jk-only, which also skips compiling the J-only/K-only kernels), median
   and minimum of ``repeat`` calls, device synchronised (above --scf-max-nao both SCFs are
   skipped and the SAD-guess density is used instead; the JSON says which);
 * with --gpu4pyscf: the same molecule and the same basis data (a pyscf Mole built from our
@@ -94,7 +98,7 @@ def dgemm_rate(n=8192, repeat=5):
     return 2.0 * n ** 3 / statistics.median(t)
 
 
-def hartree_side(mol, basis, repeat, profile, run_scf=True):
+def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_cycles=None):
     import cupy
     from hartree.gpu import GPUEngine
     from hartree.gpu.compile import resource_report
@@ -106,8 +110,9 @@ def hartree_side(mol, basis, repeat, profile, run_scf=True):
     t0 = time.perf_counter()
     eng.prepare(with_j=True, with_k=True)
     t_setup = time.perf_counter() - t0
-    eng.prepare(with_j=True, with_k=False)
-    eng.prepare(with_j=False, with_k=True)
+    if not jk_only:
+        eng.prepare(with_j=True, with_k=False)
+        eng.prepare(with_j=False, with_k=True)
     t_setup_all = time.perf_counter() - t0
     b = eng._jk_builder()
 
@@ -129,21 +134,36 @@ def hartree_side(mol, basis, repeat, profile, run_scf=True):
                       "note": "hartree.scf.run(device='gpu'): SAD guess, J/K + Fock + DIIS "
                               "+ eigh on the GPU"}
         res["density"] = "converged RHF density of hartree's GPU SCF (this run)"
+    elif scf_cycles:
+        sync()
+        t0 = time.perf_counter()
+        scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL,
+                  screening_threshold=DIRECT_SCF_TOL, max_cycle=scf_cycles,
+                  allow_unconverged=True)
+        sync()
+        dm = np.asarray(scf.density[0])
+        res["partial_scf"] = {"cycles": scf.iterations, "wall_s": time.perf_counter() - t0,
+                              "energy": scf.energy, "converged": scf.converged,
+                              "times": [h.time for h in scf.history],
+                              "steps": [h.step for h in scf.history]}
+        res["density"] = (f"RHF density after {scf.iterations} cycles of hartree's GPU SCF "
+                          "(whole SCFs skipped above --scf-max-nao)")
     else:
         dm = sad_density(mol, basis)
         res["density"] = "SAD-guess density (SCFs skipped above --scf-max-nao)"
     dm_gpu = cupy.asarray(dm)
     eng.jk(dm_gpu)                               # warm-up
-    res.update({
-        "jk": _timed(lambda: eng.jk(dm_gpu), sync, repeat),
-        "j_only": _timed(lambda: eng.jk(dm_gpu, with_k=False), sync, repeat),
-        "k_only": _timed(lambda: eng.jk(dm_gpu, with_j=False), sync, repeat),
-    })
+    res["jk"] = _timed(lambda: eng.jk(dm_gpu), sync, repeat)
+    res["quartet_lists"] = b.last_lists
+    if not jk_only:
+        res["j_only"] = _timed(lambda: eng.jk(dm_gpu, with_k=False), sync, repeat)
+        res["k_only"] = _timed(lambda: eng.jk(dm_gpu, with_j=False), sync, repeat)
     if profile:
-        b.profile = {}
+        b.profile, b.stats = {}, {}
         eng.jk(dm_gpu)
         res["per_class_s"] = dict(sorted(b.profile.items(), key=lambda kv: -kv[1]))
-        b.profile = None
+        res["per_class_lists"] = {k: dict(v) for k, v in b.stats.items()}
+        b.profile, b.stats = None, {}
         res["kernels"] = {}
         for (cls, wj, wk), mod in sorted(b._modules.items()):
             if wj and wk:
@@ -199,7 +219,8 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf=True):
     return out
 
 
-def bench_one(name, basis_name, repeat, with_g4, profile, scf_max_nao=None):
+def bench_one(name, basis_name, repeat, with_g4, profile, scf_max_nao=None, jk_only=False,
+              scf_cycles=None):
     from hartree.basis import load_basis
     from hartree.molecule import Molecule
 
@@ -208,23 +229,30 @@ def bench_one(name, basis_name, repeat, with_g4, profile, scf_max_nao=None):
     res = {"molecule": name, "basis": basis_name, "nao": basis.nao, "ncart": basis.ncart,
            "nshell": basis.nshell, "natm": mol.natm, "max_l": basis.max_l}
     run_scf = scf_max_nao is None or basis.nao <= scf_max_nao
-    ours, dm, J, K = hartree_side(mol, basis, repeat, profile, run_scf)
+    ours, dm, J, K = hartree_side(mol, basis, repeat, profile, run_scf, jk_only,
+                                  None if run_scf else scf_cycles)
     res.update(ours)
     res["tr_DJ"] = float(np.einsum("ij,ij", dm, J))
     res["tr_DK"] = float(np.einsum("ij,ij", dm, K))
     if with_g4:
         g4 = gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf)
         res["gpu4pyscf"] = g4
-        ratio = {"J": ours["j_only"]["median_s"] / g4["get_j"]["median_s"],
-                 "K": ours["k_only"]["median_s"] / g4["get_k"]["median_s"],
-                 "J+K": ours["jk"]["median_s"] / g4["get_jk"]["median_s"],
+        ratio = {"J+K": ours["jk"]["median_s"] / g4["get_jk"]["median_s"],
                  "J+K vs get_j+get_k": ours["jk"]["median_s"] / (g4["get_j"]["median_s"]
                                                                   + g4["get_k"]["median_s"])}
+        if "j_only" in ours:
+            ratio["J"] = ours["j_only"]["median_s"] / g4["get_j"]["median_s"]
+            ratio["K"] = ours["k_only"]["median_s"] / g4["get_k"]["median_s"]
         if "scf" in g4 and "scf" in ours:
             ratio["SCF"] = ours["scf"]["wall_s"] / g4["scf"]["wall_s"]
             res["energy_diff_hartree_minus_gpu4pyscf"] = ours["scf"]["energy"] - g4["scf"]["energy"]
         res["ratio_hartree_over_gpu4pyscf"] = ratio
     return res
+
+
+def _med(r, key):
+    """Median seconds of a timing entry, None where it was not measured (--jk-only)."""
+    return r[key]["median_s"] if key in r else None
 
 
 def _fmt(x, spec=".4f"):
@@ -258,9 +286,9 @@ def markdown(meta, results):
         g4_cell = (f"{_fmt(gs.get('wall_s'), '.2f')} ({gs.get('cycles', '-')})"
                    + ("" if gs.get("converged", True) else " not converged"))
         rows.append(
-            f"| {r['molecule']} | {r['basis']} | {r['nao']} | {_fmt(r['j_only']['median_s'])} | "
+            f"| {r['molecule']} | {r['basis']} | {r['nao']} | {_fmt(_med(r, 'j_only'))} | "
             f"{_fmt(g4.get('get_j', {}).get('median_s'))} | {_fmt(ra.get('J'), '.2f')} | "
-            f"{_fmt(r['k_only']['median_s'])} | {_fmt(g4.get('get_k', {}).get('median_s'))} | "
+            f"{_fmt(_med(r, 'k_only'))} | {_fmt(g4.get('get_k', {}).get('median_s'))} | "
             f"{_fmt(ra.get('K'), '.2f')} | {_fmt(r['jk']['median_s'])} | "
             f"{_fmt(g4.get('get_jk', {}).get('median_s'))} | {_fmt(ra.get('J+K'), '.2f')} | "
             f"{scf_cell} | {g4_cell} | {_fmt(ra.get('SCF'), '.2f')} | "
@@ -282,8 +310,8 @@ def summary_line(r):
     g4 = r.get("gpu4pyscf", {})
     scf = r.get("scf", {})
     line = (f"{r['molecule']:15s} {r['basis']:9s} nao={r['nao']:5d} "
-            f"setup {r['setup_all_flags_s']:.1f} s | J {r['j_only']['median_s']:.4f} "
-            f"K {r['k_only']['median_s']:.4f} J+K {r['jk']['median_s']:.4f}")
+            f"setup {r['setup_all_flags_s']:.1f} s | J {_fmt(_med(r, 'j_only'))} "
+            f"K {_fmt(_med(r, 'k_only'))} J+K {r['jk']['median_s']:.4f}")
     if scf:
         line += f" | SCF {scf['wall_s']:.2f} s ({scf['cycles']} cyc) E {scf['energy']:.9f}"
     if g4:
@@ -308,6 +336,14 @@ def main(argv=None):
                     help="per-class kernel times (CUDA events, serialised) and registers")
     ap.add_argument("--scf-max-nao", type=int, default=None,
                     help="skip both SCFs above this many AOs (J/K then on the SAD density)")
+    ap.add_argument("--scf-cycles", type=int, default=None,
+                    help="above --scf-max-nao: J/K on the density after this many cycles of "
+                         "hartree's GPU SCF (a realistic density) instead of the SAD guess")
+    ap.add_argument("--jk-only", action="store_true",
+                    help="time hartree's J+K build only (no J-only / K-only kernels: a third "
+                         "of the compile time); GPU4PySCF's get_j/get_k are still timed")
+    ap.add_argument("--skip", nargs="*", default=[],
+                    help="MOLECULE:BASIS cases to leave out (e.g. 168_Valinomycin:def2-tzvp)")
     ap.add_argument("--append", action="store_true",
                     help="add to the results already in --out (one table over several runs "
                          "of one machine)")
@@ -333,12 +369,15 @@ def main(argv=None):
         meta["earlier_runs"] = old["meta"].get("earlier_runs", []) + [
             {k: v for k, v in old["meta"].items() if k != "earlier_runs"}]
     for basis_name in args.basis:
+        todo = [m for m in args.molecules if f"{m}:{basis_name}" not in args.skip]
+        if not todo:
+            continue
         meta.setdefault("warm_up_s", {})[basis_name] = warm_up(basis_name)
-        for mol in args.molecules:
+        for mol in todo:
             t0 = time.perf_counter()
             try:
                 r = bench_one(mol, basis_name, args.repeat, args.gpu4pyscf, args.profile,
-                              args.scf_max_nao)
+                              args.scf_max_nao, args.jk_only, args.scf_cycles)
             except Exception:                    # keep going; the error is recorded
                 import traceback
                 traceback.print_exc()

@@ -32,7 +32,7 @@ hashed into the compile cache key together with :data:`GENERATOR_VERSION`.
 """
 from math import pi
 
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 
 #: threads per block edge; a block is TILE x TILE (bra pair, ket pair) quartets
 TILE = 16
@@ -60,7 +60,10 @@ GENERIC_LIMIT = 1296
 #: ... and for classes up to f: their scalar version is 5-7x faster than the loop version
 #: ((fd|fp) 0.050 s vs 0.261 s on Tamoxifen/def2-TZVP, H200) and compiles in ~10 s;
 #: (ff|fp) and (fd|dd) (3000, 2160 components) stay loops: twice the NVRTC time, and
-#: (ff|fp) spills 4.6 kB a thread as scalar code (not measured on the GPU yet)
+#: (ff|fp) spills 4.6 kB a thread as scalar code (not measured on the GPU yet).
+#: eri_function and jkgen decide through :func:`is_generic` (generator 4 had
+#: eri_function test GENERIC_LIMIT alone, so (fd|fp) and (ff|dp) ran the loop body in
+#: 30 / 40 slices: 0.35 s / 0.25 s of the Tamoxifen/def2-TZVP profile)
 GENERIC_LIMIT_F = 2000
 
 #: loop version: write out the (c, d) loop of each (a, b) (see _cd_block)
@@ -228,8 +231,8 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
     """Device function eri_<cls><suffix>: contracted cartesian block of one quartet, eq. (1),
     for the components a in arange, b in brange (default: all), every c and d.
 
-    Classes up to :data:`GENERIC_LIMIT` components get the recurrences written out as
-    scalar statements (registers); larger ones a loop version over local arrays
+    Classes that are not :func:`is_generic` get the recurrences written out as scalar
+    statements (registers); the others a loop version over local arrays
     (:func:`_root_body_loops`), which compiles in seconds instead of minutes.
     runtime=True (loop version only): the function takes the slice as arguments
     (a0, a1, b0, b1) after `tab`, so one copy serves every slice; `eri` must hold
@@ -242,7 +245,7 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
     brange = list(brange if brange is not None else range(ncart(lb)))
     size = len(arange) * len(brange) * ncart(lc) * ncart(ld)
     total = ncart(la) * ncart(lb) * ncart(lc) * ncart(ld)
-    generic = total > GENERIC_LIMIT
+    generic = is_generic(cls)
     if arange != list(range(arange[0], arange[-1] + 1)) or \
             brange != list(range(brange[0], brange[-1] + 1)):
         raise ValueError("component ranges must be contiguous")
@@ -406,4 +409,7 @@ static thread_local ht_dim3 blockIdx, threadIdx, blockDim;   // one set per host
 template <class T> static inline T __ldg(const T* p) { return *p; }
 static inline double atomicAdd(double* p, double v) { double o = *p; *p += v; return o; }
 using std::sqrt; using std::fmax; using std::fabs;
+#define HT_EMULATION 1           // cooperative kernels (coop.py): one lane per group,
+#define __syncwarp(...)          // groups run one after the other
+#define __syncthreads()
 """

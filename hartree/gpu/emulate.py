@@ -85,7 +85,7 @@ class _EmulatedModule:
     def __init__(self, lib, kernels):
         self.lib, self.kernels = lib, kernels
 
-    def launch(self, name, grid, block, args, stream=None):
+    def launch(self, name, grid, block, args, stream=None, shared_mem=0):
         params = self.kernels[name]
         if len(args) != len(params):
             raise TypeError(f"{name}: {len(args)} arguments for {len(params)} parameters")

@@ -7,11 +7,12 @@ Steps of :meth:`JKBuilder.jk`:
 1. D_cart = C D C^T per density (C: cartesian -> final AO matrix, ``pairs.cart2sph_matrix``);
    the kernels work on cartesian functions only.
 2. Per shell pair, max |D_cart| over the block and over the densities (``shell_dmax``).
-3. One launch per quartet class (bra pair class P >= ket pair class Q, in the order of
-   ``self.pair_classes``): a 16x16 tile of (bra pair, ket pair) per block, one unique
-   quartet (ij|kl) per thread (grid z: component slices, ``jkgen.split_plan``), Schwarz x
-   density screening
-   sqrt((ij|ij)) sqrt((kl|kl)) max|D| < threshold, digestion into J/K with atomics.
+3. Per quartet class (bra pair class P >= ket pair class Q, in the order of
+   ``self.pair_classes``): the screening kernel lists the unique quartets (ij|kl) with
+   sqrt((ij|ij)) sqrt((kl|kl)) max|D| >= threshold (separate J and K density bounds,
+   :mod:`hartree.gpu.jklist`): a count pass for every class, one wait, then per chunk of
+   the list a write pass and the class's J/K kernel, one listed quartet per thread (grid
+   z: component slices, ``jkgen.split_plan``), digestion into J/K with atomics.
 4. J = X + X^T on the accumulated half, then J_final = C^T J_cart C (same for K).
 
 A *backend* supplies the array module and compiled kernels: :class:`CudaBackend` (cupy,
@@ -21,7 +22,8 @@ import time
 
 import numpy as np
 
-from . import codegen, jkgen
+from . import codegen, jkgen, jklist
+from .backend import CudaBackend  # noqa: F401  (re-exported: hartree.gpu.jk.CudaBackend)
 from .pairs import build_pair_classes, cart2sph_matrix, sorted_by, tile_max
 from .tables import load_rys_table
 
@@ -43,110 +45,6 @@ extern "C" __global__ void shell_dmax(const double* __restrict__ dm, int nset, i
 """
 DMAX_PARAMS = [("const double*", "dm"), ("int", "nset"), ("int", "ncart"),
                ("const int*", "cart_loc"), ("int", "nshell"), ("double*", "out")]
-
-
-class CudaBackend:
-    """cupy arrays + NVRTC-compiled modules (see :mod:`hartree.gpu.compile`) on one GPU.
-
-    device: CUDA device ordinal (default: the current device when constructed).  Every
-    method works under that device (``use()``), so one backend per GPU can be driven from
-    its own host thread (:mod:`hartree.gpu.multi`).
-    """
-
-    name = "cuda"
-
-    def __init__(self, device=None):
-        import cupy
-        self.xp = cupy
-        self.device_id = cupy.cuda.Device().id if device is None else int(device)
-        self._streams = []
-
-    def use(self):
-        """Context manager making this backend's GPU the current device (thread-local)."""
-        return self.xp.cuda.Device(self.device_id)
-
-    def compile(self, specs):
-        """specs: list of (source, key, {kernel name: params}); returns launchers."""
-        from .compile import compile_kernels
-        with self.use():
-            mods = compile_kernels([(src, key) for src, key, _ in specs])
-        return [_CudaModule(m) for m in mods]
-
-    def synchronize(self):
-        with self.use():
-            self.xp.cuda.get_current_stream().synchronize()
-
-    def fork(self, n):
-        """n side streams that start after the work queued so far on the current stream."""
-        cuda = self.xp.cuda
-        if len(self._streams) < n:
-            with self.use():
-                self._streams = [cuda.Stream(non_blocking=True) for _ in range(n)]
-        ready = cuda.get_current_stream().record()
-        for st in self._streams[:n]:
-            st.wait_event(ready)
-        return self._streams[:n]
-
-    def join(self, streams):
-        """The current stream waits for everything queued on `streams`."""
-        main = self.xp.cuda.get_current_stream()
-        for st in streams:
-            main.wait_event(st.record())
-
-    def record(self, stream):
-        """An event marking the work queued so far on `stream` (None: current stream)."""
-        return (stream or self.xp.cuda.get_current_stream()).record()
-
-    @staticmethod
-    def done(event):
-        """True once the work before `event` has finished (never blocks)."""
-        return event.done
-
-    def to_here(self, x):
-        """Copy of cupy array x (any device) on this backend's device."""
-        with self.use():
-            return x.copy()
-
-    def memory_info(self):
-        """(free bytes including cupy's cached blocks, total bytes) of this GPU."""
-        with self.use():
-            free, total = self.xp.cuda.runtime.memGetInfo()
-            return free + self.xp.get_default_memory_pool().free_bytes(), total
-
-    def free_cached(self):
-        """Return cupy's cached, unused blocks to the driver (after an out-of-memory)."""
-        with self.use():
-            self.xp.get_default_memory_pool().free_all_blocks()
-
-    def timer(self):
-        """(start, stop) -> seconds, measured with CUDA events on the current stream."""
-        cupy = self.xp
-        start = cupy.cuda.Event()
-        start.record()
-
-        def stop():
-            end = cupy.cuda.Event()
-            end.record()
-            end.synchronize()
-            return cupy.cuda.get_elapsed_time(start, end) * 1e-3
-        return stop
-
-
-class _CudaModule:
-    """Launcher for one loaded module; functions looked up once per device (cupy loads a
-    RawModule separately on each device it is used on)."""
-
-    def __init__(self, module):
-        self.module = module
-        self._f = {}
-
-    def launch(self, name, grid, block, args, stream=None):
-        from cupy.cuda import runtime
-        key = (runtime.getDevice(), name)
-        f = self._f.get(key)
-        if f is None:
-            f = self._f[key] = self.module.get_function(name)
-        f(tuple(grid) + (1,) * (3 - len(grid)), (block, 1, 1), tuple(args), stream=stream)
 
 
 def _i32(x):
@@ -185,9 +83,18 @@ class JKBuilder:
         self.nstreams = 8
         self.C = xp.asarray(cart2sph_matrix(basis))
         self.cart_loc = xp.asarray(np.asarray(basis.cart_loc, dtype=np.int32))
-        self._dmax_mod = backend.compile([(DMAX_SOURCE, {"kind": "shell_dmax",
-                                                          "generator": codegen.GENERATOR_VERSION},
-                                           {"shell_dmax": DMAX_PARAMS})])[0]
+        self._dmax_mod, self._screen_mod = backend.compile([
+            (DMAX_SOURCE, {"kind": "shell_dmax", "generator": codegen.GENERATOR_VERSION},
+             {"shell_dmax": DMAX_PARAMS}),
+            (jklist.screen_source(), {"kind": "quartet_screen",
+                                      "generator": codegen.GENERATOR_VERSION},
+             {"quartet_screen": jklist.SCREEN_PARAMS})])
+        self._dummy = xp.zeros(2, dtype=np.int32)
+        #: with ``profile``: per class {"quartets": listed quartets, "tile_lanes": threads
+        #: of the tiles that pass the tile test (the old one-tile-per-block mapping)}
+        self.stats = {}
+        #: after a batched J/K: entries listed, buffer entries, waves, chunks
+        self.last_lists = None
         if like is not None:
             self.pair_classes = list(like.pair_classes)
             self.host_pairs = like.host_pairs
@@ -208,9 +115,12 @@ class JKBuilder:
             dev = self._upload(host[pc])
             q = xp.zeros(host[pc].npair)
             n = host[pc].npair
-            mods[pc + pc].launch(f"diag_{pc[0]}{pc[1]}", ((n + 127) // 128,), 128, [
+            cfg = getattr(jkgen, "diag_launch_config", None)
+            tpp, tpb, shared = tuple(cfg(pc)) if cfg is not None else (1, 128, 0)
+            extra = {"shared_mem": shared} if shared else {}
+            mods[pc + pc].launch(f"diag_{pc[0]}{pc[1]}", ((n * tpp + tpb - 1) // tpb,), tpb, [
                 _i32(n), dev["sh"], dev["pst"], dev["geo"], dev["prim"], q,
-                self._tab_for(pc + pc)])
+                self._tab_for(pc + pc)], **extra)
             qh = np.asarray(q.get() if hasattr(q, "get") else q)
             out[pc] = sorted_by(host[pc], qh)
         return out
@@ -223,6 +133,7 @@ class JKBuilder:
         return {"sh": xp.array(pc.sh), "pst": xp.array(pc.pst), "geo": xp.array(pc.geo),
                 "prim": xp.array(pc.prim), "q": xp.array(pc.q),
                 "tq": xp.asarray(tile_max(pc.q, codegen.TILE)),
+                "tq_host": tile_max(pc.q, codegen.TILE),
                 "q_max": float(pc.q.max()) if pc.npair else 0.0, "npair": pc.npair,
                 "q_host": np.asarray(pc.q), "pst_host": np.asarray(pc.pst, dtype=np.int64),
                 "key": (pc.la, pc.lb), "t0": 0, "t1": ntile}
@@ -293,25 +204,100 @@ class JKBuilder:
         """[(class, bra pairs, ket pairs, triangular)], costliest first."""
         return [t[1:] for t in self.launch_list(dmax_all)]
 
-    def launch(self, mods, item, dm_cart, dmax_sh, dmax_all, vj, vk, stream=None):
-        """Queue one item (class, bra pairs, ket pairs, triangular) of the launch list.
-
-        The one place where a J/K kernel is launched: grid (bra tiles, ket tiles, slices
-        of ``jkgen.split_plan``), TILE² threads a block.  Bra/ket pairs may be tile-aligned
-        slices of a class (:func:`hartree.gpu.multi.split_items`)."""
+    def launch(self, mods, item, dm_cart, dmax_sh, dmax_all, vj, vk, stream=None,
+               with_j=True, with_k=True, keep=None):
+        """Queue one item (class, bra pairs, ket pairs, triangular) of the launch list on
+        `stream`: count pass, one wait for that stream, then per chunk of the quartet list
+        the write pass and the J/K kernel (:mod:`hartree.gpu.jklist`).  Returns the number
+        of listed quartets.  Bra/ket pairs may be tile-aligned slices of a class
+        (:func:`hartree.gpu.multi.split_items`).  Buffers are allocated on `stream` and
+        appended to `keep` (the caller holds them until the stream is joined)."""
+        xp = self.xp
         cls, P, Q, tri = item
-        gx = (P["npair"] + codegen.TILE - 1) // codegen.TILE
-        gy = (Q["npair"] + codegen.TILE - 1) // codegen.TILE
-        gz = len(jkgen.split_plan(cls))
+        stop = self.backend.timer() if self.profile is not None else None
+        with _on(stream):
+            counts = xp.zeros(3 * len(P["tq_host"]), dtype=np.int32)
+            nbits = tile_bit_words(P, Q)
+            bits = (xp.zeros(nbits, dtype=np.int32)
+                    if 4 * nbits <= jklist.MAX_TILE_BIT_BYTES else None)
+            if keep is not None and bits is not None:
+                keep.append(bits)
+            self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k, counts, None, 0,
+                         stream, bits=bits)
+            if hasattr(stream, "synchronize"):
+                stream.synchronize()
+            counts_h = _host(counts)
+            if stop is not None:                # profiling: count pass, segment sizes
+                st = self.stats.setdefault(codegen.class_name(cls), {})
+                st["count_s"] = st.get("count_s", 0.0) + stop()
+                seg = counts_h.reshape(-1, 3).sum(axis=0).astype(int).tolist()
+                st["segments_jk_j_k"] = [a + b for a, b in
+                                         zip(st.get("segments_jk_j_k", [0, 0, 0]), seg)]
+            chunks = jklist.plan_chunks(counts_h, self.list_capacity())
+            if not chunks:
+                return 0
+            size, waves = jklist.pack_waves([(0, c) for c in chunks], self.list_capacity())
+            buf = xp.empty(2 * size, dtype=np.int32)
+            if keep is not None:
+                keep.append(buf)
+            for wave in waves:                  # same stream: waves run one after the other
+                cur = np.zeros(counts_h.shape[0], dtype=np.int32)
+                for _, ch, base in wave:
+                    cur[3 * ch[0]:3 * ch[1]] = (base + ch[3]).ravel()
+                cur = xp.asarray(cur)
+                if keep is not None:
+                    keep.append(cur)
+                for _, ch, base in wave:
+                    self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cur, buf, ch[0],
+                                 stream, row1=ch[1], bits=bits)
+                    self._run_list(mods, item, buf, base, ch[2], dm_cart, vj, vk, stream)
+        return int(counts_h.sum())
+
+    def _screen(self, P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cursor, qlist, row0,
+                stream, row1=None, bits=None):
+        """Count (qlist None) or write pass of ``quartet_screen`` over bra tiles
+        [row0, row1) (default: all) and every ket tile; bits: the item's tile bits (set by
+        the count pass, read by the write pass) or None."""
+        ntb, ntk = len(P["tq_host"]), len(Q["tq_host"])
+        row1 = ntb if row1 is None else row1
+        if row1 <= row0 or ntk == 0:
+            return
+        self._screen_mod.launch("quartet_screen", (row1 - row0, ntk), codegen.TILE ** 2, [
+            _i32(P["npair"]), _i32(Q["npair"]), _i32(tri), _i32(row0),
+            P["sh"], P["q"], P["tq"], Q["sh"], Q["q"], Q["tq"],
+            _i32(self.basis.nshell), dmax_sh, _f64(dmax_all), _f64(self.threshold),
+            _i32(with_j), _i32(with_k), cursor, self._dummy if qlist is None else qlist,
+            _i32(qlist is not None), self._dummy if bits is None else bits,
+            _i32(bits is not None)], stream=stream)
+
+    def _run_list(self, mods, item, buf, base, n, dm_cart, vj, vk, stream):
+        """The J/K kernel of the item's class over entries [base, base + n) of buf."""
+        if n <= 0:
+            return
+        cls, P, Q, tri = item
         nset, ncart = dm_cart.shape[0], dm_cart.shape[1]
-        mods[cls].launch(f"jk_{codegen.class_name(cls)}", (gx, gy, gz),
-                         codegen.TILE * codegen.TILE, [
-            _i32(P["npair"]), _i32(Q["npair"]), _i32(tri),
-            P["sh"], P["pst"], P["geo"], P["prim"], P["q"], P["tq"],
-            Q["sh"], Q["pst"], Q["geo"], Q["prim"], Q["q"], Q["tq"],
-            self.cart_loc, _i32(self.basis.nshell), dmax_sh, _f64(dmax_all),
-            dm_cart, _i32(nset), _i32(ncart), vj, vk, _f64(self.threshold),
-            self._tab_for(cls)], stream=stream)
+        tpq, tpb, shared = launch_config(cls)
+        extra = {"shared_mem": shared} if shared else {}
+        mods[cls].launch(f"jk_{codegen.class_name(cls)}",
+                         ((n * tpq + tpb - 1) // tpb, 1, grid_z(cls)), tpb, [
+            _i32(n), buf[2 * base:2 * (base + n)], _i32(tri),
+            P["sh"], P["pst"], P["geo"], P["prim"], Q["sh"], Q["pst"], Q["geo"], Q["prim"],
+            self.cart_loc, dm_cart, _i32(nset), _i32(ncart), vj, vk,
+            self._tab_for(cls)], stream=stream, **extra)
+
+    def _fork(self):
+        """Side streams (``nstreams``) after the current stream's work; [None] without."""
+        fork = getattr(self.backend, "fork", None)
+        return fork(self.nstreams) if fork is not None else [None]
+
+    def _join(self, streams):
+        if streams[0] is not None:
+            self.backend.join(streams)
+
+    def list_capacity(self):
+        """Entries one quartet-list buffer may hold (memory budget, see jklist)."""
+        from .memory import budget_bytes
+        return jklist.list_capacity(budget_bytes(self.backend))
 
     # ------------------------------------------------------------------ J / K
     def shell_dmax(self, dm_cart):
@@ -342,28 +328,38 @@ class JKBuilder:
                 xp.zeros((nset, ncart, ncart)) if with_k else xp.zeros(1))
 
     def run_items(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, pull=None,
-                  max_inflight_cost=None):
+                  max_inflight_cost=None, with_j=True, with_k=True):
         """Launch `items` (an iterable of launch items) on side streams and make the current
         stream wait for them; returns the number launched.
 
-        pull: instead of `items`, a callable returning the next item or None (shared work
-        queue of several GPUs).  With it, at most ``nstreams`` items and at most
-        `max_inflight_cost` of estimated cost are in flight on this GPU: the thread waits
-        for its oldest launch before taking more work, so faster devices take more items.
+        Without `pull` and without profiling: :meth:`run_batch` (one count pass for all
+        items, one wait).  pull: a callable returning the next item or None (shared work
+        queue of several GPUs); then items go one by one through :meth:`launch`, with at
+        most ``nstreams`` items and at most `max_inflight_cost` of estimated cost in
+        flight on this GPU: the thread waits for its oldest launch before taking more
+        work, so faster devices take more items.
         """
+        if pull is None and self.profile is None:
+            return self.run_batch(mods, list(items), dm_cart, dmax_sh, dmax_all, vj, vk,
+                                  with_j, with_k)
         serial = self.profile is not None or not hasattr(self.backend, "fork")
         streams = [None] if serial else self.backend.fork(self.nstreams)
         track = pull is not None and not serial
-        inflight, load, n = [], 0.0, 0
+        inflight, load, n, keep = [], 0.0, 0, []
         source = iter(items) if pull is None else iter(pull, None)
         for cost, *item in source:
             stop = self.backend.timer() if self.profile is not None else None
             st = streams[n % len(streams)]
-            self.launch(mods, tuple(item), dm_cart, dmax_sh, dmax_all, vj, vk, stream=st)
+            nq = self.launch(mods, tuple(item), dm_cart, dmax_sh, dmax_all, vj, vk, stream=st,
+                             with_j=with_j, with_k=with_k, keep=keep)
             n += 1
             if stop is not None:
                 name = codegen.class_name(item[0])
                 self.profile[name] = self.profile.get(name, 0.0) + stop()
+                st_ = self.stats.setdefault(name, {})
+                st_["quartets"] = st_.get("quartets", 0) + nq
+                st_["tile_lanes"] = st_.get("tile_lanes", 0) + tile_lanes(
+                    item[1], item[2], item[3], dmax_all, self.threshold)
             if track:
                 inflight.append((self.backend.record(st), cost))
                 load += cost
@@ -376,7 +372,60 @@ class JKBuilder:
                     load -= c
         if streams[0] is not None:
             self.backend.join(streams)
+        keep.clear()                # the current stream now waits for every use of them
         return n
+
+    def run_batch(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, with_j=True,
+                  with_k=True):
+        """All items of one J/K call: count passes on side streams, one wait for the
+        counts, then per wave of the list buffer the write passes and J/K kernels on side
+        streams (the next wave's streams wait for the previous wave through the current
+        stream, no host wait).  Returns the number of items."""
+        xp = self.xp
+        if not items:
+            return 0
+        ntile = [len(P["tq_host"]) for _, _, P, _, _ in items]
+        off = np.concatenate([[0], np.cumsum(ntile)]) * 3
+        counts = xp.zeros(int(off[-1]), dtype=np.int32)
+        words = np.concatenate([[0], np.cumsum([tile_bit_words(P, Q)
+                                                for _, _, P, Q, _ in items])])
+        bits = (xp.zeros(int(words[-1]), dtype=np.int32)
+                if 4 * words[-1] <= jklist.MAX_TILE_BIT_BYTES else None)
+
+        def bits_of(k):
+            return None if bits is None else bits[words[k]:words[k + 1]]
+        streams = self._fork()
+        for k, (_, cls, P, Q, tri) in enumerate(items):
+            self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k,
+                         counts[off[k]:off[k + 1]], None, 0, streams[k % len(streams)],
+                         bits=bits_of(k))
+        self._join(streams)
+        counts_h = _host(counts)
+        cap = self.list_capacity()
+        chunks = [(k, ch) for k in range(len(items))
+                  for ch in jklist.plan_chunks(counts_h[off[k]:off[k + 1]], cap)]
+        size, waves = jklist.pack_waves(chunks, cap)
+        self.last_lists = {"entries": int(counts_h.sum()), "buffer": int(size),
+                           "waves": len(waves), "chunks": len(chunks)}
+        if not waves:
+            return len(items)
+        cur = np.zeros(int(off[-1]), dtype=np.int32)
+        for wave in waves:
+            for k, ch, base in wave:
+                cur[off[k] + 3 * ch[0]:off[k] + 3 * ch[1]] = (base + ch[3]).ravel()
+        cur = xp.asarray(cur)
+        buf = xp.empty(2 * size, dtype=np.int32)
+        for wave in waves:
+            streams = self._fork()
+            for i, (k, ch, base) in enumerate(wave):
+                _, cls, P, Q, tri = items[k]
+                st = streams[i % len(streams)]
+                self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k,
+                             cur[off[k]:off[k + 1]], buf, ch[0], st, row1=ch[1],
+                             bits=bits_of(k))
+                self._run_list(mods, (cls, P, Q, tri), buf, base, ch[2], dm_cart, vj, vk, st)
+            self._join(streams)
+        return len(items)
 
     def finish(self, vj, vk, with_j, with_k, single):
         """Step 4: J = X + X^T, then C^T J C (same for K); (J, K), None where not asked."""
@@ -403,5 +452,60 @@ class JKBuilder:
             # classes run concurrently on side streams (atomics make the sums order-free),
             # largest first; profiling serialises them on the current stream
             self.run_items(mods, self.launch_list(dmax_all), dm_cart, dmax_sh, dmax_all,
-                           vj, vk)
+                           vj, vk, with_j=with_j, with_k=with_k)
         return self.finish(vj, vk, with_j, with_k, single)
+
+
+def tile_bit_words(P, Q):
+    """int32 words of the tile bits of an item: one bit per (bra tile, ket tile)."""
+    return (len(P["tq_host"]) * len(Q["tq_host"]) + 31) // 32
+
+
+def launch_config(cls):
+    """(threads per quartet, threads per block, dynamic shared bytes) of a class's J/K
+    kernel: ``jkgen.launch_config`` where the generator defines it, else one quartet per
+    thread in blocks of TILE² threads."""
+    cfg = getattr(jkgen, "launch_config", None)
+    return tuple(cfg(cls)) if cfg is not None else (1, codegen.TILE ** 2, 0)
+
+
+def grid_z(cls):
+    """Grid z of a class's J/K kernel (component slices): ``jkgen.grid_z`` or the number
+    of slices of ``jkgen.split_plan``."""
+    gz = getattr(jkgen, "grid_z", None)
+    return int(gz(cls)) if gz is not None else len(jkgen.split_plan(cls))
+
+
+def _on(stream):
+    """Context making `stream` current (cupy), or a no-op context (None / emulated)."""
+    if not hasattr(stream, "__enter__"):              # None, or a test's stand-in
+        import contextlib
+        return contextlib.nullcontext()
+    return stream
+
+
+def _host(x):
+    """numpy copy of a backend array (waits for the current stream on CUDA)."""
+    return np.asarray(x.get() if hasattr(x, "get") else x)
+
+
+def tile_lanes(P, Q, tri, dmax_all, threshold):
+    """Threads of the TILE x TILE tiles of (P, Q) that pass the tile test
+    max Q_ij max Q_kl max|D| >= threshold and hold a unique quartet: the lanes the old
+    one-tile-per-block kernels kept busy (for occupancy statistics).  O(n log n) in the
+    tile counts: ket tiles sorted by their largest Schwarz factor."""
+    T = codegen.TILE
+    tb, tk = np.asarray(P["tq_host"]), np.asarray(Q["tq_host"])
+    nb = np.minimum(T, P["npair"] - T * np.arange(len(tb))).astype(np.float64)
+    nk = np.minimum(T, Q["npair"] - T * np.arange(len(tk))).astype(np.float64)
+    order = np.argsort(-tk, kind="stable")
+    csum = np.concatenate([[0.0], np.cumsum(nk[order])])
+    # ket tiles passing with bra tile b: tk >= threshold / (tb dmax_all)
+    with np.errstate(divide="ignore"):
+        need = np.where(tb > 0, threshold / (tb * dmax_all), np.inf)
+    npass = np.searchsorted(-tk[order], -need, side="right")
+    full = float((nb * csum[npass]).sum())
+    if not tri:
+        return int(full)
+    diag = tb * tb * dmax_all >= threshold
+    return int((full - float((nb * nb)[diag].sum())) / 2 + float((nb * (nb + 1) / 2)[diag].sum()))

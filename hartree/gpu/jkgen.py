@@ -2,9 +2,9 @@
 
 ``generate(cls, table, with_j, with_k)`` returns the source of one module:
 
-* ``jk_<cls>``: grid (bra tiles, ket tiles, slices); a block is a TILE x TILE tile of
-  (bra pair, ket pair), one unique shell quartet (ij|kl) per thread, screened by
-  sqrt((ij|ij)) sqrt((kl|kl)) max|D| < threshold.  Classes above codegen.UNROLL_LIMIT
+* ``jk_<cls>``: grid (list entries / TILE², 1, slices), one unique shell quartet (ij|kl)
+  per thread, taken from the compacted list of quartets that survived screening
+  (:mod:`hartree.gpu.jklist`: bra pair, ket pair, J/K flags).  Classes above codegen.UNROLL_LIMIT
   components are *split*: blockIdx.z picks a slice (a rectangle of a and b cartesian
   components), so each thread keeps only that slice of the ERI block (see
   :func:`split_plan`); slices are uniform per block, so warps never diverge on them.
@@ -12,8 +12,9 @@
   lives in registers); loop-version classes (above codegen.GENERIC_LIMIT components) one
   function taking the slice bounds from a __constant__ table (the slice lives in local
   memory, at most LOOP_SLICE_TARGET values).
-* ``digest_<cls><A0,A1,B0,B1>`` (``digest_<cls>_rt(..., A0, A1, B0, B1)`` for the loop
-  version): J/K digestion of a slice against the cartesian density,
+* ``digest_<cls><A0,A1,B0,B1>(..., do_j, do_k)`` (``digest_<cls>_rt(..., A0, A1, B0, B1,
+  do_j, do_k)`` for the loop version): J/K digestion of a slice against the cartesian
+  density (J only where do_j, K only where do_k: per-quartet flags of the list),
   inside the kernel (no ERI is stored).  With s the degeneracy factor of the unique
   quartet (1/2 for i == j, for k == l, for ij == kl), one image of each pair is
   accumulated and the host adds the transpose (X + X^T):
@@ -23,8 +24,13 @@
       K_jl += s (ij|kl) D_ik
 
 * ``diag_<la><lb>`` (bra class == ket class): Q_ij = sqrt(max_ab |(ab|ab)|) per pair.
+
+Classes listed in ``coop.CONFIG`` (measured choices) get the cooperative ``jk_<cls>`` and
+``diag_<la><lb>`` of :mod:`hartree.gpu.coop` instead (a group of lanes per quartet, the
+block in shared memory); the driver takes the launch shape from :func:`launch_config`,
+:func:`diag_launch_config` and :func:`grid_z`.
 """
-from . import codegen
+from . import codegen, coop
 from .codegen import (GENERATOR_VERSION, TILE, check_class, class_name, eri_function, ncart,
                       nroots, rys_function)
 
@@ -37,20 +43,25 @@ SLICE_TARGET = 64
 #: resident thread; whole (gg|gg) would be 405 kB a thread)
 LOOP_SLICE_TARGET = 1024
 
+#: the digest functions take the per-quartet flags (do_j, do_k) as trailing arguments
+DIGEST_FLAGS = True
+
 #: split_plan groups several a components into one slice (True) or keeps the older plan of
 #: one a component per slice (False; for comparisons)
 GROUP_A = True
 
 JK_PARAMS = [
-    ("int", "nbra"), ("int", "nket"), ("int", "tri"),
+    ("int", "nlist"), ("const int*", "qlist"), ("int", "tri"),
     ("const int*", "bra_sh"), ("const int*", "bra_pst"), ("const double*", "bra_geo"),
-    ("const double*", "bra_prim"), ("const double*", "bra_q"), ("const double*", "bra_tq"),
+    ("const double*", "bra_prim"),
     ("const int*", "ket_sh"), ("const int*", "ket_pst"), ("const double*", "ket_geo"),
-    ("const double*", "ket_prim"), ("const double*", "ket_q"), ("const double*", "ket_tq"),
-    ("const int*", "cart_loc"), ("int", "nshell"), ("const double*", "dmax_sh"),
-    ("double", "dmax_all"), ("const double*", "dm"), ("int", "nset"), ("int", "ncart"),
-    ("double*", "vj"), ("double*", "vk"), ("double", "threshold"), ("const double*", "tab"),
+    ("const double*", "ket_prim"),
+    ("const int*", "cart_loc"), ("const double*", "dm"), ("int", "nset"), ("int", "ncart"),
+    ("double*", "vj"), ("double*", "vk"), ("const double*", "tab"),
 ]
+#: quartet list entries (see :mod:`hartree.gpu.jklist`): int32 pairs (bra pair index,
+#: ket pair index | flags << 30), flag bit 0 = digest J, bit 1 = digest K
+LIST_FLAG_SHIFT = 30
 DIAG_PARAMS = [
     ("int", "npair"), ("const int*", "sh"), ("const int*", "pst"), ("const double*", "geo"),
     ("const double*", "prim"), ("double*", "qout"), ("const double*", "tab"),
@@ -91,6 +102,30 @@ def split_plan(cls):
     return [(a, a + 1, edges[k], edges[k + 1]) for a in range(na) for k in range(nchunk)]
 
 
+def launch_config(cls):
+    """(threads per quartet, threads per block, dynamic shared bytes per block) of the
+    class's jk kernel: one quartet per thread on TILE² threads, or the cooperative
+    kernel's shape (:func:`hartree.gpu.coop.launch_config`)."""
+    if coop.is_coop(cls):
+        return coop.launch_config(cls)
+    return 1, TILE * TILE, 0
+
+
+def diag_launch_config(pc):
+    """(threads per pair, threads per block, dynamic shared bytes per block) of the
+    Schwarz kernel diag_<la><lb> of pair class pc: one pair per thread (128 a block), or
+    one warp per pair for cooperative classes (:func:`hartree.gpu.coop.diag_source`)."""
+    cls = tuple(pc) + tuple(pc)
+    if coop.is_coop(cls):
+        return coop.GS, coop.GS, coop.shared_bytes(cls, 1, 1)
+    return 1, 128, 0
+
+
+def grid_z(cls):
+    """Grid z of the class's jk kernel: its component slices (1 for cooperative)."""
+    return 1 if coop.is_coop(cls) else len(split_plan(cls))
+
+
 def _runtime_slices(cls):
     """True when the class's kernel takes slice bounds at run time (loop version)."""
     return codegen.is_generic(cls)
@@ -109,7 +144,8 @@ def _digest_function(cls, with_j, with_k):
             "    const int i0, const int j0, const int k0, const int l0,",
             "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, "
             "double* vk,",
-            "    const int A0, const int A1, const int B0, const int B1)",
+            "    const int A0, const int A1, const int B0, const int B1, const int do_j, "
+            "const int do_k)",
             "{",
             f"  constexpr int NC = {nc}, ND = {nd}, NBX = {ncart(cls[1])};",
             "  const int NBS = B1 - B0;"]
@@ -120,7 +156,7 @@ def _digest_function(cls, with_j, with_k):
             "const double s,",
             "    const int i0, const int j0, const int k0, const int l0,",
             "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, "
-            "double* vk)",
+            "double* vk, const int do_j, const int do_k)",
             "{",
             f"  constexpr int NC = {nc}, ND = {nd}, NBS = B1 - B0, NBX = NBS;"]
     L = head + [
@@ -129,6 +165,7 @@ def _digest_function(cls, with_j, with_k):
     ]
     if with_j:
         L += [
+            "    if (do_j) {",
             "    double* J = vj + (long long)set * ncart * ncart;",
             "    double dkl[NC * ND], jkl[NC * ND];",
             "#pragma unroll",
@@ -154,9 +191,11 @@ def _digest_function(cls, with_j, with_k):
             "#pragma unroll",
             "      for (int d = 0; d < ND; ++d)",
             "        atomicAdd(J + (long long)(k0 + c) * ncart + l0 + d, 2.0 * s * jkl[c * ND + d]);",
+            "    }",
         ]
     if with_k:
         L += [
+            "    if (do_k) {",
             "    double* K = vk + (long long)set * ncart * ncart;",
             "    double djl[NBX * ND], djk[NBX * NC], kjk[NBX * NC], kjl[NBX * ND];",
             "#pragma unroll",
@@ -205,6 +244,7 @@ def _digest_function(cls, with_j, with_k):
             "#pragma unroll",
             "      for (int d = 0; d < ND; ++d)",
             "        atomicAdd(K + (long long)(j0 + B0 + b) * ncart + l0 + d, s * kjl[b * ND + d]);",
+            "    }",
             "    }",
         ]
     L += ["  }", "}"]
@@ -259,49 +299,48 @@ def _runtime_call(cls, z, indent="  "):
             "ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri, A0, A1, B0, B1);"]
 
 
+def _digest_flags():
+    """Trailing arguments of the digest call: the per-quartet J/K flags when the digest
+    function takes them (``DIGEST_FLAGS``, set by the digest generator), else none."""
+    return ", do_j, do_k" if globals().get("DIGEST_FLAGS", False) else ""
+
+
 def _jk_kernel(cls, with_j, with_k):
+    """List kernel: thread t of the 1-D grid takes quartet t of the compacted list
+    (bra pair, ket pair, J/K flags) written by the screening kernel
+    (:mod:`hartree.gpu.jklist`); grid z = component slice.  Every listed quartet passed
+    sqrt((ij|ij)) sqrt((kl|kl)) max|D| >= threshold; s is its degeneracy factor."""
     name = class_name(cls)
     L = [
         f"extern \"C\" __global__ void __launch_bounds__({TILE * TILE}, {codegen.MIN_BLOCKS}) "
         f"jk_{name}({decl(JK_PARAMS)})",
         "{",
-        "  if (tri && blockIdx.y > blockIdx.x) return;",
-        f"  const int t0b = blockIdx.x * {TILE}, t0k = blockIdx.y * {TILE};",
-        "  // largest Schwarz factor of each tile (pairs sorted by it within primitive counts)",
-        "  if (bra_tq[blockIdx.x] * ket_tq[blockIdx.y] * dmax_all < threshold) return;",
-        f"  const int ib = t0b + (threadIdx.x % {TILE});",
-        f"  const int ik = t0k + (threadIdx.x / {TILE});",
-        "  if (ib >= nbra || ik >= nket || (tri && ik > ib)) return;",
-        "  const double q = bra_q[ib] * ket_q[ik];",
-        "  if (q * dmax_all < threshold) return;",
+        "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+        "  if (t >= nlist) return;",
+        "  const int ib = qlist[2 * t];",
+        "  const unsigned kf = (unsigned)qlist[2 * t + 1];",
+        f"  const int ik = (int)(kf & ((1u << {LIST_FLAG_SHIFT}) - 1u));",
+        f"  const int do_j = (kf >> {LIST_FLAG_SHIFT}) & 1u, do_k = (kf >> {LIST_FLAG_SHIFT + 1}) & 1u;",
+        "  (void)do_j; (void)do_k;",
         "  const int si = bra_sh[2 * ib], sj = bra_sh[2 * ib + 1];",
         "  const int sk = ket_sh[2 * ik], sl = ket_sh[2 * ik + 1];",
-        "  double dq = 0.0;",
-    ]
-    blocks = []
-    if with_j:
-        blocks += ["si * nshell + sj", "sk * nshell + sl"]
-    if with_k:
-        blocks += ["si * nshell + sk", "si * nshell + sl", "sj * nshell + sk", "sj * nshell + sl"]
-    L += [f"  dq = fmax(dq, dmax_sh[{p}]);" for p in blocks]
-    L += [
-        "  if (q * dq < threshold) return;",
         "  double s = 1.0;                       // degeneracy of the unique quartet",
         "  if (si == sj) s *= 0.5;",
         "  if (sk == sl) s *= 0.5;",
         "  if (tri && ib == ik) s *= 0.5;",
         "  const int i0 = cart_loc[si], j0 = cart_loc[sj], k0 = cart_loc[sk], l0 = cart_loc[sl];",
     ]
+    fl = _digest_flags()
     if _runtime_slices(cls):
         L += _runtime_call(cls, "blockIdx.z")
         L += [f"  digest_{name}_rt(eri, s, i0, j0, k0, l0, dm, nset, ncart, vj, vk, "
-              "A0, A1, B0, B1);", "}"]
+              f"A0, A1, B0, B1{fl});", "}"]
         return L
     L += _hoisted_eri(cls) + ["  switch (blockIdx.z) {"]
     for k, sl in enumerate(split_plan(cls)):
         L += [f"  case {k}: {{"] + _slice_call(cls, k, sl)
         L += [f"    digest_{name}<{sl[0]}, {sl[1]}, {sl[2]}, {sl[3]}>(eri, s, i0, j0, k0, l0, "
-              "dm, nset, ncart, vj, vk);", "    break; }"]
+              f"dm, nset, ncart, vj, vk{fl});", "    break; }"]
     L += ["  }", "}"]
     return L
 
@@ -365,14 +404,20 @@ def generate(cls, table, with_j=True, with_k=True, diag=None):
            f"({cls[0]}{cls[1]}|{cls[2]}{cls[3]}), {nroots(cls)} Rys roots, "
            f"J={int(with_j)} K={int(with_k)}, {len(plan)} slice(s)",
            f"// Rys table sha256 {table.sha256}; do not edit", ""]
-    out += rys_function(table, nroots(cls)) + [""]
-    if _runtime_slices(cls):                    # loop version: one copy, slice by table
-        out += _plan_table(cls) + eri_function(cls, suffix="_rt", runtime=True) + [""]
+    cooperative = coop.is_coop(cls)             # jk (and Schwarz) kernel: a warp a quartet
+    if not cooperative:                         # slice functions of the classic kernels
+        out += rys_function(table, nroots(cls)) + [""]
+        if _runtime_slices(cls):                # loop version: one copy, slice by table
+            out += _plan_table(cls) + eri_function(cls, suffix="_rt", runtime=True) + [""]
+        else:
+            for k, (a0, a1, b0, b1) in enumerate(plan):
+                out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}") + [""]
+    if cooperative:
+        out += coop.kernel_source(cls, table, with_j, with_k, decl(JK_PARAMS),
+                                  LIST_FLAG_SHIFT) + [""]
     else:
-        for k, (a0, a1, b0, b1) in enumerate(plan):
-            out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}") + [""]
-    out += _digest_function(cls, with_j, with_k) + [""]
-    out += _jk_kernel(cls, with_j, with_k) + [""]
+        out += _digest_function(cls, with_j, with_k) + [""]
+        out += _jk_kernel(cls, with_j, with_k) + [""]
     if diag:
-        out += _diag_kernel(cls) + [""]
+        out += (coop.diag_source(cls, table) if cooperative else _diag_kernel(cls)) + [""]
     return "\n".join(out)

@@ -49,7 +49,7 @@ def _tile_slice(P, t0, t1):
     i0, i1 = t0 * T, min(t1 * T, P["npair"])
     q = P["q_host"][i0:i1]
     return {"sh": P["sh"][i0:i1], "pst": P["pst"][i0:i1 + 1], "geo": P["geo"][i0:i1],
-            "prim": P["prim"], "q": P["q"][i0:i1], "tq": P["tq"][t0:t1],
+            "prim": P["prim"], "q": P["q"][i0:i1], "tq": P["tq"][t0:t1], "tq_host": P["tq_host"][t0:t1],
             "q_max": float(q.max()) if len(q) else 0.0, "npair": i1 - i0, "q_host": q,
             "pst_host": P["pst_host"][i0:i1 + 1], "key": P["key"],
             "t0": P["t0"] + t0, "t1": P["t0"] + t1}
@@ -203,7 +203,7 @@ class MultiJK:
                 if (with_j or with_k) and dmax_all > 0:
                     mods = b0._compile(b0.quartet_classes(), with_j, with_k)
                     b0.run_items(mods, b0.launch_list(dmax_all), dm_cart, dmax_sh,
-                                 dmax_all, vj, vk)
+                                 dmax_all, vj, vk, with_j=with_j, with_k=with_k)
                 self.last_split = {0: 0}
                 return b0.finish(vj, vk, with_j, with_k, single)
             items = split_items(b0.launch_list(dmax_all), self.ndev, self.threshold, dmax_all)
@@ -222,7 +222,8 @@ class MultiJK:
             vj, vk = b.zeros_out(nset, with_j, with_k)
             pull = queue.pull_for(d)
             b.run_items(mods, (), dmc, dsh, dmax_all, vj, vk,
-                        pull=lambda: localize(b, pull()), max_inflight_cost=cap)
+                        pull=lambda: localize(b, pull()), max_inflight_cost=cap,
+                        with_j=with_j, with_k=with_k)
             b.backend.synchronize()
             return vj, vk
 

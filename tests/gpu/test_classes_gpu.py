@@ -1,7 +1,9 @@
 """Every quartet class up to (gg|gg) on the GPU: J and K of a random C/N/O geometry with
 contracted s..g shells (tests/gpu/cases.py SG_CASE) match the CPU engine (stored in
 data/jk_sg_reference.npz, checked by test_classes.py) to 1e-11 relative, overall and in
-every (l, l') block of AO angular momenta (1e-10 of the block's largest element)."""
+every (l, l') block of AO angular momenta (1e-10 of the block's largest element): with
+the package's kernel choice (coop.CONFIG), and with every class that fits shared memory
+on the cooperative kernel (half a warp, one and two warps a quartet, one to three primitive quartets a pass)."""
 import numpy as np
 import pytest
 
@@ -14,6 +16,21 @@ BLOCK_RTOL = 1e-10
 
 
 def test_every_class_up_to_gggg_matches_cpu_engine():
+    _check_sg_case()
+
+
+def test_every_class_cooperative_matches_cpu_engine(monkeypatch):
+    from hartree.gpu import coop
+    from .test_nvrtc import all_classes
+    for cls in all_classes(4):
+        if coop.fits(cls):
+            cfg = ((16, 4, None, 2) if sum(cls) <= 3 and coop.fits(cls, 4, 2) else
+                   (32, 2, None, 3) if sum(cls) % 2 and coop.fits(cls, 2, 3) else (64, 1))
+            monkeypatch.setitem(coop.CONFIG, cls, cfg)
+    _check_sg_case()
+
+
+def _check_sg_case():
     from hartree.gpu import GPUEngine
     mol, basis, dms = build(SG_CASE)
     z = np.load(SG_REFERENCE)

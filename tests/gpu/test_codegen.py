@@ -49,9 +49,23 @@ def test_split_plan_covers_every_component_once():
     assert len(jkgen.split_plan((4, 4, 4, 4))) == 60         # 15 a x 4 b-chunks of <= 4
 
 
-def test_large_classes_use_loops(table):
+def test_slice_functions_follow_is_generic():
+    """eri_function writes the loop body exactly for the classes jkgen treats as loop
+    classes (generator 4 used the loop body in each of the 30 slices of (fd|fp))."""
+    from .test_nvrtc import all_classes
+    for cls in all_classes(4):
+        a0, a1, b0, b1 = jkgen.split_plan(cls)[0]
+        body = "\n".join(codegen.eri_function(cls, range(a0, a1), range(b0, b1), "_s0"))
+        assert ("double g[3][" in body) == codegen.is_generic(cls), cls
+    assert not codegen.is_generic((3, 2, 3, 1)) and codegen.is_generic((3, 3, 3, 1))
+
+
+def test_large_classes_use_loops(table, monkeypatch):
     """Loop version: one copy of the recurrences for all slices (slice bounds from a
-    constant table by grid z), not one function per slice."""
+    constant table by grid z), not one function per slice (classic kernels: coop.CONFIG
+    emptied, (ff|ff) is cooperative in the package)."""
+    from hartree.gpu import coop
+    monkeypatch.setattr(coop, "CONFIG", {})
     src = jkgen.generate((3, 3, 3, 3), table)
     assert "__constant__ unsigned char cart_a_3333_rt" in src
     assert "__constant__ int plan_3333[40]" in src and "switch" not in src

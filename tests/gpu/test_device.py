@@ -124,7 +124,7 @@ def test_out_of_memory_retries_with_smaller_batches():
             self.m = m
 
         def launch(self, name, grid, block, args, stream=None):
-            if name.startswith("jk_") and int(args[20]) > 1:       # nset > 1
+            if name.startswith("jk_") and int(args[13]) > 1:       # nset > 1
                 raise _OOM("out of memory allocating 1 GiB")
             self.m.launch(name, grid, block, args, stream)
 

@@ -69,3 +69,28 @@ def test_kernel_cache_on_disk(tmp_path, monkeypatch):
     assert calls == [] and mod2 is not mod
     report = gcompile.resource_report(mod2, ["jk_1010", "diag_10"])
     assert report["jk_1010"]["num_regs"] > 0
+
+
+def test_quartet_list_waves_and_profile_path_match(monkeypatch):
+    """A quartet-list buffer far too small for one wave (many waves reuse it on side
+    streams, ordered through the current stream) and the serial per-item path (profiling)
+    give the batched single-wave result to 1e-13 relative (only the order of the atomic
+    sums differs)."""
+    import cupy
+    from hartree.gpu import GPUEngine, jklist
+    mol, basis, dms = build(CASES[1])
+    eng = GPUEngine(mol, basis)
+    d = cupy.asarray(dms)
+    J, K = eng.jk(d)
+    b = eng._jk_builder()
+    assert b.last_lists["waves"] == 1
+    monkeypatch.setattr(jklist, "MAX_ENTRIES", 5000)
+    J2, K2 = eng.jk(d)
+    assert b.last_lists["waves"] > 3
+    b.profile = {}
+    J3, K3 = eng.jk(d)
+    stats, b.profile, b.stats = dict(b.stats), None, {}
+    assert stats and all(0 < v["quartets"] <= v["tile_lanes"] for v in stats.values())
+    for x, ref in ((J2, J), (K2, K), (J3, J), (K3, K)):
+        np.testing.assert_allclose(x.get(), ref.get(), rtol=0,
+                                   atol=1e-13 * float(abs(ref).max()))

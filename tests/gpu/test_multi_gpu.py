@@ -46,7 +46,7 @@ class _Locked:
         with _LOCK:
             if name.startswith("jk_"):
                 self.owner.launches += 1
-                self.owner.pair_args += [args[3], args[9]]
+                self.owner.pair_args += [args[3], args[7]]
             self.module.launch(name, grid, block, args, stream)
 
 

@@ -1,0 +1,557 @@
+"""CUDA C generator: cooperative J/K kernel, one group of lanes (a warp) per shell quartet.
+
+For the high-l classes the one-quartet-per-thread kernel (:mod:`hartree.gpu.jkgen`) must
+cut the ERI block into slices that each recompute the Rys roots and the 2-D integrals
+(and each slice digests with its own atomics).  Here a group of :data:`GS` threads shares
+one quartet (ij|kl) of the quartet list (the "one quartet per warp" mapping of the GAMESS
+and QUICK GPU codes; groups of 8 or 16 lanes, or 2-8 warps, are possible too).  Primitive quartets are taken NS at a time ("slots": with few roots
+the phases 1-2 below would leave most lanes idle); per pass:
+
+1. lanes (slot, f), f < 2n, evaluate one Chebyshev series each: root u_f or weight w_f
+   of the slot's primitive quartet (same table and Clenshaw recurrence as
+   ``codegen.rys_function``; w carries the prefactor of eq. (1) of
+   :mod:`hartree.gpu.codegen`);
+2. lanes (slot, d, r) compute the whole 2-D table I_d(r)[i][j][k][l], i <= la, j <= lb,
+   k <= lc, l <= ld, of direction d and root r (VRR eqs. (4)-(5), HRR eqs. (6)-(7) of
+   codegen, written out for the class) into shared memory; the slots' roots follow one
+   another, so phase 3 sums them like more roots;
+3. each lane owns *units* of the cartesian block -- a bra component pair (a, b) with all
+   (c, d), or a triple (a, b, c) with all d for classes with few (a, b) -- and adds
+   Σ_r I_x I_y I_z (eq. (1)) into the block E[a][b][c][d] kept in shared memory (no
+   other lane writes that unit: no atomics).
+
+Then the group digests E against the density with one atomicAdd per J/K element
+(the six blocks J_ab, J_cd, K_ac, K_ad, K_bc, K_bd of the degeneracy-weighted rules in
+:mod:`hartree.gpu.jkgen`), each element summed by one lane.
+
+Launch (see :func:`launch_config`): list entry t -> group t; blockDim.x = lanes per group
+x groups per block; dynamic shared memory :func:`shared_bytes` (groups x doubles per group
+x 8).  Groups are part of a warp or one warp (barriers: __syncwarp with the group's lane
+mask) or one whole block (__syncthreads).  The
+group size is the constant ``GSZ`` of the class's namespace; under the CPU emulation shim
+(``codegen.CPU_SHIM`` defines ``HT_EMULATION``) it is 1, so the serial emulator runs the
+same source with one "lane" per group, every phase being a lane-strided loop
+(``for (x = lane; x < N; x += GSZ)``).
+"""
+from .codegen import _PREF, _Emitter, cart_components, class_name, check_class, ncart, nroots
+
+#: lanes per quartet on the device (one warp: __syncwarp suffices between phases)
+GS = 32
+
+#: groups (quartets in flight) per block
+GROUPS_PER_BLOCK = 2
+
+#: mode "ab" (a unit = one (a, b) pair, all (c, d)) when the class has at least this many
+#: (a, b) pairs, else mode "abc" (a unit = (a, b, c), all d): keeps most lanes busy
+AB_UNITS_MIN = 24
+
+
+class _Emitter1(_Emitter):
+    """The 2-D recurrences for one direction chosen at run time (variables suffixed 'v';
+    G(0,0) is g00v: w_r for z, 1 for x and y)."""
+
+    def g(self, n, m):
+        if n == 0 and m == 0:
+            return "g00v"
+        return super().g(n, m)
+
+
+def dims(cls):
+    """(la+1, lb+1, lc+1, ld+1, S, N2D): S = padded stride of one (i, j) block of the 2-D
+    table ((lc+1)(ld+1), made odd against shared-memory bank conflicts), N2D = values per
+    (direction, root) table."""
+    la, lb, lc, ld = cls
+    s = (lc + 1) * (ld + 1)
+    s += 1 - s % 2
+    return la + 1, lb + 1, lc + 1, ld + 1, s, (la + 1) * (lb + 1) * s
+
+
+def row(cls):
+    """Stride (doubles) between the (a, b) rows of the block E in shared memory: nc nd,
+    made odd against bank conflicts (lanes read rows o, o+1, ... in the digestion)."""
+    r = ncart(cls[2]) * ncart(cls[3])
+    return r + 1 - r % 2
+
+
+def mode(cls, um=None):
+    """Units of a class: `um` if given, else the third element of its :data:`CONFIG`
+    entry, else 'ab' or 'abc' by :data:`AB_UNITS_MIN`."""
+    um = um or (CONFIG.get(tuple(cls), ())[2:3] or (None,))[0]
+    if um is not None:
+        if um not in ("ab", "abc"):
+            raise ValueError(f"unit mode {um!r}: 'ab' or 'abc'")
+        return um
+    return "ab" if ncart(cls[0]) * ncart(cls[1]) >= AB_UNITS_MIN else "abc"
+
+
+def units(cls, um=None):
+    """Packed offsets of every unit: ox | oy << 10 | oz << 20, o_d the offset of the
+    unit's first value in the (d, r) table."""
+    la, lb, lc, ld = cls
+    LA1, LB1, LC1, LD1, S, _ = dims(cls)
+    out = []
+    for a in cart_components(la):
+        for b in cart_components(lb):
+            base = [(a[x] * LB1 + b[x]) * S for x in range(3)]
+            if mode(cls, um) == "ab":
+                out.append(base)
+            else:
+                for c in cart_components(lc):
+                    out.append([base[x] + c[x] * LD1 for x in range(3)])
+    for o in out:
+        assert max(o) < 1024
+    return [o[0] | (o[1] << 10) | (o[2] << 20) for o in out]
+
+
+def slots_of(cls):
+    """Primitive quartets processed together (4th element of the class's CONFIG entry,
+    default 1)."""
+    return (CONFIG.get(tuple(cls), ())[3:4] or (1,))[0]
+
+
+def group_doubles(cls, slots=None):
+    """Shared doubles per group: 2-D tables 3 n N2D per slot, the block E (na nb rows of
+    :func:`row`), roots/weights 2n per slot."""
+    n = nroots(cls)
+    ns = slots or slots_of(cls)
+    return 3 * n * ns * dims(cls)[5] + ncart(cls[0]) * ncart(cls[1]) * row(cls) + 2 * n * ns
+
+
+def shared_bytes(cls, groups=None, slots=None):
+    """Dynamic shared memory of one block (bytes)."""
+    return 8 * group_doubles(cls, slots) * (groups or config(cls)[1])
+
+
+#: classes whose J/K kernel is the cooperative one, with (lanes per quartet, groups per
+#: block); the others keep one quartet per thread (jkgen).  Chosen by measurement: see
+#: the comment of each entry.
+#: Chosen per class by measurement: a class is cooperative when its best variant was at
+#: least 10 % faster than one quartet per thread on the same quartet list (J/K equal to
+#: 6e-14).  Tamoxifen/def2-TZVP, proxy density (0.3 exp(-0.35 r) x uniform(-1, 1) AO
+#: blocks, the SAD density has no d/f blocks), seconds classic -> cooperative.  Entry:
+#: (lanes per quartet, groups per block[, unit mode, primitive quartets per pass]).
+#: Classic kept (best cooperative variant not 10 % faster, H200 c2): (21|21) 0.0418 vs
+#: 0.0415, (30|21) 0.040/0.044, (21|10) 0.056/0.113, (21|11) 0.037/0.051, (31|11)
+#: 0.040/0.040, (21|20) 0.046/0.060, (31|10) 0.048/0.072, (30|10) 0.038/0.072, (20|11)
+#: 0.021/0.054, (30|20) 0.025/0.039, (30|11) 0.018/0.031, (30|00) 0.022/0.037, (20|20)
+#: 0.018/0.033, (33|10) 0.023/0.022, (33|11) 0.016/0.015, (32|00) 0.020/0.022, (30|30)
+#: 0.011/0.014, (31|00) 0.025/0.038, (22|00) 0.016/0.017, (21|00) 0.039/0.057: with few
+#: components a quartet, 32 quartets a warp beat 8-16 lanes a quartet.  Not measured
+#: (kept classic): classes with an s or p pair of > 1.7e8 pair products (list too large for
+#: the benchmark) and every g class ((gg|gg) does not fit shared memory at all).
+CONFIG = {
+    # H100, batch c1
+    (3, 2, 3, 1): (32, 2),            # 0.0465 -> 0.0227 (two warps 0.0287)
+    (3, 3, 2, 1): (64, 1),            # 0.0270 -> 0.0175 (one warp 0.0180)
+    (3, 3, 3, 1): (64, 1),            # 0.1426 -> 0.0137 (classic: loop version, 13.7 kB local)
+    (3, 2, 2, 2): (64, 1),            # 0.1300 -> 0.0142 (classic: loop version)
+    (3, 2, 3, 2): (64, 1),            # 0.1155 -> 0.0089 (classic: loop version)
+    (3, 3, 3, 2): (64, 1),            # 0.1073 -> 0.0110 (one warp 0.0169)
+    # H200, batch c2 (next best variants in brackets)
+    (3, 3, 3, 3): (64, 1),            # 0.0197 -> 0.0054 (only two warps fit)
+    (3, 1, 2, 1): (32, 2, None, 2),   # 0.0666 -> 0.0509 (coop2 0.0521, coop16x8 0.0525)
+    (3, 1, 2, 2): (32, 2),            # 0.0383 -> 0.0183 (coop2s2 0.0192, coop16x8s2 0.0235)
+    (3, 2, 2, 1): (32, 2),            # 0.0536 -> 0.0321 (coop2s2 0.0438, coop16x8 0.0461)
+    (3, 3, 2, 2): (64, 1),            # 0.0546 -> 0.0064 (coop2 0.0078; classic: loop version)
+    (3, 2, 2, 0): (16, 8),            # 0.0601 -> 0.0227 (coop2 0.0264, coop2s2 0.0275)
+    (3, 1, 2, 0): (16, 8),            # 0.0471 -> 0.0395 (coop16x8s2 0.0411, coop2s2 0.0455)
+    (3, 2, 1, 0): (16, 8),            # 0.0572 -> 0.0413 (coop16x8s2 0.0502, coop2s2 0.0508)
+    (3, 0, 2, 2): (16, 8),            # 0.0224 -> 0.0128 (coop16x8s2 0.0153, coop2s2 0.0164)
+    (2, 2, 2, 1): (32, 2),            # 0.0363 -> 0.0227 (coop16x8 0.0236, coop2s2 0.0249)
+    (3, 1, 3, 1): (32, 2),            # 0.0276 -> 0.0196 (coop2s2 0.0200, coop16x8 0.0246)
+    (3, 2, 1, 1): (16, 8),            # 0.0373 -> 0.0250 (coop2s2 0.0263, coop2 0.0274)
+    (2, 2, 2, 0): (16, 8),            # 0.0400 -> 0.0164 (coop16x8s2 0.0208, coop2 0.0234)
+    (3, 1, 3, 0): (16, 8),            # 0.0321 -> 0.0276 (coop2s2 0.0295, coop2 0.0299)
+    (3, 2, 3, 0): (32, 2),            # 0.0354 -> 0.0192 (coop16x8 0.0214, coop2s2 0.0233)
+    (2, 2, 1, 1): (16, 8),            # 0.0250 -> 0.0159 (coop16x8s2 0.0200, coop2s2 0.0217)
+    (2, 2, 1, 0): (16, 8),            # 0.0315 -> 0.0275 (coop16x8s2 0.0287, coop2s2 0.0412)
+    (3, 3, 2, 0): (32, 2),            # 0.0224 -> 0.0129 (coop16x8 0.0144, coop2s2 0.0154)
+    (2, 2, 2, 2): (32, 2),            # 0.0115 -> 0.0045 (coop16x8 0.0054, coop2s2 0.0059)
+    (3, 3, 3, 0): (32, 2),            # 0.0154 -> 0.0096 (coopw2 0.0102, coop2s2 0.0115)
+    (3, 3, 0, 0): (16, 8, None, 2),   # 0.0113 -> 0.0096 (coop16x8 0.0097, coop2s2 0.0139)
+}
+
+
+def is_coop(cls):
+    """True when class `cls` uses the cooperative J/K kernel (:data:`CONFIG`)."""
+    return tuple(int(l) for l in cls) in CONFIG
+
+
+def config(cls):
+    """(lanes per quartet, groups per block) of a class."""
+    return CONFIG.get(tuple(cls), (GS, GROUPS_PER_BLOCK))[:2]
+
+
+#: largest dynamic shared memory of one block (bytes; sm_90 opt-in limit 227 KiB)
+MAX_SHARED = 227 * 1024
+
+
+def fits(cls, groups=1, slots=None):
+    """True when `groups` quartets of class `cls` fit one block's shared memory."""
+    return shared_bytes(cls, groups, slots) <= MAX_SHARED
+
+
+def launch_config(cls):
+    """(threads per quartet, threads per block, dynamic shared bytes per block)."""
+    gs, groups = config(cls)
+    return gs, gs * groups, shared_bytes(cls, groups, slots_of(cls))
+
+
+def _prim(ind):
+    """Statements of primitive quartet q0 + sl (pair-primitive rows pb, pk): exponents,
+    centres relative to A and C, T and the prefactor of eq. (1)."""
+    return [ind + x for x in [
+        "const int pb = pb0 + (q0 + sl) / npk, pk = pk0 + (q0 + sl) % npk;",
+        "const double* P = bra_prim + 5 * pb;",
+        "const double* Q = ket_prim + 5 * pk;",
+        "const double ze = P[0], Kab = P[4], et = Q[0], Kcd = Q[4];",
+        "const double PAx = P[1] - ga[0], PAy = P[2] - ga[1], PAz = P[3] - ga[2];",
+        "const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
+        "const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
+        "const double zsum = ze + et;",
+        "const double inv_zsum = 1.0 / zsum;",
+        "const double inv_ze = 1.0 / ze, inv_et = 1.0 / et;",
+        "const double et_zs = et * inv_zsum, ze_zs = ze * inv_zsum;",
+        "const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
+        f"const double pref = {_PREF!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
+        "(void)PAx; (void)PAy; (void)PAz; (void)QCx; (void)QCy; (void)QCz; (void)inv_ze;",
+        "(void)inv_et; (void)ze_zs; (void)pref;",
+    ]]
+
+
+def _roots_phase(table, n):
+    """Phase 1: lanes (slot, f) evaluate series f (u_0..u_{n-1}, w_0..w_{n-1}) of the
+    slot's primitive quartet into sUW."""
+    deg = table.degree
+    stride = 2 * n * (deg + 1)
+    return [
+        "      for (int sf = lane; sf < nact * NR2; sf += GSZ) {",
+        "        const int sl = sf / NR2, f = sf % NR2;",
+    ] + _prim("        ") + [
+        "        double v;",
+        f"        if (T >= {table.tmax(n)!r}) {{",
+        "          const double it = 1.0 / T;",
+        "          v = asym[f] * (f < NR ? it : sqrt(it));",
+        "        } else {",
+        f"          const int k = (int)(T / {table.width!r});",
+        f"          const double x = 2.0 * (T / {table.width!r} - k) - 1.0;",
+        "          const double x2 = 2.0 * x;",
+        f"          const double* cf = tab + (long long)k * {stride} + f * {deg + 1};",
+        "          double b1 = 0.0, b2 = 0.0;",
+        "#pragma unroll",
+        f"          for (int j = {deg}; j > 0; --j) {{",
+        "            const double t = __ldg(cf + j) + x2 * b1 - b2;",
+        "            b2 = b1; b1 = t;",
+        "          }",
+        "          v = __ldg(cf) + x * b1 - b2;",
+        "        }",
+        "        sUW[sl * NR2 + f] = f < NR ? v : v * pref;",
+        "      }",
+    ]
+
+
+def _tables_phase(cls):
+    """Phase 2: lanes (slot, d, r) write the 2-D table of direction d, root r of the slot's
+    primitive quartet (slot-major roots: the units phase sums them like roots)."""
+    la, lb, lc, ld = cls
+    LA1, LB1, LC1, LD1, S, N2D = dims(cls)
+    L = [
+        "      for (int sdr = lane; sdr < nact * 3 * NR; sdr += GSZ) {",
+        "        const int sl = sdr / (3 * NR), dr = sdr % (3 * NR);",
+        "        const int d = dr / NR, r = dr % NR;",
+    ] + _prim("        ") + [
+        "        const double ur = sUW[sl * NR2 + r], wr = sUW[sl * NR2 + NR + r];",
+        "        const double b00 = 0.5 * ur * inv_zsum;",
+        "        const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
+        "        const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
+        "        const double PAv = d == 0 ? PAx : (d == 1 ? PAy : PAz);",
+        "        const double QCv = d == 0 ? QCx : (d == 1 ? QCy : QCz);",
+        "        const double PQv = d == 0 ? PQx : (d == 1 ? PQy : PQz);",
+        "        const double ABv = d == 0 ? ABx : (d == 1 ? ABy : ABz);",
+        "        const double CDv = d == 0 ? CDx : (d == 1 ? CDy : CDz);",
+        "        (void)ABv; (void)CDv;",
+        "        const double c00v = PAv - et_zs * ur * PQv;",
+        "        const double c0pv = QCv + ze_zs * ur * PQv;",
+        "        (void)c00v; (void)c0pv; (void)b00; (void)b10; (void)b01;",
+        "        const double g00v = d == 2 ? wr : 1.0;",
+        "        double* I = sI + (d * NRS + sl * NR + r) * N2D;",
+    ]
+    em = _Emitter1("v", la, lb, lc, ld, L)
+    for i in range(LA1):                   # each value stored as soon as it exists
+        for j in range(LB1):
+            for k in range(LC1):
+                for l in range(LD1):
+                    v = em.e(i, j, k, l)
+                    L.append(f"        I[{(i * LB1 + j) * S + k * LD1 + l}] = {v};")
+    return L + ["      }"]
+
+
+def _units_phase(cls, um):
+    """Phase 3: each lane adds Σ_r I_x I_y I_z of its units into E."""
+    la, lb, lc, ld = cls
+    LA1, LB1, LC1, LD1, S, N2D = dims(cls)
+    cc, cd = cart_components(lc), cart_components(ld)
+    ab = mode(cls, um) == "ab"
+    cs = cc if ab else [None]
+    nval = len(cs) * len(cd)
+    L = [
+        "#pragma unroll 1",
+        "      for (int u = lane; u < NU; u += GSZ) {",
+        "        const unsigned pk = __ldg(units + u);",
+        "        const int ox = pk & 1023u, oy = (pk >> 10) & 1023u, oz = pk >> 20;",
+        f"        double acc[{nval}];",
+        "#pragma unroll",
+        f"        for (int q = 0; q < {nval}; ++q) acc[q] = 0.0;",
+        "#pragma unroll 1",
+        "        for (int r = 0; r < nact * NR; ++r) {",
+        "          const double* X = sI + r * N2D + ox;",
+        "          const double* Y = sI + (NRS + r) * N2D + oy;",
+        "          const double* Z = sI + (2 * NRS + r) * N2D + oz;",
+    ]
+    kmax = LC1 if ab else 1
+    for t in "XYZ":
+        for k in range(kmax):
+            for l in range(LD1):
+                L.append(f"          const double {t.lower()}{k}_{l} = {t}[{k * LD1 + l}];")
+    q = 0
+    for c in cs:
+        for d in cd:
+            f = []
+            for x, t in enumerate("xyz"):
+                k = c[x] if ab else 0
+                f.append(f"{t}{k}_{d[x]}")
+            L.append(f"          acc[{q}] += {f[0]} * {f[1]} * {f[2]};")
+            q += 1
+    L += ["        }",
+          (f"        double* E = sE + u * {row(cls)};" if ab else
+           f"        double* E = sE + (u / {len(cc)}) * {row(cls)} + (u % {len(cc)}) * {nval};"),
+          "#pragma unroll",
+          f"        for (int q = 0; q < {nval}; ++q) E[q] += acc[q];",
+          "      }"]
+    return L
+
+
+def _digest(cls, with_j, with_k):
+    """J/K digestion of E (shared) with one atomicAdd per element: see module docstring."""
+    na, nb, nc, nd = (ncart(l) for l in cls)
+    R = row(cls)
+    L = ["  for (int set = 0; set < nset; ++set) {",
+         "    const double* D = dm + (long long)set * ncart * ncart;"]
+
+    if with_j:
+        L += [
+            "    if (do_j) {",
+            "    double* J = vj + (long long)set * ncart * ncart;",
+            f"    for (int o = lane; o < {na * nb}; o += GSZ) {{",
+            "      double v = 0.0;",
+            "#pragma unroll",
+            f"      for (int cd = 0; cd < {nc * nd}; ++cd)",
+            f"        v += sE[o * {R} + cd] * __ldg(D + (long long)(k0 + cd / {nd}) * ncart"
+            f" + l0 + cd % {nd});",
+            f"      atomicAdd(J + (long long)(i0 + o / {nb}) * ncart + j0 + o % {nb}, "
+            "2.0 * s * v);",
+            "    }",
+            f"    for (int o = lane; o < {nc * nd}; o += GSZ) {{",
+            "      double v = 0.0;",
+            "#pragma unroll 4",
+            f"      for (int ab = 0; ab < {na * nb}; ++ab)",
+            f"        v += sE[ab * {R} + o] * __ldg(D + (long long)(i0 + ab / {nb}) * ncart"
+            f" + j0 + ab % {nb});",
+            f"      atomicAdd(J + (long long)(k0 + o / {nd}) * ncart + l0 + o % {nd}, "
+            "2.0 * s * v);",
+            "    }",
+            "    }",
+        ]
+    if with_k:
+        # (out rows, out cols, summed index pairs): K_ac (D_bd), K_ad (D_bc), K_bc (D_ad),
+        # K_bd (D_ac); E index ((a nb + b) nc + c) nd + d
+        specs = [
+            ("a", "c", "b", "d", "i0", "k0", "j0", "l0"),
+            ("a", "d", "b", "c", "i0", "l0", "j0", "k0"),
+            ("b", "c", "a", "d", "j0", "k0", "i0", "l0"),
+            ("b", "d", "a", "c", "j0", "l0", "i0", "k0"),
+        ]
+        n = {"a": na, "b": nb, "c": nc, "d": nd}
+        L += ["    if (do_k) {", "    double* K = vk + (long long)set * ncart * ncart;"]
+        for r1, r2, s1, s2, o1, o2, p1, p2 in specs:
+            L += [
+                f"    for (int o = lane; o < {n[r1] * n[r2]}; o += GSZ) {{",
+                f"      const int {r1} = o / {n[r2]}, {r2} = o % {n[r2]};",
+                "      double v = 0.0;",
+                "#pragma unroll",
+                f"      for (int {s1} = 0; {s1} < {n[s1]}; ++{s1})",
+                "#pragma unroll",
+                f"        for (int {s2} = 0; {s2} < {n[s2]}; ++{s2})",
+                f"          v += sE[(a * {nb} + b) * {R} + c * {nd} + d] * "
+                f"__ldg(D + (long long)({p1} + {s1}) * ncart + {p2} + {s2});",
+                f"      atomicAdd(K + (long long)({o1} + {r1}) * ncart + {o2} + {r2}, s * v);",
+                "    }",
+            ]
+        L += ["    }"]
+    L += ["  }"]
+    return L
+
+
+def _preamble(cls, table, gs, ns, um, slots):
+    """Namespace `ns` with the group size, constants, asymptote and unit tables."""
+    n = nroots(cls)
+    N2D = dims(cls)[5]
+    uts = units(cls, um)
+    asym = [float(table.asym_u[n, i]) for i in range(n)] + \
+        [float(table.asym_w[n, i]) for i in range(n)]
+    return [
+        f"// cooperative kernels (hartree.gpu.coop) for ({cls[0]}{cls[1]}|{cls[2]}{cls[3]}): "
+        f"{n} roots, units '{mode(cls, um)}' ({len(uts)}), {slots} slot(s), "
+        f"{group_doubles(cls, slots)} shared doubles per group",
+        f"namespace {ns} {{",
+        "#ifdef HT_EMULATION",
+        "constexpr int GSZ = 1;                 // serial emulation: one lane per group",
+        "#else",
+        f"constexpr int GSZ = {gs};",
+        "#endif",
+        "#define HT_SYNC() do { if (GSZ > 32) __syncthreads(); else __syncwarp(gmask); } while (0)",
+        f"constexpr int NR = {n}, NR2 = {2 * n}, N2D = {N2D}, NU = {len(uts)}, "
+        f"NS = {slots}, NRS = {slots * n}, PER = {group_doubles(cls, slots)}, "
+        f"NCOMP = {ncart(cls[0]) * ncart(cls[1]) * row(cls)};",
+        f"__constant__ double asym[{2 * n}] = {{{', '.join(repr(x) for x in asym)}}};",
+        f"__device__ const unsigned units[{len(uts)}] = "
+        f"{{{', '.join(str(u) + 'u' for u in uts)}}};",
+        "}",
+    ]
+
+
+def _group_setup(ns):
+    """Lane / group indices and the group's shared-memory regions; defines t."""
+    return [
+        f"  using namespace {ns};",
+        "#ifdef HT_EMULATION",
+        "  static thread_local double ht_smem[PER];",
+        "  const int grp = 0;",
+        "#else",
+        "  extern __shared__ double ht_smem[];",
+        "  const int grp = threadIdx.x / GSZ;",
+        "#endif",
+        "  const int lane = threadIdx.x % GSZ;",
+        "  const unsigned gmask = GSZ >= 32 ? 0xffffffffu :       // the group's lanes in its warp",
+        "      ((1u << (GSZ % 32)) - 1u) << ((threadIdx.x % 32) / GSZ * GSZ);",
+        "  (void)gmask;",
+        "  const long long t = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / GSZ;",
+        "  double* sI = ht_smem + grp * PER;            // 2-D tables [d][r][N2D]",
+        "  double* sE = sI + 3 * NRS * N2D;             // block E[ab][c][d], rows of row()",
+        "  double* sUW = sE + NCOMP;                    // u_r, w_r * prefactor",
+    ]
+
+
+def _block(cls, table, um):
+    """E = contracted cartesian block of quartet (ib ik) (needs ga, gc, pair ranges):
+    primitive quartets NS at a time (slots), each through phases 1-3."""
+    L = [
+        "  const double ABx = ga[3], ABy = ga[4], ABz = ga[5];",
+        "  const double CDx = gc[3], CDy = gc[4], CDz = gc[5];",
+        "  for (int q = lane; q < NCOMP; q += GSZ) sE[q] = 0.0;",
+        "  const int npk = pk1 - pk0, npq = (pb1 - pb0) * npk;",
+        "  for (int q0 = 0; q0 < npq; q0 += NS) {",
+        "      const int nact = npq - q0 < NS ? npq - q0 : NS;",
+        "      HT_SYNC();                     // readers of the previous tables are done",
+    ]
+    L += _roots_phase(table, nroots(cls))
+    L += ["      HT_SYNC();"]
+    L += _tables_phase(cls)
+    L += ["      HT_SYNC();"]
+    L += _units_phase(cls, um)
+    L += ["  }", "  HT_SYNC();"]
+    return L
+
+
+def kernel_source(cls, table, with_j=True, with_k=True, params_decl=None, list_shift=30,
+                  gs=None, groups=None, unit_mode=None, slots=None):
+    """Source lines of ``jk_<cls>`` (cooperative version) for the quartet-list launch.
+
+    params_decl: the C parameter list (``jkgen.decl(jkgen.JK_PARAMS)``); the kernel uses
+    nlist, qlist, tri, bra_/ket_ sh, pst, geo, prim, cart_loc, dm, nset, ncart, vj, vk,
+    tab (the table of nroots(cls) roots).  Group t takes list entry t (int32 pair: bra
+    pair, ket pair | flags << list_shift).  gs, groups: lanes per quartet and groups per
+    block (default: :func:`config`); gs > 32 needs groups == 1 (block-wide barriers).
+    unit_mode: 'ab' / 'abc' (default: :func:`mode`); slots: primitive quartets per pass
+    (default: :func:`slots_of`)."""
+    gs = gs or config(cls)[0]
+    groups = groups or config(cls)[1]
+    slots = slots or slots_of(cls)
+    if gs > 32 and groups != 1:
+        raise ValueError("groups of more than one warp need one group per block")
+    if gs not in (8, 16, 32, 64, 96, 128, 192, 256):
+        raise ValueError(f"{gs} lanes a group: 8, 16 or a multiple of 32 up to 256")
+    if not fits(cls, groups, slots):
+        raise ValueError(f"class {cls}: {shared_bytes(cls, groups, slots)} bytes "
+                         f"of shared memory a block, more than {MAX_SHARED}")
+    check_class(cls)
+    name = class_name(cls)
+    L = _preamble(cls, table, gs, f"coop_{name}", unit_mode, slots) + [
+        f"extern \"C\" __global__ void __launch_bounds__({gs * groups}) "
+        f"jk_{name}({params_decl})", "{"]
+    L += _group_setup(f"coop_{name}")
+    L += [
+        "  if (t >= nlist || blockIdx.z > 0) return;     // whole groups leave together",
+        "  const int ib = qlist[2 * t];",
+        "  const unsigned kf = (unsigned)qlist[2 * t + 1];",
+        f"  const int ik = (int)(kf & ((1u << {list_shift}) - 1u));",
+        f"  const int do_j = (kf >> {list_shift}) & 1u, do_k = (kf >> {list_shift + 1}) & 1u;",
+        "  (void)do_j; (void)do_k;",
+        "  const int si = bra_sh[2 * ib], sj = bra_sh[2 * ib + 1];",
+        "  const int sk = ket_sh[2 * ik], sl = ket_sh[2 * ik + 1];",
+        "  double s = 1.0;                       // degeneracy of the unique quartet",
+        "  if (si == sj) s *= 0.5;",
+        "  if (sk == sl) s *= 0.5;",
+        "  if (tri && ib == ik) s *= 0.5;",
+        "  const int i0 = cart_loc[si], j0 = cart_loc[sj], k0 = cart_loc[sk], l0 = cart_loc[sl];",
+        "  const double* ga = bra_geo + 6 * ib;",
+        "  const double* gc = ket_geo + 6 * ik;",
+        "  const int pb0 = bra_pst[ib], pb1 = bra_pst[ib + 1];",
+        "  const int pk0 = ket_pst[ik], pk1 = ket_pst[ik + 1];",
+    ]
+    L += _block(cls, table, unit_mode)
+    L += _digest(cls, with_j, with_k)
+    L += ["}"]
+    return L
+
+
+#: parameters of the cooperative Schwarz kernel (same as jkgen.DIAG_PARAMS)
+DIAG_PARAMS = [
+    ("int", "npair"), ("const int*", "sh"), ("const int*", "pst"), ("const double*", "geo"),
+    ("const double*", "prim"), ("double*", "qout"), ("const double*", "tab"),
+]
+
+
+def diag_source(cls, table):
+    """Source lines of ``diag_<la><lb>`` (cooperative): group p computes the block
+    (ab|ab) of pair p and writes Q_p = sqrt(max_ab |(ab|ab)|).  cls = (la, lb, la, lb)."""
+    la, lb, lc, ld = check_class(cls)
+    if (la, lb) != (lc, ld):
+        raise ValueError("the Schwarz kernel needs bra class == ket class")
+    name = class_name(cls)
+    na, nb = ncart(la), ncart(lb)
+    decl = ", ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}"
+                     for t, n in DIAG_PARAMS)
+    L = _preamble(cls, table, GS, f"coopd_{name}", None, 1) + [
+        f"extern \"C\" __global__ void diag_{la}{lb}({decl})", "{"]
+    L += _group_setup(f"coopd_{name}")
+    L += [
+        "  if (t >= npair) return;",
+        "  const int ib = (int)t, ik = (int)t;",
+        "  const double* bra_prim = prim; const double* ket_prim = prim;",
+        "  const double* ga = geo + 6 * ib; const double* gc = ga;",
+        "  const int pb0 = pst[ib], pb1 = pst[ib + 1], pk0 = pb0, pk1 = pb1;",
+        "  (void)sh;",
+    ]
+    L += _block(cls, table, None)
+    L += [
+        "  double m = 0.0;",
+        f"  for (int ab = lane; ab < {na * nb}; ab += GSZ)     // element (ab|ab)",
+        f"    m = fmax(m, fabs(sE[ab * {row(cls)} + ab]));",
+        "#ifndef HT_EMULATION",
+        "  for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));",
+        "#endif",
+        "  if (lane == 0) qout[t] = sqrt(m);",
+        "}",
+    ]
+    return L
