@@ -29,7 +29,7 @@ extern "C" __global__ void hartree_ozaki_slice(
     const double* __restrict__ x, const double* __restrict__ inv, signed char* __restrict__ out,
     long long rows, long long cols, long long ldo, int nslice, int reverse)
 {
-    // eq. (1) of hartree/linalg/ozaki.py: t = 128 r, q = trunc(t), r <- t - q (exact)
+    // eq. (1) of hartree/linalg/ozaki.py: t = 128 r, q = rint(t), r <- t - q (exact)
     long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= rows * cols) return;
     long long i = idx / cols, p = idx - i * cols;
@@ -37,7 +37,7 @@ extern "C" __global__ void hartree_ozaki_slice(
     signed char* o = out + i * (long long)nslice * ldo + p;
     for (int s = 0; s < nslice; ++s) {
         double t = r * 128.0;
-        double q = trunc(t);
+        double q = rint(t);                 // nearest, ties to even (numpy's rint)
         o[(long long)(reverse ? nslice - 1 - s : s) * ldo] = (signed char)q;
         r = t - q;
     }
@@ -200,8 +200,7 @@ def slice_rows_int8(x, nslice, reverse=False):
     x = cp.ascontiguousarray(x, dtype=cp.float64)
     rows, cols = x.shape
     amax, _ = row_absmax_sum(x)              # same maxima as ozaki.row_exponents
-    _, e = cp.frexp(amax)
-    inv = cp.ldexp(cp.ones_like(amax), -e)
+    inv, _ = ozaki.exponents_from_max(cp, amax)
     kp = _padded(cols)
     out = cp.zeros((_padded(rows), nslice, kp), dtype=cp.int8)
     total = rows * cols
@@ -226,13 +225,8 @@ def ozaki_int8(a, b, nslice):
         raise ValueError(f"ozaki_int8: {nslice} slices x k={k} overflow INT32; cleave k")
     qa, ia = slice_rows_int8(a, nslice)
     qb, ib = slice_rows_int8(b.T, nslice, reverse=True)
-    mp, kp = qa.shape[0], qa.shape[2]
-    np_ = qb.shape[0]
-    qa2 = qa.reshape(mp, nslice * kp)
-    qb2 = qb.reshape(np_, nslice * kp)
-    p = cp.empty((nslice, mp, np_), dtype=cp.int32)      # P_d for d = S+1 .. 2
-    for t, d in enumerate(range(nslice + 1, 1, -1)):
-        int8_gemm_nt(qa2[:, :(d - 1) * kp], qb2[:, (nslice - d + 1) * kp:], p[t])
+    p = ozaki_diagonals(qa, qb, nslice)
+    mp, np_ = p.shape[1], p.shape[2]
     c = cp.empty((m, n))
     threads = 256
     _kernel("hartree_ozaki_sum")(((m * n + threads - 1) // threads,), (threads,),
@@ -240,6 +234,29 @@ def ozaki_int8(a, b, nslice):
                                   np.int32(nslice + 1), ia, cp.ascontiguousarray(ib[:, 0]), c,
                                   np.int64(m), np.int64(n)))
     return c
+
+
+def ozaki_diagonals(qa, qb, nslice, out=None):
+    """The INT32 diagonal products of eq. (2): P[t] = P_d for d = S + 1 - t (t = 0..S-1,
+    smallest first), each ONE INT8 GEMM with inner dimension (d - 1) k_p.
+
+    qa (m_p, S, k_p) int8 slices of A (order s = 1..S), qb (n_p, S, k_p) int8 slices of B^T
+    in reverse order, both from slice_rows_int8; out: optional int32 (>= S, m_p, n_p)
+    buffer.  Returns P (S, m_p, n_p) int32 (a view of out when given)."""
+    cp = _cupy()
+    mp, _, kp = qa.shape
+    np_ = qb.shape[0]
+    if nslice * kp > ozaki.K_LIMIT_INT32:
+        raise ValueError(f"ozaki: {nslice} slices x k={kp} overflow INT32; cleave k")
+    qa2 = qa.reshape(mp, nslice * kp)
+    qb2 = qb.reshape(np_, nslice * kp)
+    if out is None:
+        p = cp.empty((nslice, mp, np_), dtype=cp.int32)
+    else:
+        p = out.reshape(-1)[:nslice * mp * np_].reshape(nslice, mp, np_)
+    for t, d in enumerate(range(nslice + 1, 1, -1)):
+        int8_gemm_nt(qa2[:, :(d - 1) * kp], qb2[:, (nslice - d + 1) * kp:], p[t])
+    return p
 
 
 def device_free_bytes():
@@ -306,5 +323,6 @@ def streamed(a, b, tile_shape, tile_fn, info, nstreams=2):
     return c
 
 
-__all__ = ["row_absmax_sum", "dynamic_range", "tf32_matmul", "int8_gemm_nt", "slice_rows_int8", "ozaki_int8", "streamed",
+__all__ = ["row_absmax_sum", "dynamic_range", "tf32_matmul", "int8_gemm_nt", "slice_rows_int8",
+           "ozaki_int8", "ozaki_diagonals", "streamed",
            "device_free_bytes"]

@@ -26,7 +26,10 @@ class MP2Result:
     aux_basis, naux    auxiliary basis name and size
     precision          mgemm scheme used for the GEMMs ('fp64', 'mixed', ...)
     device             where the work ran; wall_time seconds; timings: dict of stage seconds
-    gemm               list of dicts summarising the mgemm calls (scheme, shape, tiles)
+    gemm               list of dicts summarising the GEMM calls per step and scheme
+    notes              lines on what was decided at run time (e.g. the "mixed" calibration)
+    calibration        GPU "mixed": per pair sum, the slice-count calibration record (block
+                       shape, FP64 block sums, tried slice counts with errors, chosen S)
     """
 
     reference: str
@@ -44,6 +47,8 @@ class MP2Result:
     wall_time: float
     timings: dict = field(default_factory=dict)
     gemm: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    calibration: list = field(default_factory=list)
 
     @property
     def total_energy(self):

@@ -18,20 +18,28 @@ Steps and memory (every large array is bounded by the device budget):
    the rows (i a) of (ia|P) (nocc nvir, naux).  The store lives on the device when it fits
    in half the budget, else in page-locked host memory (one upload per block).
 3. B = (ia|P) M^T (M = L^-1) in row blocks, in place.
-4. (ia|jb) for blocks of occupied orbitals (ni nvir x nj nvir, at most a quarter of the
-   budget) and the energy sums of the block in one kernel (``_ENERGY_SOURCE``).
+4. (energy_gpu.py) (ia|jb) for blocks of occupied orbitals (ni nvir x nj nvir, at most a
+   quarter of the budget; j <= i for one spin) and the energy sums of each block in one
+   fused kernel (``_ENERGY_SOURCE``: denominators formed in registers, no temporaries).  In
+   FP64 this step is DGEMM-bound (valinomycin/cc-pVDZ: 4.3e14 FLOP, 49 of DGEMM's ~60
+   TFLOP/s on an H200; the kernel ~3% of the step), so its blocks only need to be large.
 
 Precision (``MP2Options.precision``): the mgemm scheme of both GEMM steps (3 and 4), as on the
 CPU (on cupy operands fp64 is DGEMM, fp32 SGEMM, tf32 TF32 tensor cores, tf32x3 mgemm's split
-on TF32 tensor cores), except "mixed", which on the GPU is this module's mixed-precision
-scheme (measured on an H200, batch 1: mgemm's accuracy policy chose FP64 for these shapes):
+on TF32 tensor cores), except "mixed", which on the GPU is:
 
-  mixed  step 3 in FP64 (L^-1 spans many orders of magnitude: TF32 there costs kcal/mol), and
-         step 4 by a split-TF32 product on tensor cores: B = B_hi + B_lo, B_hi = tf32(B),
-         (ia|jb) = B_hi,i B_hi,j^T + B_hi,i B_lo,j^T + B_lo,i B_hi,j^T, computed as ONE TF32
-         GEMM over the concatenated inner index (3 naux), FP32 accumulation, result kept in
-         FP32 for the energy kernel (sums in FP64).  FP32-like accuracy (~2^-22 relative per
-         product) at tensor-core speed.
+  mixed  step 3 in FP64 (L^-1 spans many orders of magnitude; the step is ~3% of the time),
+         step 4 by mgemm's INT8 Ozaki split (hartree/linalg/ozaki.py; rows of B scaled by
+         powers of two and cut into S 7-bit slices rounded to nearest; S INT8 tensor-core
+         GEMMs per block, exact in INT32): the rows of each i block are sliced once and
+         reused over the j blocks, and the energy kernel reads the S INT32 diagonal products
+         directly (mp2_block_energy_ozaki: no FP64 block is written).  S is calibrated on
+         the ENERGY (energy_gpu._calibrate): the first block pair in FP64 and with S = 2, 3,
+         ... slices; the block's energy error extrapolated per occupied pair must stay below
+         MIXED_TARGET_EH / MIXED_SAFETY (0.1 kcal/mol / 10), else FP64.  Measured on CPU
+         butane/cc-pVDZ: relative MP2 energy errors 3e-5 (S = 2), 1.4e-8 (S = 3), fp32 1.4e-8.
+         (The previous split-TF32 "mixed" was 0.62 kcal/mol off for valinomycin: TF32
+         tensor-core truncation and FP32 accumulation bias the sums of squares.)
 
 The schemes that actually ran are named in ``MP2Result.precision`` and ``gemm``.
 
@@ -40,13 +48,14 @@ kernels compiled by g++ and the CPU energy kernel.
 """
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
 
 from hartree.errors import DeviceError, InputError
-from hartree.linalg.mgemm import PRECISIONS, mgemm
+from hartree.linalg.mgemm import PRECISIONS
+from hartree.mp2.energy_gpu import Log, calibration_note, energies, gemm_nt
+from hartree.mp2.energy_gpu import sync as _sync
 
 __all__ = ["kernel_gpu", "GPU_PRECISIONS"]
 
@@ -56,115 +65,6 @@ GPU_PRECISIONS = PRECISIONS
 #: memory layout of the cartesian (mu nu|P) batches written by the kernels: "mnp" (P fastest:
 #: each thread writes runs of consecutive P) or "pmn" (one (mu, nu) matrix per P)
 THREE_INDEX_LAYOUT = "mnp"
-
-_ENERGY_SOURCE = r"""
-// hartree.mp2.rimp2_gpu: energy sums of one (ia|jb) block, v[(ii*nv1 + a)*nj*nv2 + jj*nv2 + b]
-// (float or double: mp2_block_energy_f32 / _f64), sums in double:
-// out[0] += w (ia|jb)^2 / D,  out[1] += w (ia|jb)(ib|ja) / D  (same spin only),
-// D = e_i + e_j - e_a - e_b, w = 2 (j < i), 1 (j = i or not same), 0 (j > i).
-// grid (ni*nj, ceil(nv1/32), ceil(nv2/32)), block (32, 8); 32x32 tiles via shared memory,
-// warp-shuffle reduction, one atomic per warp in shared memory and one per block in global.
-template <typename T>
-__device__ void block_energy(const T* __restrict__ v, int ni, int nv1, int nj, int nv2,
-    const double* __restrict__ eo1, const double* __restrict__ ev1,
-    const double* __restrict__ eo2, const double* __restrict__ ev2, int i0, int j0, int same,
-    double* __restrict__ out)
-{
-  __shared__ double ta[32][33];
-  __shared__ double tb[32][33];
-  __shared__ double red[2];
-  const int ii = blockIdx.x / nj, jj = blockIdx.x % nj;
-  const int i = i0 + ii, j = j0 + jj;
-  if (same && j > i) return;
-  const double w = (same && j < i) ? 2.0 : 1.0;
-  const int a0 = blockIdx.y * 32, b0 = blockIdx.z * 32;
-  const long long rs = (long long)nj * nv2;
-  const T* blk = v + (long long)ii * nv1 * rs + (long long)jj * nv2;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  if (tx == 0 && ty == 0) { red[0] = 0.0; red[1] = 0.0; }
-  for (int r = ty; r < 32; r += 8) {
-    const int a = a0 + r, b = b0 + tx;
-    ta[r][tx] = (a < nv1 && b < nv2) ? (double)blk[a * rs + b] : 0.0;          // (ia|jb)
-    if (same) {
-      const int bb = b0 + r, aa = a0 + tx;
-      tb[r][tx] = (bb < nv1 && aa < nv2) ? (double)blk[bb * rs + aa] : 0.0;    // tb[b][a] = (ib|ja)
-    }
-  }
-  __syncthreads();
-  const double eij = eo1[i] + eo2[j];
-  double sd = 0.0, sx = 0.0;
-  const int b = b0 + tx;
-  for (int r = ty; r < 32; r += 8) {
-    const int a = a0 + r;
-    if (a < nv1 && b < nv2) {
-      const double x = ta[r][tx];
-      const double t = x / (eij - ev1[a] - ev2[b]);
-      sd += t * x;
-      if (same) sx += t * tb[tx][r];
-    }
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    sd += __shfl_down_sync(0xffffffffu, sd, o);
-    sx += __shfl_down_sync(0xffffffffu, sx, o);
-  }
-  if (tx == 0) {
-    atomicAdd(&red[0], sd);
-    if (same) atomicAdd(&red[1], sx);
-  }
-  __syncthreads();
-  if (tx == 0 && ty == 0) {
-    atomicAdd(out, w * red[0]);
-    if (same) atomicAdd(out + 1, w * red[1]);
-  }
-}
-
-#define ARGS int ni, int nv1, int nj, int nv2, const double* __restrict__ eo1, \
-    const double* __restrict__ ev1, const double* __restrict__ eo2, \
-    const double* __restrict__ ev2, int i0, int j0, int same, double* __restrict__ out
-extern "C" __global__ void __launch_bounds__(256) mp2_block_energy_f64(const double* __restrict__ v, ARGS)
-{ block_energy<double>(v, ni, nv1, nj, nv2, eo1, ev1, eo2, ev2, i0, j0, same, out); }
-extern "C" __global__ void __launch_bounds__(256) mp2_block_energy_f32(const float* __restrict__ v, ARGS)
-{ block_energy<float>(v, ni, nv1, nj, nv2, eo1, ev1, eo2, ev2, i0, j0, same, out); }
-"""
-
-
-# ----------------------------------------------------------------------------- GEMMs
-def gemm_nt(a, b, precision, xp=np, memory_budget=None):
-    """C = a b^T in float64, a (m, k), b (n, k), through ``hartree.linalg.mgemm``; returns
-    (C, text naming the scheme that ran).  memory_budget: bytes for mgemm's working set (it
-    cleaves the product into tiles above it; None on numpy)."""
-    c, info = mgemm(a, b, transb=True, precision=precision, return_info=True,
-                    memory_budget=None if xp is np else memory_budget)
-    ran = info.precision
-    if getattr(info, "slices", None) and ran == "ozaki":
-        ran += f" ({info.slices} slices)"
-    return c, (ran if ran == precision else f"{precision} -> {ran}")
-
-
-def _tf32_split(xp, x):
-    """(hi, lo) float32: hi = x rounded to nearest TF32 (10 explicit mantissa bits),
-    lo = fp32(x - hi); x = hi + lo to ~2^-22 relative after TF32 truncation of lo."""
-    bits = x.astype(xp.float32).view(xp.uint32)
-    hi = ((bits + xp.uint32(0x1000)) & xp.uint32(0xFFFFE000)).view(xp.float32)
-    lo = (x - hi).astype(xp.float32)
-    return hi, lo
-
-
-def split_tf32_nt(a, b, xp=np):
-    """a b^T (float32 result) by the split-TF32 product of the GPU "mixed" scheme: one TF32
-    GEMM of [a_hi a_hi a_lo] and [b_hi b_lo b_hi] over the concatenated inner index (3k),
-    i.e. a_hi b_hi^T + a_hi b_lo^T + a_lo b_hi^T with FP32 accumulation (the dropped
-    a_lo b_lo^T is ~2^-22 relative).  On numpy (emulation) an FP32 product."""
-    ah, al = _tf32_split(xp, a)
-    a3 = xp.concatenate([ah, ah, al], axis=1)
-    del ah, al
-    bh, bl = _tf32_split(xp, b)
-    b3 = xp.concatenate([bh, bl, bh], axis=1)
-    del bh, bl
-    if xp is np:
-        return a3 @ b3.T
-    from hartree.linalg import mgemm_gpu
-    return mgemm_gpu.tf32_matmul(a3, b3.T)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -195,22 +95,6 @@ def _free_bytes(xp):
     return int(free + pool.free_bytes())
 
 
-class _Log:
-    def __init__(self):
-        self.steps = {}
-
-    def add(self, step, scheme, seconds):
-        rec = self.steps.setdefault(step, {"step": step, "precision": scheme, "calls": 0,
-                                           "seconds": 0.0})
-        rec["calls"] += 1
-        rec["seconds"] += seconds
-
-
-def _sync(xp):
-    if xp is not np:
-        xp.cuda.get_current_stream().synchronize()
-
-
 # ----------------------------------------------------------------------------- driver
 def kernel_gpu(scf_result, options, spaces, aux, nfrozen, backend=None):
     """RI-MP2 energy on the GPU; arguments prepared by :func:`hartree.mp2.rimp2.kernel`.
@@ -234,7 +118,7 @@ def kernel_gpu(scf_result, options, spaces, aux, nfrozen, backend=None):
         raise InputError(f"GPU RI-MP2 precision must be one of {', '.join(GPU_PRECISIONS)}, "
                          f"got {options.precision!r}")
     basis = scf_result.basis
-    timings, log = {}, _Log()
+    timings, log = {}, Log()
     budget = (int(options.gpu_memory_mb * 1e6) if options.gpu_memory_mb
               else int(0.85 * _free_bytes(xp)))
 
@@ -273,24 +157,31 @@ def kernel_gpu(scf_result, options, spaces, aux, nfrozen, backend=None):
     timings["B"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    e_os, e_ss, nocc, nvir = _energies(xp, backend, spaces, stores, options.precision, rest,
-                                       log)
+    e_os, e_ss, nocc, nvir, calibration = energies(xp, backend, spaces, stores,
+                                                    options.precision, rest, log)
     timings["energy"] = time.perf_counter() - t
+    for key, step in (("energy_gemm", "(ia|jb)"), ("energy_slices", "slices"),
+                      ("energy_kernel", "energy")):
+        timings[key] = log.seconds(step)
+    timings["energy_calibration"] = sum(log.seconds("calibration " + s)
+                                        for s in ("(ia|jb)", "slices", "energy"))
     device = getattr(backend, "name", "cuda")
     if xp is not np:
         from hartree.gpu.engine import GPUEngine
         device = GPUEngine(scf_result.molecule, basis).device
     where = "device memory" if on_device else "host memory"
-    ran = {st["step"]: st["precision"] for st in log.steps.values() if st["step"] != "energy"}
+    ran = {step: " + ".join(log.schemes(step)) for step in ("B", "(ia|jb)")
+           if log.schemes(step)}
     label = options.precision
     if any(v != options.precision for v in ran.values()):
         label += " (" + ", ".join(f"{k}: {v}" for k, v in ran.items()) + ")"
+    notes = [calibration_note(c) for c in calibration]
     return MP2Result(reference=scf_result.method.lower(), scf_energy=float(scf_result.energy),
                      correlation_energy=e_os + e_ss, opposite_spin=e_os, same_spin=e_ss,
                      frozen_core=nfrozen, nocc=nocc, nvir=nvir, aux_basis=aux.name, naux=naux,
                      precision=label, device=f"gpu: {device}; (ia|P) in {where}",
                      wall_time=time.perf_counter() - t_all, timings=timings,
-                     gemm=list(log.steps.values()))
+                     gemm=list(log.steps.values()), notes=notes, calibration=calibration)
 
 
 def _pinned_empty(shape):
@@ -360,100 +251,3 @@ def _to_b(xp, st, m, precision, budget, log):
         _sync(xp)
         log.add("B", scheme, time.perf_counter() - t)
 
-
-def _block_sizes(no1, nv1, no2, nv2, naux, budget):
-    """(ni, nj) occupied block sizes: the (ia|jb) block (8 bytes) plus operand copies (up to
-    3 x 8 bytes per element for the split schemes) within a quarter of ``budget``."""
-    def need(ni, nj):
-        return 8 * ni * nv1 * nj * nv2 * 2 + 24 * naux * (ni * nv1 + nj * nv2)
-
-    ni = nj = max(no1, no2)
-    while (ni > 1 or nj > 1) and need(min(ni, no1), min(nj, no2)) > budget // 4:
-        ni, nj = max(1, (ni + 1) // 2), max(1, (nj + 1) // 2)
-    return min(ni, no1), min(nj, no2)
-
-
-def _energies(xp, backend, spaces, stores, precision, budget, log):
-    """(E_OS, E_SS, nocc, nvir) as rimp2._energies, on the device."""
-    if len(spaces) == 1:
-        _, _, eo, ev = spaces[0]
-        d, x = _pair_sums(xp, backend, stores[0], stores[0], eo, ev, eo, ev, True, precision,
-                          budget, log)
-        return d, d - x, len(eo), len(ev)
-    e_ss = 0.0
-    for s in (0, 1):
-        _, _, eo, ev = spaces[s]
-        d, x = _pair_sums(xp, backend, stores[s], stores[s], eo, ev, eo, ev, True, precision,
-                          budget, log)
-        e_ss += 0.5 * (d - x)
-    (_, _, ao, av), (_, _, bo, bv) = spaces
-    e_os, _ = _pair_sums(xp, backend, stores[0], stores[1], ao, av, bo, bv, False, precision,
-                         budget, log)
-    return e_os, e_ss, (len(ao), len(bo)), (len(av), len(bv))
-
-
-def _pair_sums(xp, backend, b1, b2, e1o, e1v, e2o, e2v, same, precision, budget, log):
-    """(sum w (ia|jb)^2/D, sum w (ia|jb)(ib|ja)/D) over blocks of i and j (j <= i if same)."""
-    no1, nv1, no2, nv2 = len(e1o), len(e1v), len(e2o), len(e2v)
-    if min(no1, nv1, no2, nv2) == 0:
-        return 0.0, 0.0
-    naux = b1.shape[1]
-    ni, nj = _block_sizes(no1, nv1, no2, nv2, naux, budget)
-    if same:
-        ni = nj = min(ni, nj)
-    dev = [xp.asarray(np.ascontiguousarray(e, dtype=np.float64)) for e in (e1o, e1v, e2o, e2v)]
-    acc = xp.zeros(2)
-    energy = None if xp is np else _energy_kernel(backend)
-    for i0 in range(0, no1, ni):
-        i1 = min(no1, i0 + ni)
-        bi = xp.asarray(b1[i0 * nv1:i1 * nv1])
-        jend = i1 if same else no2
-        for j0 in range(0, jend, nj):
-            j1 = min(jend, j0 + nj)
-            t = time.perf_counter()
-            bj = bi if (same and j0 == i0 and j1 == i1) else xp.asarray(b2[j0 * nv2:j1 * nv2])
-            if precision == "mixed":              # split-TF32 on tensor cores (docstring)
-                v, scheme = split_tf32_nt(bi, bj, xp), "split-TF32 (3 products, 1 TF32 GEMM)"
-            else:
-                v, scheme = gemm_nt(bi, bj, precision, xp, budget // 4)
-            v = xp.ascontiguousarray(v)
-            _sync(xp)
-            log.add("(ia|jb)", scheme, time.perf_counter() - t)
-            t = time.perf_counter()
-            if energy is None:
-                from hartree.mp2.rimp2 import _block_energy
-                d, x = _block_energy(v.reshape(i1 - i0, nv1, j1 - j0, nv2), e1o, e1v, e2o,
-                                     e2v, i0, j0, same)
-                acc += (d, x)
-            else:
-                grid = ((i1 - i0) * (j1 - j0), (nv1 + 31) // 32, (nv2 + 31) // 32)
-                kname = "mp2_block_energy_f32" if v.dtype == np.float32 else "mp2_block_energy_f64"
-                energy.launch(kname, grid, (32, 8), [
-                    v, np.int32(i1 - i0), np.int32(nv1), np.int32(j1 - j0), np.int32(nv2),
-                    *dev, np.int32(i0), np.int32(j0), np.int32(same), acc])
-            del v
-            _sync(xp)
-            log.add("energy", "fp64 kernel", time.perf_counter() - t)
-    acc = acc.get() if xp is not np else acc
-    return float(acc[0]), float(acc[1])
-
-
-@functools.lru_cache(maxsize=8)
-def _energy_module(device_id):
-    import cupy
-
-    return _RawLauncher(cupy.RawModule(code=_ENERGY_SOURCE, options=("-std=c++17",)))
-
-
-def _energy_kernel(backend):
-    """The energy kernel (compiled once per device and process; cupy caches it on disk)."""
-    return _energy_module(backend.xp.cuda.Device().id)
-
-
-class _RawLauncher:
-    def __init__(self, module):
-        self.module = module
-
-    def launch(self, name, grid, block, args):
-        f = self.module.get_function(name)
-        f(tuple(grid), tuple(block) + (1,) * (3 - len(block)), tuple(args))

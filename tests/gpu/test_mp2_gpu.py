@@ -6,6 +6,7 @@ batching, transforms and energy sums); with one (``gpu`` mark) on the device.
 Tolerances: FP64 1e-8 Eh (observed ~1e-12); fp32/tf32/mixed within 0.1 kcal/mol of FP64.
 """
 import dataclasses
+import importlib
 
 import numpy as np
 import pytest
@@ -81,20 +82,161 @@ def test_emulated_low_precision_errors_are_bounded(cpu_refs, precision):
         assert res.precision.split()[0] == precision
 
 
-def test_split_tf32_product_is_fp32_accurate():
-    """The GPU "mixed" product (numpy path): |C - a b^T| within the FP32 accumulation bound
-    (2 (3k + 2) 2^-24 + 2^-20) |a||b^T| elementwise (split residual ~2^-22), and the TF32
-    halves exact (10 explicit mantissa bits)."""
-    from hartree.mp2.rimp2_gpu import _tf32_split, split_tf32_nt
-    rng = np.random.default_rng(7)
-    a = rng.standard_normal((40, 300)) * np.exp(rng.uniform(-12, 2, (40, 300)))
-    b = rng.standard_normal((30, 300)) * np.exp(rng.uniform(-12, 2, (30, 300)))
-    hi, _ = _tf32_split(np, a)
-    assert not (hi.view(np.uint32) & 0x1FFF).any()
-    c = split_tf32_nt(a, b)
-    assert c.dtype == np.float32 and c.shape == (40, 30)
-    bound = (2 * (3 * 300 + 2) * 2.0 ** -24 + 2.0 ** -20) * (np.abs(a) @ np.abs(b).T)
-    assert (np.abs(c - a @ b.T) <= bound).all()
+def _random_b(rng, no, nv, naux):
+    """A B tensor (no*nv, naux) with RI-like structure: rows of decaying magnitude."""
+    scale = np.exp(-0.05 * np.arange(naux))[None, :] * rng.uniform(0.2, 1.0, (no * nv, 1))
+    return rng.standard_normal((no * nv, naux)) * scale
+
+
+def _slow_energies(v, eo, ev, eo2=None, ev2=None):
+    """(direct, exchange) sums over all i, j of the full (ia|jb) (no*nv, no2*nv2): reference
+    (exchange only for one spin)."""
+    eo2, ev2 = (eo, ev) if eo2 is None else (eo2, ev2)
+    v = v.reshape(len(eo), len(ev), len(eo2), len(ev2))
+    d = eo[:, None, None, None] - ev[None, :, None, None] + eo2[None, None, :, None] - ev2
+    x = (v * v.transpose(0, 3, 2, 1) / d).sum() if v.shape == v.transpose(0, 3, 2, 1).shape \
+        else 0.0
+    return float((v * v / d).sum()), float(x)
+
+
+def _energies_np(b, eo, ev, precision, budget):
+    """energy_gpu.energies on numpy for one spin: ((E_OS, E_SS, nocc, nvir, calibration),
+    log)."""
+    from hartree.mp2 import energy_gpu
+    log = energy_gpu.Log()
+    out = energy_gpu.energies(np, None, [(None, None, eo, ev)], [b], precision, budget, log)
+    return out, log
+
+
+@pytest.mark.parametrize("slices", [2, 3])
+def test_mixed_ozaki_blocks_equal_one_big_ozaki_product(monkeypatch, slices):
+    """The "mixed" block path (each i block sliced once, j blocks sliced in reverse order,
+    diagonals scaled per row/column, j <= i with weights) gives the energy sums of ONE
+    mgemm(precision="ozaki", slices=S) product of the whole B, summed by a plain numpy
+    reference, to rounding (1e-12 relative)."""
+    from hartree.linalg import mgemm
+    from hartree.mp2 import energy_gpu
+    rng = np.random.default_rng(3)
+    no, nv, naux = 7, 11, 40
+    b = _random_b(rng, no, nv, naux)
+    eo = np.sort(rng.uniform(-2.0, -0.3, no))
+    ev = np.sort(rng.uniform(0.1, 3.0, nv))
+    monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (slices,))
+    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)            # accept S at once
+    budget = 4 * (16 * (3 * nv) ** 2 + 24 * naux * 6 * nv)              # several i blocks
+    (e_os, e_ss, _, _, cal), log = _energies_np(b, eo, ev, "mixed", budget)
+    v = mgemm(b, b, transb=True, precision="ozaki", slices=slices)
+    d, x = _slow_energies(v, eo, ev)
+    assert abs(e_os - d) < 1e-12 * abs(d) and abs(e_ss - (d - x)) < 1e-12 * abs(d)
+    assert cal[0]["slices"] == slices
+    ni, _ = energy_gpu.block_sizes(no, nv, no, nv, naux, budget, 28)
+    nblocks = sum(len(js) for _, _, js in energy_gpu._blocks(no, no, ni, ni, True))
+    assert nblocks > 3             # the calibration block is not formed a second time:
+    assert (sum(r["calls"] for r in log.steps.values() if r["step"] == "(ia|jb)")
+            == nblocks - 1)
+    d64, x64 = _slow_energies(b @ b.T, eo, ev)
+    assert abs(e_os - d64) > 0.0                                       # it is not FP64
+
+
+def test_mixed_ozaki_opposite_spin_blocks(monkeypatch):
+    """UHF: the alpha-beta sum (rectangular blocks, different nocc/nvir, all i, j) and the two
+    same-spin sums of the "mixed" path equal the sums of whole mgemm ozaki products."""
+    from hartree.linalg import mgemm
+    from hartree.mp2 import energy_gpu
+    rng = np.random.default_rng(11)
+    naux = 30
+    dims = ((6, 9), (4, 11))
+    bs = [_random_b(rng, no, nv, naux) for no, nv in dims]
+    es = [(np.sort(rng.uniform(-2.0, -0.3, no)), np.sort(rng.uniform(0.1, 3.0, nv)))
+          for no, nv in dims]
+    monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (3,))
+    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)
+    budget = 4 * (28 * (2 * 11) ** 2 + 24 * naux * 4 * 11)             # several blocks
+    e_os, e_ss, nocc, nvir, cal = energy_gpu.energies(
+        np, None, [(None, None, eo, ev) for eo, ev in es], bs, "mixed", budget,
+        energy_gpu.Log())
+    assert nocc == (6, 4) and nvir == (9, 11) and len(cal) == 3
+    ss = 0.0
+    for b, (eo, ev) in zip(bs, es):
+        d, x = _slow_energies(mgemm(b, b, transb=True, precision="ozaki", slices=3), eo, ev)
+        ss += 0.5 * (d - x)
+    os_, _ = _slow_energies(mgemm(bs[0], bs[1], transb=True, precision="ozaki", slices=3),
+                            *es[0], *es[1])
+    assert abs(e_os - os_) < 1e-12 * abs(os_) and abs(e_ss - ss) < 1e-12 * abs(ss)
+
+
+def test_mixed_calibration_picks_slices_by_the_energy_and_falls_back_to_fp64(monkeypatch):
+    """The calibration tries S = 2, 3, ... on the first block and keeps the first whose
+    extrapolated energy error meets the target; an unreachable target gives FP64 (and the
+    FP64 energy, to rounding), and both are reported."""
+    from hartree.mp2 import energy_gpu
+    rng = np.random.default_rng(4)
+    no, nv, naux = 6, 20, 60
+    b = _random_b(rng, no, nv, naux)
+    eo = np.sort(rng.uniform(-2.0, -0.3, no))
+    ev = np.sort(rng.uniform(0.1, 3.0, nv))
+    d64, x64 = _slow_energies(b @ b.T, eo, ev)
+    budget = 4 * (28 * (3 * nv) ** 2 + 24 * naux * 6 * nv)              # several i blocks
+    (e_os, e_ss, _, _, cal), _ = _energies_np(b, eo, ev, "mixed", budget)
+    rec = cal[0]
+    s = rec["slices"]
+    assert s in energy_gpu.MIXED_SLICES and rec["tried"][-1]["slices"] == s
+    for t in rec["tried"][:-1]:                  # rejected: above target / safety
+        assert t["estimated_error_eh"] > rec["target_eh"] / energy_gpu.MIXED_SAFETY
+    assert rec["tried"][-1]["estimated_error_eh"] <= rec["target_eh"] / energy_gpu.MIXED_SAFETY
+    assert abs(2 * e_os - (e_os - e_ss) - (2 * d64 - x64)) < rec["target_eh"]
+    assert "ozaki INT8 with" in energy_gpu.calibration_note(rec)
+    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 0.0)
+    (e_os, e_ss, _, _, cal), log = _energies_np(b, eo, ev, "mixed", budget)
+    assert cal[0]["slices"] is None and "fp64" in energy_gpu.calibration_note(cal[0])
+    assert abs(e_os - d64) < 1e-12 * abs(d64) and abs(e_ss - (d64 - x64)) < 1e-12 * abs(d64)
+    assert {r["precision"] for r in log.steps.values() if r["step"] == "(ia|jb)"} == {"fp64"}
+
+
+def test_emulated_mixed_reports_the_calibration(cpu_refs):
+    """MP2Result of "mixed": the precision names the Ozaki slices, notes the calibration."""
+    ref = cpu_refs["water"]
+    exact = mp2.run(ref, aux=AUX).correlation_energy
+    res = mp2.run(ref, aux=AUX, device="gpu", gpu_backend=_emulated(), precision="mixed",
+                  gpu_memory_mb=0.3)
+    assert "(ia|jb): ozaki INT8" in res.precision and res.notes[0].startswith("mixed: ")
+    assert res.calibration[0]["slices"] >= 2
+    assert abs(res.correlation_energy - exact) < 1e-6
+    assert set(res.timings) >= {"energy", "energy_gemm", "energy_kernel", "energy_slices",
+                                "energy_calibration"}
+    from rich.console import Console
+
+    from hartree.cli.report import print_mp2_report
+    from hartree.io.qcschema import mp2_extras
+    assert mp2_extras(res)["notes"] == res.notes                  # --json carries them
+    console = Console(record=True, width=200)
+    print_mp2_report(console, res)
+    text = console.export_text()
+    assert "note" in text and "ozaki INT8 with" in text and "(ia|jb): ozaki INT8" in text
+
+
+def test_energy_and_ozaki_kernels_compile_for_sm90_without_spills():
+    """The MP2 energy kernels and mgemm's slicing/summation kernels through NVRTC (no GPU
+    needed): they compile for sm_90 and use no local memory (the Ozaki energy kernels for 1
+    and 2 slices, used only by the calibration, keep an 8-byte stack frame)."""
+    from hartree.gpu import nvrtc
+    from hartree.linalg import mgemm_gpu
+    from hartree.mp2 import energy_gpu
+    if not nvrtc.available():
+        pytest.skip("NVRTC library not found")
+    res_small = None
+    ozaki = tuple(f"mp2_block_energy_ozaki{s}" for s in range(3, 9))
+    for src, names in ((energy_gpu._ENERGY_SOURCE, ("mp2_block_energy_f64",
+                                                    "mp2_block_energy_f32") + ozaki),
+                       (mgemm_gpu._SOURCE, ("hartree_ozaki_slice", "hartree_row_absmax_sum",
+                                            "hartree_ozaki_sum"))):
+        res = nvrtc.cubin_resources(nvrtc.compile_source(src, "sm_90",
+                                                         options=("-std=c++17",)).image)
+        res_small = res if "mp2_block_energy_ozaki1" in res else res_small
+        for name in names:
+            assert res[name]["frame_bytes"] == 0 and res[name]["num_regs"] <= 64, name
+    for s in (1, 2):
+        assert res_small[f"mp2_block_energy_ozaki{s}"]["frame_bytes"] <= 8
 
 
 def test_gpu_options_are_checked(cpu_refs):
@@ -149,6 +291,35 @@ def test_gpu_low_precision_errors_are_bounded(gpu_refs, precision):
         res = mp2.run(ref, aux=AUX, device="gpu", precision=precision)
         assert res.precision.split()[0] == precision
         assert abs(res.correlation_energy - exact) < BOUND[precision] * KCAL
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reference", ["rhf", "uhf"])
+def test_gpu_fused_ozaki_energy_kernel_equals_the_numpy_path(monkeypatch, reference):
+    """mp2_block_energy_ozaki (INT32 diagonals read in the kernel) on the device against the
+    numpy path of the same blocks (same slices, same FP64 sums): 1e-12 relative; RHF (one
+    spin, j <= i) and UHF (two spins, rectangular alpha-beta blocks)."""
+    import cupy as cp
+
+    from hartree.gpu.jk import CudaBackend
+    from hartree.mp2 import energy_gpu
+    rng = np.random.default_rng(9)
+    naux = 300
+    dims = ((9, 70),) if reference == "rhf" else ((9, 70), (7, 72))
+    bs = [_random_b(rng, no, nv, naux) for no, nv in dims]
+    spaces = [(None, None, np.sort(rng.uniform(-2.0, -0.3, no)),
+               np.sort(rng.uniform(0.1, 3.0, nv))) for no, nv in dims]
+    monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (3,))
+    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)
+    mgemm_module = importlib.import_module("hartree.linalg.mgemm")   # not the function
+    monkeypatch.setattr(mgemm_module, "GPU_SPLIT_GAIN", 0.0)         # small: no cost model
+    budget = 4 * (28 * (4 * 72) ** 2 + 24 * naux * 8 * 72)
+    ref = energy_gpu.energies(np, None, spaces, bs, "mixed", budget, energy_gpu.Log())
+    gpu = energy_gpu.energies(cp, CudaBackend(), spaces, [cp.asarray(b) for b in bs],
+                              "mixed", budget, energy_gpu.Log())
+    assert [c["slices"] for c in gpu[4]] == [3] * len(gpu[4])
+    for r, g in zip(ref[:2], gpu[:2]):
+        assert abs(r - g) < 1e-12 * abs(r)
 
 
 @pytest.mark.gpu

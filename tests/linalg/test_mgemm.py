@@ -127,24 +127,42 @@ def test_auto_policy_meets_the_accuracy_target_and_says_why():
 
 
 def test_ozaki_slices_reconstruct_the_rows_exactly():
-    """eq. (1): sum_s Q_s 2^(-7 s) 2^(e_i) equals x up to the remainder bound 2^(-7 S) 2^e_i,
-    |Q| <= 127 (fits INT8), and the slicing is exact: S = 8 of 7 bits recover 53-bit values."""
+    """eq. (1): sum_s Q_s 2^(-7 s) 2^(e_i) equals x up to the remainder bound 2^(-7 S - 1)
+    2^e_i (slices rounded to nearest), |Q_1| <= 127 and |Q_s| <= 64 after (fits INT8), and
+    the slicing is exact: S = 8 of 7 bits recover 53-bit values."""
     rng = np.random.default_rng(5)
     x = make_matrix(rng, (30, 50), "ill")
     x[3] = 0.0
-    x[4, 7] = 2.0 ** 40                 # a power of two as the row maximum: |r| < 1 still
+    x[4, 7] = 2.0 ** 40                 # a power of two as the row maximum
+    x[5, 2] = -(1.0 - 2.0 ** -20)       # a row maximum just below a power of two: e bumped
     for s in (1, 3, 8):
         q, inv = ozaki.slice_rows(np, x, s)
-        assert np.all(np.abs(q) <= 127) and np.all(q == np.trunc(q))
+        assert np.all(np.abs(q[:, 0]) <= 127) and np.all(np.abs(q[:, 1:]) <= 64)
+        assert np.all(q == np.trunc(q))
         w = 2.0 ** (-7.0 * np.arange(1, s + 1))
         rec = np.einsum("isk,s->ik", q, w) / inv
-        assert np.all(np.abs(rec - x) <= 2.0 ** (-7 * s) / inv)
+        assert np.all(np.abs(rec - x) <= 2.0 ** (-7 * s - 1) / inv)
     y = rng.uniform(0.5, 1.0, (20, 30)) * rng.choice([-1.0, 1.0], (20, 30))
     q, inv = ozaki.slice_rows(np, y, 8)      # 53 significant bits within 56
     np.testing.assert_array_equal(np.einsum("isk,s->ik", q, 2.0 ** (-7.0 * np.arange(1, 9)))
                                   / inv, y)
     qr, _ = ozaki.slice_rows(np, x, 3, reverse=True)
     np.testing.assert_array_equal(qr[:, ::-1], ozaki.slice_rows(np, x, 3)[0])
+
+
+def test_ozaki_slices_are_unbiased():
+    """Rounded slices leave remainders of both signs: for positive data the mean remainder is
+    ~0 (truncation would make it ~ +half the slice unit), so sums of squares are unbiased."""
+    rng = np.random.default_rng(8)
+    x = rng.uniform(0.01, 1.0, (200, 300))
+    q, inv = ozaki.slice_rows(np, x, 2)
+    rem = x * inv - np.einsum("isk,s->ik", q, 2.0 ** (-7.0 * np.arange(1, 3)))
+    unit = 2.0 ** -14
+    assert abs(rem.mean()) < 0.02 * unit and 0.2 * unit < np.abs(rem).mean() < 0.3 * unit
+    c = mgemm(x, x, transb=True, precision="ozaki", slices=2)
+    ref = x @ x.T
+    rel = (c - ref) / ref
+    assert abs(rel.mean()) < 0.1 * np.sqrt(np.mean(rel ** 2))       # no systematic sign
 
 
 def test_ozaki_error_falls_by_2_to_the_7_per_slice():
