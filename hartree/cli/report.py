@@ -232,6 +232,8 @@ def mp2_summary_table(mp2):
     table.add_row("precision", str(mp2.precision))
     table.add_row("device", str(mp2.device))
     table.add_row("time", f"{float(mp2.wall_time):.2f} s")
+    for note in getattr(mp2, "notes", ()):          # e.g. the "mixed" slice calibration
+        table.add_row("note", str(note))
     return table
 
 

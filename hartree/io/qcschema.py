@@ -115,6 +115,8 @@ def mp2_extras(mp2):
         "device": str(mp2.device),
         "wall_time": float(mp2.wall_time),
         "timings": {str(k): float(v) for k, v in dict(mp2.timings).items()},
+        # run-time decisions (e.g. the GPU "mixed" precision's slice calibration)
+        "notes": [str(n) for n in mp2.notes],
     }
 
 

@@ -152,7 +152,8 @@ def _fake_mp2(result, reference="rhf", nocc=4, nvir=2):
                      correlation_energy=-0.21, opposite_spin=-0.16, same_spin=-0.05,
                      frozen_core=1, nocc=nocc, nvir=nvir, aux_basis="cc-pVDZ-RIFIT", naux=84,
                      precision="fp64", device="cpu (test)", wall_time=0.5,
-                     timings={"metric": 0.1, "energy": 0.2})
+                     timings={"metric": 0.1, "energy": 0.2},
+                     notes=["mixed: (ia|jb) by ozaki INT8 with 3 slices"])
 
 
 def test_mp2_result_document(tmp_path, water, make_result):
@@ -175,7 +176,8 @@ def test_mp2_result_document(tmp_path, water, make_result):
     assert extra == {"reference": "rhf", "aux_basis": "cc-pVDZ-RIFIT", "naux": 84,
                      "frozen_core": 1, "nocc": 4, "nvir": 2, "precision": "fp64",
                      "device": "cpu (test)", "wall_time": 0.5,
-                     "timings": {"metric": 0.1, "energy": 0.2}}
+                     "timings": {"metric": 0.1, "energy": 0.2},
+                     "notes": ["mixed: (ia|jb) by ozaki INT8 with 3 slices"]}
     assert doc["extras"]["hartree"]["scf_method"] == "rhf"
     # the SCF part of the document is what it is without MP2
     assert doc["wavefunction"] == plain["wavefunction"]
