@@ -111,6 +111,27 @@ def check_class(cls):
 
 
 # ----------------------------------------------------------------------------- Rys
+def listed_quartet_lines(list_shift):
+    """CUDA statements decoding list entry `t` of a J/K quartet list (``jklist``: bra pair,
+    ket pair | flags << list_shift; flag bit 0 = digest J, bit 1 = digest K) and the shell
+    offsets and degeneracy factor of the unique quartet.  Defines ib, ik, do_j, do_k, si..sl,
+    s and i0..l0; shared by the one-quartet-per-thread and the cooperative kernels."""
+    return [
+        "  const int ib = qlist[2 * t];",
+        "  const unsigned kf = (unsigned)qlist[2 * t + 1];",
+        f"  const int ik = (int)(kf & ((1u << {list_shift}) - 1u));",
+        f"  const int do_j = (kf >> {list_shift}) & 1u, do_k = (kf >> {list_shift + 1}) & 1u;",
+        "  (void)do_j; (void)do_k;",
+        "  const int si = bra_sh[2 * ib], sj = bra_sh[2 * ib + 1];",
+        "  const int sk = ket_sh[2 * ik], sl = ket_sh[2 * ik + 1];",
+        "  double s = 1.0;                       // degeneracy of the unique quartet",
+        "  if (si == sj) s *= 0.5;",
+        "  if (sk == sl) s *= 0.5;",
+        "  if (tri && ib == ik) s *= 0.5;",
+        "  const int i0 = cart_loc[si], j0 = cart_loc[sj], k0 = cart_loc[sk], l0 = cart_loc[sl];",
+    ]
+
+
 def rys_function(table, n):
     """Device function rys_<n>(T, tab, u, w) evaluating the table for n roots."""
     deg = table.degree

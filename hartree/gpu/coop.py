@@ -33,7 +33,8 @@ group size is the constant ``GSZ`` of the class's namespace; under the CPU emula
 same source with one "lane" per group, every phase being a lane-strided loop
 (``for (x = lane; x < N; x += GSZ)``).
 """
-from .codegen import _PREF, _Emitter, cart_components, class_name, check_class, ncart, nroots
+from .codegen import (_PREF, _Emitter, cart_components, class_name, check_class, listed_quartet_lines,
+                      ncart, nroots)
 
 #: lanes per quartet on the device (one warp: __syncwarp suffices between phases)
 GS = 32
@@ -492,18 +493,9 @@ def kernel_source(cls, table, with_j=True, with_k=True, params_decl=None, list_s
     L += _group_setup(f"coop_{name}")
     L += [
         "  if (t >= nlist || blockIdx.z > 0) return;     // whole groups leave together",
-        "  const int ib = qlist[2 * t];",
-        "  const unsigned kf = (unsigned)qlist[2 * t + 1];",
-        f"  const int ik = (int)(kf & ((1u << {list_shift}) - 1u));",
-        f"  const int do_j = (kf >> {list_shift}) & 1u, do_k = (kf >> {list_shift + 1}) & 1u;",
-        "  (void)do_j; (void)do_k;",
-        "  const int si = bra_sh[2 * ib], sj = bra_sh[2 * ib + 1];",
-        "  const int sk = ket_sh[2 * ik], sl = ket_sh[2 * ik + 1];",
-        "  double s = 1.0;                       // degeneracy of the unique quartet",
-        "  if (si == sj) s *= 0.5;",
-        "  if (sk == sl) s *= 0.5;",
-        "  if (tri && ib == ik) s *= 0.5;",
-        "  const int i0 = cart_loc[si], j0 = cart_loc[sj], k0 = cart_loc[sk], l0 = cart_loc[sl];",
+    ]
+    L += listed_quartet_lines(list_shift)
+    L += [
         "  const double* ga = bra_geo + 6 * ib;",
         "  const double* gc = ket_geo + 6 * ik;",
         "  const int pb0 = bra_pst[ib], pb1 = bra_pst[ib + 1];",

@@ -317,19 +317,8 @@ def _jk_kernel(cls, with_j, with_k):
         "{",
         "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
         "  if (t >= nlist) return;",
-        "  const int ib = qlist[2 * t];",
-        "  const unsigned kf = (unsigned)qlist[2 * t + 1];",
-        f"  const int ik = (int)(kf & ((1u << {LIST_FLAG_SHIFT}) - 1u));",
-        f"  const int do_j = (kf >> {LIST_FLAG_SHIFT}) & 1u, do_k = (kf >> {LIST_FLAG_SHIFT + 1}) & 1u;",
-        "  (void)do_j; (void)do_k;",
-        "  const int si = bra_sh[2 * ib], sj = bra_sh[2 * ib + 1];",
-        "  const int sk = ket_sh[2 * ik], sl = ket_sh[2 * ik + 1];",
-        "  double s = 1.0;                       // degeneracy of the unique quartet",
-        "  if (si == sj) s *= 0.5;",
-        "  if (sk == sl) s *= 0.5;",
-        "  if (tri && ib == ik) s *= 0.5;",
-        "  const int i0 = cart_loc[si], j0 = cart_loc[sj], k0 = cart_loc[sk], l0 = cart_loc[sl];",
     ]
+    L += codegen.listed_quartet_lines(LIST_FLAG_SHIFT)
     fl = _digest_flags()
     if _runtime_slices(cls):
         L += _runtime_call(cls, "blockIdx.z")
