@@ -84,6 +84,38 @@ def save(cache, stage, element, doc):
     os.replace(tmp, cache_path(cache, stage, element))
 
 
+def partial_record(history, t0):
+    """Checkpoint of an optimization that may be cut short: its best point, the evaluation
+    count, the history so far and the wall time since t0 (time.perf_counter() seconds)."""
+    ok = [h for h in history if h["energy"] is not None]
+    top = min(ok, key=lambda h: h["energy"])
+    return {"groups": top["parameters"], "energy": top["energy"], "evaluations": len(history),
+            "wall_time": time.perf_counter() - t0, "history": history,
+            "start_energy": history[0]["energy"], "stop_reason": "interrupted (partial)",
+            "device": _device_label()}
+
+
+def merge_prior(res, prior):
+    """Prepend the history, count, wall time and start energy of an interrupted run
+    (`prior`, a partial_record) to the OptimizationResult `res` of its resumption (in place)."""
+    res.history = prior["history"] + [dict(h, evaluation=h["evaluation"] + prior["evaluations"])
+                                      for h in res.history]
+    res.evaluations = len(res.history)
+    res.wall_time += prior["wall_time"]
+    res.start_energy = prior["start_energy"]
+
+
+def append_run(record, res):
+    """Add one optimization run `res` (OptimizationResult) to a per-κ record: its history
+    (evaluations renumbered after the record's), count and wall time; keep the best point."""
+    offset = record["evaluations"]
+    record["history"] += [dict(h, evaluation=h["evaluation"] + offset) for h in res.history]
+    if res.energy < record["energy"]:
+        record.update(groups=res.to_dict()["groups"], energy=res.energy)
+    record["evaluations"] = len(record["history"])
+    record["wall_time"] += res.wall_time
+
+
 def occupations(z, relativistic):
     """(block_shells, open_shells) of the closed-shell ground state of Table 2.1."""
     symbol = SYMBOLS[z]
@@ -237,12 +269,7 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
         t0 = time.perf_counter()
 
         def checkpoint(history):
-            ok = [h for h in history if h["energy"] is not None]
-            top = min(ok, key=lambda h: h["energy"])
-            doc["dhf_gaussian_partial"] = {"groups": top["parameters"], "energy": top["energy"],
-                                           "evaluations": len(history), "wall_time": time.perf_counter() - t0,
-                                           "history": history, "start_energy": history[0]["energy"],
-                                           "stop_reason": "interrupted (partial)", "device": _device_label()}
+            doc["dhf_gaussian_partial"] = partial_record(history, t0)
             doc["windows"] = [[w.l, w.start, w.end, w.group + 1] for w in windows]
             save(cache, "optimize", element, doc)
 
@@ -256,11 +283,7 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
                                rhobeg=0.02 if prior else 0.05,
                                checkpoint=lambda h: checkpoint((prior["history"] if prior else []) + h))
         if prior:
-            res.history = prior["history"] + [dict(h, evaluation=h["evaluation"] + prior["evaluations"])
-                                              for h in res.history]
-            res.evaluations = len(res.history)
-            res.wall_time += prior["wall_time"]
-            res.start_energy = prior["start_energy"]
+            merge_prior(res, prior)
             res.stop_reason += f" (after a restart at evaluation {prior['evaluations']})"
         doc.pop("dhf_gaussian_partial", None)
         doc["dhf_gaussian"] = dict(res.to_dict(), device=_device_label())
@@ -311,12 +334,7 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
         t0 = time.perf_counter()
 
         def checkpoint_point(history):
-            ok = [h for h in history if h["energy"] is not None]
-            top = min(ok, key=lambda h: h["energy"])
-            doc["dhf_point_partial"] = {"groups": top["parameters"], "energy": top["energy"],
-                                        "evaluations": len(history), "wall_time": time.perf_counter() - t0,
-                                        "history": history, "start_energy": history[0]["energy"],
-                                        "stop_reason": "interrupted (partial)"}
+            doc["dhf_point_partial"] = partial_record(history, t0)
             save(cache, "optimize", element, doc)
 
         prior = doc.get("dhf_point_partial")
@@ -327,11 +345,7 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
         res = optimize_element(element, "point", start, windows, maxfun, rhobeg=0.02, log=log,
                                checkpoint=lambda h: checkpoint_point((prior["history"] if prior else []) + h))
         if prior:
-            res.history = prior["history"] + [dict(h, evaluation=h["evaluation"] + prior["evaluations"])
-                                              for h in res.history]
-            res.evaluations = len(res.history)
-            res.wall_time += prior["wall_time"]
-            res.start_energy = prior["start_energy"]
+            merge_prior(res, prior)
             res.stop_reason += " (after a restart)"
         doc.pop("dhf_point_partial", None)
         doc["dhf_point"] = res.to_dict()
@@ -673,12 +687,7 @@ def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, r
             groups = [WTBSParameters(*g) for g in d["groups"]]
             res = optimize_element(element, nucleus, groups, windows, maxfun, rhobeg=rhobeg, rhoend=1e-5,
                                    active=[b])
-            offset = d["evaluations"]
-            d["history"] += [dict(h, evaluation=h["evaluation"] + offset) for h in res.history]
-            if res.energy < d["energy"]:
-                d.update(groups=res.to_dict()["groups"], energy=res.energy)
-            d["evaluations"] = len(d["history"])
-            d["wall_time"] += res.wall_time
+            append_run(d, res)
             d["device"] = _device_label()
             d["sweeps_done"].append(tag)
             d["stop_reason"] = f"sweep {sweep + 1}, {windows[b].label}: {res.stop_reason}"
@@ -702,12 +711,7 @@ def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, r
         res = optimize_element(element, nucleus, groups, windows, full_maxfun, rhobeg=0.02, rhoend=1e-5, log=log,
                                checkpoint=checkpoint)
         d.pop("full_partial", None)
-        offset = d["evaluations"]
-        d["history"] += [dict(h, evaluation=h["evaluation"] + offset) for h in res.history]
-        if res.energy < d["energy"]:
-            d.update(groups=res.to_dict()["groups"], energy=res.energy)
-        d["evaluations"] = len(d["history"])
-        d["wall_time"] += res.wall_time
+        append_run(d, res)
         d["full"] = {"evaluations": res.evaluations, "stop_reason": res.stop_reason, "wall_time": res.wall_time,
                      "device": _device_label()}
         d["stop_reason"] = f"full NEWUOA ({res.evaluations} evaluations): {res.stop_reason}"
