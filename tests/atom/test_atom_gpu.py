@@ -16,17 +16,7 @@ from hartree.atom import gpu_emulate, gpu_kernels
 from hartree.atom.gpu import KERNELS, DeviceTwoElectron
 from hartree.atom.operators import build_operators, two_electron, two_electron_block
 from hartree.errors import DeviceError, InputError
-
-
-def _have_gpu():
-    try:
-        import cupy
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
-gpu = pytest.mark.skipif(not _have_gpu(), reason="needs cupy and a CUDA device")
+from hartree.gpu.device import gpu_available
 
 
 def test_cuda_source_compiles_with_nvrtc():
@@ -91,12 +81,11 @@ def test_thesis_integral_count(emulated):
 def test_device_option_errors():
     with pytest.raises(InputError, match="unknown device"):
         AtomSCFOptions(device="tpu")
-    if not _have_gpu():
+    if not gpu_available():
         with pytest.raises(DeviceError, match="no CUDA GPU"):
             run("He", exponents=exponents("He"), device="gpu")
 
 
-@gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("element,model,relativistic", [("Ne", "gaussian", True), ("Kr", "point", True),
                                                         ("Kr", "gaussian", False), ("Zn", "gaussian", True)])
@@ -110,7 +99,6 @@ def test_gpu_energy_equals_cpu(element, model, relativistic):
     assert abs(res["gpu"].energy - res["cpu"].energy) < 1e-10
 
 
-@gpu
 @pytest.mark.gpu
 def test_gpu_open_shell_equals_cpu():
     # N: one open p3/2 electron beyond 2p1/2² (average of configuration)
@@ -120,7 +108,6 @@ def test_gpu_open_shell_equals_cpu():
     assert abs(gpu_res.energy - cpu.energy) < 1e-10
 
 
-@gpu
 @pytest.mark.gpu
 def test_gpu_per_kappa_exponents_equal_cpu():
     # separate p1/2 and p3/2 exponents (per-κ windows); the CPU energy equals PySCF's DHF
@@ -142,7 +129,6 @@ def test_emulated_kernels_per_kappa_exponents(emulated):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12 * np.abs(a).max())
 
 
-@gpu
 @pytest.mark.gpu
 def test_gpu_autogen_average_level_equals_cpu():
     # N: the 3 jj configurations with one set of spinors (open shells of p1/2 and p3/2 coupled)

@@ -49,19 +49,3 @@ def fake_result(text, basis_name, seed=3, cartesian=False):
         iterations=9, history=[], dipole=np.zeros(3), mulliken_charges=np.zeros(mol.natm),
         s_squared=None, wall_time=1.0, device="cpu (test)", molecule=mol, basis=basis), pmol
 
-
-def _have_gpu():
-    try:
-        import cupy
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:                       # no cupy, no driver, no device
-        return False
-
-
-def pytest_collection_modifyitems(config, items):
-    """Skip the ``gpu``-marked grid tests unless cupy sees a CUDA device."""
-    mine = [item for item in items if item.get_closest_marker("gpu") and "tests/grid/" in str(item.fspath)]
-    if mine and not _have_gpu():
-        skip = pytest.mark.skip(reason="needs cupy and a CUDA device")
-        for item in mine:
-            item.add_marker(skip)

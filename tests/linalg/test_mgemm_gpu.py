@@ -9,16 +9,7 @@ from hartree.linalg import PRECISIONS, error_bound, mgemm
 from tests.linalg.matrices import exact_product, make_matrix
 
 
-def _have_gpu():
-    try:
-        import cupy
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:                       # no cupy, no driver, no device
-        return False
-
-
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _have_gpu(), reason="needs cupy and a CUDA device")]
+pytestmark = pytest.mark.gpu            # skipped without a device (tests/conftest.py)
 
 
 def test_int8_ozaki_equals_cpu_reference_bit_for_bit():
