@@ -5,7 +5,8 @@ GPU4PySCF measured in the same run.
                                 [--basis 6-31g** [def2-tzvp ...]] [--repeat 3]
                                 [--gpu4pyscf] [--profile] [--out results/gpu_jk.json]
                                 [--scf-max-nao N [--scf-cycles K]] [--jk-only]
-                                [--skip MOL:BASIS ...]
+                                [--skip MOL:BASIS ...] [--gpus 0,1]
+                                [--density-dir DIR [--reuse-scf]] [--no-g4-scf]
                                 [--append]
 
 Molecules are found by benchmarks/molecules.py (../shared/molecules, tests/gpu/data, or
@@ -28,6 +29,12 @@ $HARTREE_MOLECULES).  Per molecule and basis:
   faster).  On the GPU machine GPU4PySCF comes from shared/tools/gpu4pyscf-wheels
   (``import g4stub`` first: its GPU libxc is not carried; RHF does not need it).
 
+A case too long for one device call can be split: a first call with --density-dir DIR
+runs hartree's SCF and saves its density and SCF record; a later call on the same machine
+with --density-dir DIR --reuse-scf --gpu4pyscf takes them (the JSON says so) and measures
+the J/K of both codes on that density and GPU4PySCF's SCF.  --gpus 0,1 runs hartree's SCF
+and J/K on several GPUs (GPU4PySCF stays on one).
+
 The device's FP64 DGEMM rate (cupy.matmul, 8192^3, warm) is measured in the same run.
 Writes JSON (after every molecule, so a run cut short keeps what it measured) and Markdown.
 """
@@ -47,6 +54,7 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.molecules import molecule_path  # noqa: E402
 from tests.helpers import to_pyscf  # noqa: E402  (same basis data, shell by shell)
+from hartree.cli.report import stage_times_text  # noqa: E402
 
 SCF_CONV_TOL = 1e-9
 DIRECT_SCF_TOL = 1e-13
@@ -98,7 +106,23 @@ def dgemm_rate(n=8192, repeat=5):
     return 2.0 * n ** 3 / statistics.median(t)
 
 
-def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_cycles=None):
+def _scf_record(scf, wall_s):
+    """JSON-ready summary of a hartree SCFResult timed whole (wall_s)."""
+    return {"energy": float(scf.energy), "cycles": scf.iterations, "wall_s": wall_s,
+            "converged": bool(scf.converged), "device": scf.device,
+            "timings": dict(scf.timings),
+            "times": [h.time for h in scf.history], "steps": [h.step for h in scf.history],
+            "note": "hartree.scf.run(device='gpu'): SAD guess, J/K + Fock + DIIS "
+                    "+ eigh on the GPU"}
+
+
+def _saved_paths(density_dir, mol_name, basis_name):
+    stem = os.path.join(density_dir, f"{mol_name}__{basis_name.replace('*', 's')}")
+    return stem + ".npy", stem + ".json"
+
+
+def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_cycles=None,
+                 gpus=None, density_dir=None, reuse_scf=False, name=""):
     import cupy
     from hartree.gpu import GPUEngine
     from hartree.gpu.compile import resource_report
@@ -106,7 +130,7 @@ def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_c
     from hartree.scf import run
 
     sync = cupy.cuda.get_current_stream().synchronize
-    eng = GPUEngine(mol, basis, screening_threshold=DIRECT_SCF_TOL)
+    eng = GPUEngine(mol, basis, screening_threshold=DIRECT_SCF_TOL, devices=gpus)
     t0 = time.perf_counter()
     eng.prepare(with_j=True, with_k=True)
     t_setup = time.perf_counter() - t0
@@ -115,31 +139,38 @@ def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_c
         eng.prepare(with_j=False, with_k=True)
     t_setup_all = time.perf_counter() - t0
     b = eng._jk_builder()
+    multi = getattr(b, "builders", None)         # several GPUs: MultiJK
+    b0 = multi[0] if multi else b
 
-    res = {"setup_s": t_setup, "setup_all_flags_s": t_setup_all,
-           "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b.pairs.items()}}
-    if run_scf:
+    res = {"setup_s": t_setup, "setup_all_flags_s": t_setup_all, "gpus": eng.ndevices,
+           "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b0.pairs.items()}}
+    saved = _saved_paths(density_dir, name, basis.name) if density_dir else None
+    if run_scf and reuse_scf and saved and os.path.exists(saved[0]):
+        dm = np.load(saved[0])
+        res["scf"] = dict(json.load(open(saved[1])), from_earlier_call=True)
+        res["density"] = ("converged RHF density of hartree's GPU SCF (an earlier call on "
+                          "the same machine; SCF time from there)")
+    elif run_scf:
         scf_guess._SAD_CACHE.clear()                 # atoms' SCF counts as part of the SCF
         sync()
         t0 = time.perf_counter()
         scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL,
-                  screening_threshold=DIRECT_SCF_TOL)
+                  screening_threshold=DIRECT_SCF_TOL, gpus=gpus)
         sync()
         t_scf = time.perf_counter() - t0
         dm = np.asarray(scf.density[0])
-        res["scf"] = {"energy": scf.energy, "cycles": scf.iterations, "wall_s": t_scf,
-                      "converged": scf.converged, "device": scf.device,
-                      "full_builds": sum("full" in h.step or h.step in ("guess",)
-                                         for h in scf.history),
-                      "note": "hartree.scf.run(device='gpu'): SAD guess, J/K + Fock + DIIS "
-                              "+ eigh on the GPU"}
+        res["scf"] = _scf_record(scf, t_scf)
         res["density"] = "converged RHF density of hartree's GPU SCF (this run)"
+        if saved:
+            os.makedirs(density_dir, exist_ok=True)
+            np.save(saved[0], dm)
+            json.dump(res["scf"], open(saved[1], "w"))
     elif scf_cycles:
         sync()
         t0 = time.perf_counter()
         scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL,
                   screening_threshold=DIRECT_SCF_TOL, max_cycle=scf_cycles,
-                  allow_unconverged=True)
+                  allow_unconverged=True, gpus=gpus)
         sync()
         dm = np.asarray(scf.density[0])
         res["partial_scf"] = {"cycles": scf.iterations, "wall_s": time.perf_counter() - t0,
@@ -154,11 +185,13 @@ def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_c
     dm_gpu = cupy.asarray(dm)
     eng.jk(dm_gpu)                               # warm-up
     res["jk"] = _timed(lambda: eng.jk(dm_gpu), sync, repeat)
-    res["quartet_lists"] = b.last_lists
+    res["quartet_lists"] = b0.last_lists
+    if multi:
+        res["items_per_gpu"] = {str(k): v for k, v in b.last_split.items()}
     if not jk_only:
         res["j_only"] = _timed(lambda: eng.jk(dm_gpu, with_k=False), sync, repeat)
         res["k_only"] = _timed(lambda: eng.jk(dm_gpu, with_j=False), sync, repeat)
-    if profile:
+    if profile and not multi:
         b.profile, b.stats = {}, {}
         eng.jk(dm_gpu)
         res["per_class_s"] = dict(sorted(b.profile.items(), key=lambda kv: -kv[1]))
@@ -206,6 +239,7 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf=True):
            "max_abs_J": float(np.abs(J).max()), "max_abs_K": float(np.abs(K).max())}
     if not run_scf:
         return out
+    print("GPU4PySCF J/K (before its SCF):", json.dumps(out), flush=True)   # kept if cut
     mf2 = gscf.RHF(pmol)
     mf2.conv_tol = SCF_CONV_TOL
     mf2.direct_scf_tol = DIRECT_SCF_TOL
@@ -220,7 +254,7 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf=True):
 
 
 def bench_one(name, basis_name, repeat, with_g4, profile, scf_max_nao=None, jk_only=False,
-              scf_cycles=None):
+              scf_cycles=None, gpus=None, density_dir=None, reuse_scf=False, g4_scf=True):
     from hartree.basis import load_basis
     from hartree.molecule import Molecule
 
@@ -230,12 +264,13 @@ def bench_one(name, basis_name, repeat, with_g4, profile, scf_max_nao=None, jk_o
            "nshell": basis.nshell, "natm": mol.natm, "max_l": basis.max_l}
     run_scf = scf_max_nao is None or basis.nao <= scf_max_nao
     ours, dm, J, K = hartree_side(mol, basis, repeat, profile, run_scf, jk_only,
-                                  None if run_scf else scf_cycles)
+                                  None if run_scf else scf_cycles, gpus, density_dir,
+                                  reuse_scf, name)
     res.update(ours)
     res["tr_DJ"] = float(np.einsum("ij,ij", dm, J))
     res["tr_DK"] = float(np.einsum("ij,ij", dm, K))
     if with_g4:
-        g4 = gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf)
+        g4 = gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf and g4_scf)
         res["gpu4pyscf"] = g4
         ratio = {"J+K": ours["jk"]["median_s"] / g4["get_jk"]["median_s"],
                  "J+K vs get_j+get_k": ours["jk"]["median_s"] / (g4["get_j"]["median_s"]
@@ -253,6 +288,12 @@ def bench_one(name, basis_name, repeat, with_g4, profile, scf_max_nao=None, jk_o
 def _med(r, key):
     """Median seconds of a timing entry, None where it was not measured (--jk-only)."""
     return r[key]["median_s"] if key in r else None
+
+
+def _label(r):
+    """Molecule name, with the GPU count where hartree used more than one."""
+    n = r.get("gpus", 1)
+    return r["molecule"] + (f" ({n} GPUs)" if n > 1 else "")
 
 
 def _fmt(x, spec=".4f"):
@@ -286,7 +327,7 @@ def markdown(meta, results):
         g4_cell = (f"{_fmt(gs.get('wall_s'), '.2f')} ({gs.get('cycles', '-')})"
                    + ("" if gs.get("converged", True) else " not converged"))
         rows.append(
-            f"| {r['molecule']} | {r['basis']} | {r['nao']} | {_fmt(_med(r, 'j_only'))} | "
+            f"| {_label(r)} | {r['basis']} | {r['nao']} | {_fmt(_med(r, 'j_only'))} | "
             f"{_fmt(g4.get('get_j', {}).get('median_s'))} | {_fmt(ra.get('J'), '.2f')} | "
             f"{_fmt(_med(r, 'k_only'))} | {_fmt(g4.get('get_k', {}).get('median_s'))} | "
             f"{_fmt(ra.get('K'), '.2f')} | {_fmt(r['jk']['median_s'])} | "
@@ -294,14 +335,16 @@ def markdown(meta, results):
             f"{scf_cell} | {g4_cell} | {_fmt(ra.get('SCF'), '.2f')} | "
             f"{_fmt(r.get('energy_diff_hartree_minus_gpu4pyscf'), '.1e')} |")
     extra = ["", "| molecule | basis | density used for J/K | setup (compile) s | hartree E (Eh) | "
-             "max abs J diff | max abs K diff |", "|---|---|---|---|---|---|---|"]
+             "max abs J diff | max abs K diff | hartree SCF by stage (s) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in results:
         g4 = r.get("gpu4pyscf", {})
         e = r.get("scf", {}).get("energy")
-        extra.append(f"| {r['molecule']} | {r['basis']} | {r.get('density', '-')} | "
+        extra.append(f"| {_label(r)} | {r['basis']} | {r.get('density', '-')} | "
                      f"{_fmt(r['setup_all_flags_s'], '.1f')} | {_fmt(e, '.9f')} | "
                      f"{_fmt(g4.get('max_abs_diff_J'), '.1e')} | "
-                     f"{_fmt(g4.get('max_abs_diff_K'), '.1e')} |")
+                     f"{_fmt(g4.get('max_abs_diff_K'), '.1e')} | "
+                     f"{stage_times_text(r.get('scf', {}).get('timings', {})) or '-'} |")
     return head + "\n" + "\n".join(rows + extra) + "\n"
 
 
@@ -347,6 +390,16 @@ def main(argv=None):
     ap.add_argument("--append", action="store_true",
                     help="add to the results already in --out (one table over several runs "
                          "of one machine)")
+    ap.add_argument("--gpus", default="0",
+                    help="hartree on these GPUs (default 0; e.g. 0,1); GPU4PySCF always runs "
+                         "on GPU 0")
+    ap.add_argument("--density-dir", default=None,
+                    help="save hartree's converged densities and SCF records there")
+    ap.add_argument("--reuse-scf", action="store_true",
+                    help="with --density-dir: take a saved density and SCF record instead of "
+                         "running hartree's SCF again (a case split over two calls)")
+    ap.add_argument("--no-g4-scf", action="store_true",
+                    help="with --gpu4pyscf: time its J/K only, not its whole SCF")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "gpu_jk.json"))
     args = ap.parse_args(argv)
     import cupy
@@ -376,8 +429,10 @@ def main(argv=None):
         for mol in todo:
             t0 = time.perf_counter()
             try:
+                gpus = [int(g) for g in args.gpus.split(",")]
                 r = bench_one(mol, basis_name, args.repeat, args.gpu4pyscf, args.profile,
-                              args.scf_max_nao, args.jk_only, args.scf_cycles)
+                              args.scf_max_nao, args.jk_only, args.scf_cycles, gpus,
+                              args.density_dir, args.reuse_scf, not args.no_g4_scf)
             except Exception:                    # keep going; the error is recorded
                 import traceback
                 traceback.print_exc()

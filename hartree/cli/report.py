@@ -167,8 +167,25 @@ def summary_table(result):
         table.add_row("<S^2>", f"{float(result.s_squared):.6f} (exact {s * (s + 1):.4f})")
     table.add_row("total energy", Text(f"{float(result.energy):.10f} Eh", style="bold"))
     table.add_row("wall time", f"{float(result.wall_time):.2f} s")
+    stages = stage_times_text(getattr(result, "timings", None) or {})
+    if stages:
+        table.add_row("time by stage", stages)
     table.add_row("device", str(result.device))
     return table
+
+
+def stage_times_text(timings):
+    """'J/K 12.31 s (3 full + 12 incremental builds), guess 0.84 s, ...' from
+    SCFResult.timings; '' when there are none."""
+    if not timings:
+        return ""
+    nfull, ninc = timings.get("full_builds", 0), timings.get("incremental_builds", 0)
+    parts = [f"J/K {timings.get('jk', 0.0):.2f} s ({nfull} full + {ninc} incremental builds)"]
+    for key, label in (("guess", "guess"), ("one_electron", "one-electron"),
+                       ("other", "Fock/DIIS/diagonalisation"), ("analysis", "analysis")):
+        if key in timings:
+            parts.append(f"{label} {timings[key]:.2f} s")
+    return ", ".join(parts)
 
 
 def not_converged_banner(message):

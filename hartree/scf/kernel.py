@@ -51,6 +51,10 @@ AUTO_LEVEL_SHIFT = 0.3
 MAX_LEVEL_SHIFT = 1.2
 #: Cycles without halving the gradient norm that count as a stall.
 STALL_WINDOW = 10
+#: Stages of SCFResult.timings (seconds): one-electron matrices, initial guess, every J/K
+#: build, everything else in the loop (Fock, DIIS, diagonalisation, orthogonaliser), final
+#: analysis (dipole, Mulliken, <S^2>).
+STAGES = ("one_electron", "guess", "jk", "other", "analysis")
 
 
 def validate(molecule, method):
@@ -66,20 +70,42 @@ def validate(molecule, method):
                              "use --method uhf or rohf")
 
 
+class _StageClock:
+    """Wall seconds per SCF stage, the device synchronised at each boundary (GPU work is
+    asynchronous, so without the sync a stage would be billed to the next one)."""
+
+    def __init__(self, xp):
+        stream = getattr(getattr(xp, "cuda", None), "get_current_stream", None)
+        self._sync = (lambda: stream().synchronize()) if stream is not None else (lambda: None)
+        self.seconds = {}
+        self._t = time.perf_counter()
+
+    def lap(self, stage):
+        """Bill the time since the last lap to ``stage`` (seconds accumulate)."""
+        self._sync()
+        now = time.perf_counter()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + (now - self._t)
+        self._t = now
+
+
 class _JKBuilder:
     """Direct J/K with incremental updates: J[D] = J[D_prev] + J[D - D_prev]."""
 
-    def __init__(self, engine, incremental, every):
+    def __init__(self, engine, incremental, every, clock=None):
         self.engine = engine
         self.incremental = bool(incremental) and every > 1
         self.every = int(every)
         self.dm = self.vj = self.vk = None
         self.since_full = 0
+        self.clock = clock
+        self.builds = {"full": 0, "incremental": 0}
 
     def build(self, dm, force_full=False):
         """(vj, vk, full) for dm (nset, nao, nao); full says whether it was a full build."""
         full = (force_full or not self.incremental or self.dm is None
                 or self.since_full + 1 >= self.every)
+        if self.clock is not None:
+            self.clock.lap("other")
         if full:
             vj, vk = self.engine.jk(dm, with_j=True, with_k=True)
             self.since_full = 0
@@ -88,6 +114,9 @@ class _JKBuilder:
             vj, vk = self.vj + dvj, self.vk + dvk
             self.since_full += 1
         self.dm, self.vj, self.vk = dm, vj, vk
+        self.builds["full" if full else "incremental"] += 1
+        if self.clock is not None:
+            self.clock.lap("jk")
         return vj, vk, full
 
 
@@ -191,8 +220,10 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     # The engine's array module (cupy for the GPU engine); the one-electron matrices come
     # from the engine (xp.asarray is a no-op when they already live there).
     xp = engine.array_module() if hasattr(engine, "array_module") else np
+    clock = _StageClock(xp)
     s = xp.asarray(engine.overlap())
     h = xp.asarray(engine.hcore())
+    clock.lap("one_electron")
     if xp is not np:
         notes.append(getattr(engine, "scf_note", None) or
                      "one-electron integrals, J/K, Fock, DIIS and diagonalisation on the GPU")
@@ -205,14 +236,16 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
         notes.append(msg)
     enuc = molecule.nuclear_repulsion()
 
+    clock.lap("other")
     guess, restarted = _initial_guess(molecule, basis, options, engine, s, h, x,
                                       nalpha, nbeta, notes)
     if xp is not np:
         guess = _guess_to(xp, guess)
+    clock.lap("guess")
     if not restarted:
         notes.append(f"initial guess: {guess.description}")
     mo = (guess.mo_coeff, guess.mo_occ) if guess.mo_coeff is not None else None
-    builder = _JKBuilder(engine, options.incremental_fock, options.full_rebuild_every)
+    builder = _JKBuilder(engine, options.incremental_fock, options.full_rebuild_every, clock)
     vj, vk, _ = builder.build(guess.dm, force_full=True)
     state = _State(method, h, s, x, enuc, guess.dm, vj, vk, mo)
 
@@ -308,6 +341,7 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
         state = _State(method, h, s, x, enuc, state.dm, vj, vk,
                        None if mo_state[0] is None else (mo_state[0], mo_state[2]))
     # Final canonical orbitals: diagonalise the last (unshifted) Fock matrix.
+    clock.lap("other")
     mo_energy, mo_coeff, mo_occ = _diagonalize(method, state.fock_diag, x, nalpha, nbeta)
     dm_final = fk.make_density(method, mo_coeff, mo_occ)
     # results are numpy whatever the device (no-ops on the CPU)
@@ -329,10 +363,13 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     s2 = None
     if method != "rhf":
         s2 = analysis.spin_square(dm_final, s, nalpha, nbeta)
+    clock.lap("analysis")
+    timings = {k: clock.seconds.get(k, 0.0) for k in STAGES}
+    timings.update({f"{k}_builds": v for k, v in builder.builds.items()})
     return SCFResult(method=method, converged=converged, energy=state.energy,
                      energy_components=comps, mo_energy=mo_energy, mo_coeff=mo_coeff,
                      mo_occ=mo_occ, iterations=cycle, history=history, dipole=dip,
                      mulliken_charges=charges, s_squared=s2,
                      wall_time=time.perf_counter() - t_start,
                      device=str(getattr(engine, "device", "unknown")), molecule=molecule,
-                     basis=basis, density=dm_final, notes=tuple(notes))
+                     basis=basis, density=dm_final, notes=tuple(notes), timings=timings)

@@ -9,7 +9,9 @@ number of molecular orbitals nmo equals the number of kept eigenvectors.
 
 from __future__ import annotations
 
-from ..xp import array_module
+import numpy as np
+
+from ..xp import array_module, to_numpy
 
 
 def orthogonalizer(s, threshold=1e-8):
@@ -19,12 +21,15 @@ def orthogonalizer(s, threshold=1e-8):
     """
     xp = array_module(s)
     w, u = xp.linalg.eigh(s)
-    keep = w >= threshold
-    ndropped = int((~keep).sum())
+    # the nao eigenvalues are judged on the host: a device reduction here would compile a
+    # new CuPy kernel for each array size class (seconds of NVRTC inside the first SCF)
+    keep = to_numpy(w) >= threshold
+    ndropped = int(keep.size - np.count_nonzero(keep))
     if ndropped == 0:
         x = (u / xp.sqrt(w)) @ u.T          # symmetric (Löwdin) orthogonalisation
     else:
-        x = u[:, keep] / xp.sqrt(w[keep])   # canonical orthogonalisation
+        idx = xp.asarray(np.flatnonzero(keep))
+        x = u[:, idx] / xp.sqrt(w[idx])     # canonical orthogonalisation
     return x, ndropped
 
 

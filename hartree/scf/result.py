@@ -32,6 +32,10 @@ class SCFResult:
                       UHF/ROHF: alpha, beta) — extra to the architecture table
     notes             tuple of human-readable remarks (guess used, restart, dropped
                       linear dependencies, fallback events) — extra to the table
+    timings           dict, wall seconds per stage (hartree.scf.kernel.STAGES: one_electron,
+                      guess, jk, other, analysis; the device synchronised at each stage
+                      boundary) and the number of full/incremental J/K builds
+                      (full_builds, incremental_builds) — extra to the table
     """
 
     method: str
@@ -52,6 +56,7 @@ class SCFResult:
     basis: Any
     density: Any = None
     notes: tuple = field(default=())
+    timings: dict = field(default_factory=dict)
 
     def homo_lumo(self):
         """(HOMO, LUMO) orbital energies in Eh; UHF takes the highest/lowest over both

@@ -360,3 +360,23 @@ def test_fallback_converges_cn_radical_hard_case():
     assert abs(res.energy - shifted.e_tot) < 1e-8
     assert abs(res.s_squared - shifted.spin_square()[0]) < 1e-5
     assert any("adiis" in r.step for r in res.history)
+
+
+def test_stage_timings_add_up_to_the_wall_time(h2o):
+    """SCFResult.timings: every stage billed once, their sum within the wall time (they
+    cover the run from the one-electron matrices to the analysis; the rest is result
+    assembly), and the build counts equal the records of the history."""
+    from hartree.cli.report import stage_times_text
+    from hartree.scf.kernel import STAGES
+    mol, basis, eng = h2o
+    res = kernel(mol, basis, SCFOptions(conv_tol=1e-10, full_rebuild_every=4), eng)
+    t = res.timings
+    assert set(STAGES) <= set(t) and all(t[k] >= 0.0 for k in STAGES)
+    total = sum(t[k] for k in STAGES)
+    assert 0.5 * res.wall_time < total <= res.wall_time + 1e-6
+    # one build per history record, the guess build included; full ones are the guess,
+    # every 4th cycle and the confirming rebuild
+    assert t["full_builds"] + t["incremental_builds"] == len(res.history)
+    assert t["incremental_builds"] > 0 and t["full_builds"] >= 2
+    text = stage_times_text(t)
+    assert f"({t['full_builds']} full + {t['incremental_builds']} incremental builds)" in text
