@@ -7,7 +7,7 @@ GPU4PySCF measured in the same run.
                                 [--scf-max-nao N [--scf-cycles K]] [--jk-only]
                                 [--skip MOL:BASIS ...] [--gpus 0,1]
                                 [--density-dir DIR [--reuse-scf]] [--no-g4-scf]
-                                [--append]
+                                [--append] | --merge RUN.json ... --out OUT.json
 
 Molecules are found by benchmarks/molecules.py (../shared/molecules, tests/gpu/data, or
 $HARTREE_MOLECULES).  Per molecule and basis:
@@ -367,6 +367,21 @@ def summary_line(r):
     return line
 
 
+def merge_runs(paths, out):
+    """One JSON + Markdown from several runs: results in the order given; the first run's
+    meta, the others' under meta['merged_runs'] (each case keeps its own numbers)."""
+    runs = [json.load(open(p)) for p in paths]
+    meta = dict(runs[0]["meta"])
+    meta["merged_runs"] = [r["meta"] for r in runs[1:]]
+    doc = {"meta": meta, "results": [x for r in runs for x in r["results"]],
+           "errors": [e for r in runs for e in r.get("errors", [])]}
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+    with open(os.path.splitext(out)[0] + ".md", "w") as f:
+        f.write(markdown(meta, doc["results"]))
+    return doc
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--molecules", nargs="+",
@@ -400,8 +415,13 @@ def main(argv=None):
                          "running hartree's SCF again (a case split over two calls)")
     ap.add_argument("--no-g4-scf", action="store_true",
                     help="with --gpu4pyscf: time its J/K only, not its whole SCF")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                    help="no measurement: join the results of these runs (calls of one machine "
+                         "in one session) into --out and its Markdown table")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "gpu_jk.json"))
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge_runs(args.merge, args.out)
     import cupy
     from hartree.gpu.codegen import GENERATOR_VERSION
     from hartree.gpu.pairs import PRIM_CUTOFF
