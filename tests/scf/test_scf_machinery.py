@@ -380,3 +380,22 @@ def test_stage_timings_add_up_to_the_wall_time(h2o):
     assert t["incremental_builds"] > 0 and t["full_builds"] >= 2
     text = stage_times_text(t)
     assert f"({t['full_builds']} full + {t['incremental_builds']} incremental builds)" in text
+
+
+def test_gradient_criterion_is_sqrt2_times_pyscf_orbital_gradient_norm():
+    """conv_tol_grad measures ||X^T (F D S - S D F) X||_F; for RHF that is sqrt(2) times
+    PySCF's norm_gorb = ||2 F_vo|| (benchmarks/gpu_jk.py relies on it to give GPU4PySCF the
+    same criterion).  Checked at an unconverged state, to 1e-12 relative."""
+    from hartree.scf import fock as fk
+    mol = water()
+    pmol = to_pyscf(mol, load_basis(mol, "6-31g"))
+    mf = pyscf.scf.RHF(pmol)
+    mf.max_cycle, mf.verbose = 2, 0
+    mf.kernel()
+    dm = mf.make_rdm1(mf.mo_coeff, mf.mo_occ)
+    f, s = mf.get_fock(dm=dm), mf.get_ovlp()
+    x, _ = orthogonalizer(s)
+    ours = np.linalg.norm(fk.commutator_errors([f], [dm], s, x))
+    gorb = np.linalg.norm(mf.get_grad(mf.mo_coeff, mf.mo_occ, f))
+    assert gorb > 1e-4
+    assert abs(ours / gorb - 2 ** 0.5) < 1e-12 * 2 ** 0.5
