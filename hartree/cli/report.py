@@ -180,7 +180,9 @@ def stage_times_text(timings):
     if not timings:
         return ""
     nfull, ninc = timings.get("full_builds", 0), timings.get("incremental_builds", 0)
-    parts = [f"J/K {timings.get('jk', 0.0):.2f} s ({nfull} full + {ninc} incremental builds)"]
+    early = timings.get("early_screening_builds", 0)
+    parts = [f"J/K {timings.get('jk', 0.0):.2f} s ({nfull} full + {ninc} incremental builds"
+             + (f", {early} with early screening)" if early else ")")]
     for key, label in (("guess", "guess"), ("one_electron", "one-electron"),
                        ("other", "Fock/DIIS/diagonalisation"), ("analysis", "analysis")):
         if key in timings:

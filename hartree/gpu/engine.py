@@ -14,6 +14,7 @@ split into batches of densities when the GPU memory is short (:mod:`hartree.gpu.
 such decisions are appended to ``engine.notes``.  No device is touched before the first
 call that needs one.
 """
+import contextlib
 import time
 
 import numpy as np
@@ -143,16 +144,20 @@ class GPUEngine:
         many = f", {n} emulated devices" if n > 1 else ""
         return f"{backends[0].name} (emulated GPU kernels on the CPU{many})"
 
-    def jk(self, dms, with_j=True, with_k=True):
+    def jk(self, dms, with_j=True, with_k=True, threshold=None):
         """J_μν = Σ (μν|λσ) D_λσ and K_μν = Σ (μλ|νσ) D_λσ for each density.
 
         dms: (nset, nao, nao) or (nao, nao), symmetric.  Returns (J, K) of the same
         shape (None for the one not asked for), numpy if dms is numpy else cupy.
+        threshold: this call's screening threshold (default and lower bound: the engine's
+        ``screening_threshold``; the pair data were screened with that one).
         """
         from .memory import batched_jk
         builder = self._jk_builder()
         on_host = isinstance(dms, np.ndarray) and builder.xp is not np
-        with self.use():
+        thr = self.screening_threshold if threshold is None else max(float(threshold),
+                                                                     self.screening_threshold)
+        with self.use(), _screening(builder, thr):
             J, K = batched_jk(builder, builder.xp.asarray(dms), with_j, with_k,
                               self.backends()[0], self.notes)
         if on_host:
@@ -192,6 +197,20 @@ class GPUEngine:
         """Full ERI tensor (small systems/tests): taken from the CPU engine."""
         from hartree.integrals.engine import CPUEngine
         return CPUEngine(self.molecule, self.basis, self.screening_threshold).eri()
+
+
+@contextlib.contextmanager
+def _screening(builder, threshold):
+    """The J/K builder(s) screen with ``threshold`` inside the block, as before after it."""
+    builders = [builder] + list(getattr(builder, "builders", []))
+    saved = [b.threshold for b in builders]
+    for b in builders:
+        b.threshold = threshold
+    try:
+        yield
+    finally:
+        for b, t in zip(builders, saved):
+            b.threshold = t
 
 
 def _device_name(cupy, i):

@@ -79,12 +79,15 @@ class CPUEngine:
         """Full ERI tensor (mn|ls), (nao, nao, nao, nao), hartree; small systems only."""
         return eri_full(self.basis, self.shell_pairs())
 
-    def jk(self, dms, with_j=True, with_k=True):
+    def jk(self, dms, with_j=True, with_k=True, threshold=None):
         """Coulomb J and exchange K of symmetric densities, direct with screening.
 
         dms: (nao, nao) or (nset, nao, nao).  Returns (J, K) with the shape of ``dms``;
-        a matrix not asked for is None.
+        a matrix not asked for is None.  threshold: this call's screening threshold
+        (default and lower bound: the engine's ``screening_threshold``).
         """
         pairs = self.shell_pairs()
+        thr = self.screening_threshold if threshold is None else max(float(threshold),
+                                                                     self.screening_threshold)
         return _jk(self.basis, dms, with_j=with_j, with_k=with_k,
-                   threshold=self.screening_threshold, pairs=pairs, order=self._order)
+                   threshold=thr, pairs=pairs, order=self._order)

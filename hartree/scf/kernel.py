@@ -10,6 +10,10 @@ Each cycle (Roothaan 1951; Pople & Nesbet 1954 for UHF; Roothaan 1960 for ROHF):
    J[D_prev] + J[D - D_prev] (and K likewise; J, K are linear in D and the
    engine screens with max|D - D_prev|, so late cycles are cheap), with a full
    rebuild every ``full_rebuild_every`` cycles and before accepting convergence;
+   while the orbital gradient is above ``early_screening_gradient`` the builds screen
+   with the looser ``early_screening`` threshold (variable thresholds as in TeraChem and
+   Q-Chem), then a full rebuild at ``screening_threshold`` ends that phase, and
+   convergence is only judged after it;
 4. new Fock matrix, energy, commutator error; test convergence.
 
 The kernel never raises because the SCF did not converge: the result says
@@ -26,6 +30,7 @@ result's arrays are returned as numpy.
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 import warnings
@@ -89,35 +94,70 @@ class _StageClock:
 
 
 class _JKBuilder:
-    """Direct J/K with incremental updates: J[D] = J[D_prev] + J[D - D_prev]."""
+    """Direct J/K with incremental updates: J[D] = J[D_prev] + J[D - D_prev].
 
-    def __init__(self, engine, incremental, every, clock=None):
+    early: a looser screening threshold for the first builds (None: the engine's own
+    throughout); :meth:`tighten` ends that phase, and the next build is then a full one at
+    the engine's threshold, so that no early screening error is carried forward (the early
+    phase has no periodic full rebuilds for that reason).
+    """
+
+    def __init__(self, engine, incremental, every, clock=None, early=None):
         self.engine = engine
         self.incremental = bool(incremental) and every > 1
         self.every = int(every)
         self.dm = self.vj = self.vk = None
         self.since_full = 0
         self.clock = clock
-        self.builds = {"full": 0, "incremental": 0}
+        self.early = early
+        self.builds = {"full": 0, "incremental": 0, "early_screening": 0}
+
+    @property
+    def screening_early(self):
+        """True while builds use the looser early threshold."""
+        return self.early is not None
+
+    def tighten(self):
+        """Leave the early phase; the next build is a full one at the engine's threshold."""
+        if self.early is not None:
+            self.early = None
+            self.dm = None
 
     def build(self, dm, force_full=False):
         """(vj, vk, full) for dm (nset, nao, nao); full says whether it was a full build."""
+        # no periodic rebuild in the early phase: the one that ends it is full anyway
         full = (force_full or not self.incremental or self.dm is None
-                or self.since_full + 1 >= self.every)
+                or (self.since_full + 1 >= self.every and self.early is None))
         if self.clock is not None:
             self.clock.lap("other")
+        kw = {} if self.early is None else {"threshold": self.early}
         if full:
-            vj, vk = self.engine.jk(dm, with_j=True, with_k=True)
+            vj, vk = self.engine.jk(dm, with_j=True, with_k=True, **kw)
             self.since_full = 0
         else:
-            dvj, dvk = self.engine.jk(dm - self.dm, with_j=True, with_k=True)
+            dvj, dvk = self.engine.jk(dm - self.dm, with_j=True, with_k=True, **kw)
             vj, vk = self.vj + dvj, self.vk + dvk
             self.since_full += 1
         self.dm, self.vj, self.vk = dm, vj, vk
         self.builds["full" if full else "incremental"] += 1
+        self.builds["early_screening"] += bool(kw)
         if self.clock is not None:
             self.clock.lap("jk")
         return vj, vk, full
+
+
+def _early_threshold(engine, options):
+    """The early-cycle screening threshold for this engine, or None (off, not looser than
+    the engine's own, or an engine whose jk takes no ``threshold``)."""
+    early = options.early_screening
+    own = getattr(engine, "screening_threshold", options.screening_threshold)
+    if early is None or not early > own:
+        return None
+    try:
+        takes = "threshold" in inspect.signature(engine.jk).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return float(early) if takes else None
 
 
 class _State:
@@ -245,7 +285,8 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     if not restarted:
         notes.append(f"initial guess: {guess.description}")
     mo = (guess.mo_coeff, guess.mo_occ) if guess.mo_coeff is not None else None
-    builder = _JKBuilder(engine, options.incremental_fock, options.full_rebuild_every, clock)
+    builder = _JKBuilder(engine, options.incremental_fock, options.full_rebuild_every, clock,
+                         _early_threshold(engine, options))
     vj, vk, _ = builder.build(guess.dm, force_full=True)
     state = _State(method, h, s, x, enuc, guess.dm, vj, vk, mo)
 
@@ -303,7 +344,10 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
         new = _State(method, h, s, x, enuc, dm, vj, vk, (mo_coeff, mo_occ))
         delta = new.energy - state.energy
         record(cycle, delta, step + ("+full" if full else ""), new)
-        done = abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad
+        done = (abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad
+                and not builder.screening_early)
+        if builder.screening_early and new.grad_norm < options.early_screening_gradient:
+            builder.tighten()        # the next build: full, at the engine's threshold
         if done and not full:
             # Accept only what a full build confirms (incremental builds carry
             # accumulated round-off and screening error).
@@ -336,7 +380,9 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     else:
         cycle = options.max_cycle
 
-    if builder.since_full != 0:  # the reported energy always comes from a full build
+    if builder.screening_early:  # stopped early (max_cycle): the last build is a tight one
+        builder.tighten()
+    if builder.since_full != 0 or builder.dm is None:  # the reported energy: a full build
         vj, vk, _ = builder.build(state.dm, force_full=True)
         state = _State(method, h, s, x, enuc, state.dm, vj, vk,
                        None if mo_state[0] is None else (mo_state[0], mo_state[2]))

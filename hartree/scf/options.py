@@ -43,6 +43,12 @@ class SCFOptions:
     incremental_fock: bool = True     # J/K of the density change added to the previous J/K
     full_rebuild_every: int = 8       # cycles between full J/K rebuilds (<= 1: always full)
     screening_threshold: float = 1e-13
+    # Early cycles build J/K with a looser screening threshold (TeraChem's and Q-Chem's
+    # variable thresholds): until the orbital-gradient norm falls below
+    # early_screening_gradient, then a full J/K rebuild at screening_threshold, after which
+    # every build (and every convergence decision) uses screening_threshold.  None: off.
+    early_screening: Optional[float] = 1e-10
+    early_screening_gradient: float = 1e-3
     lindep_threshold: float = 1e-8    # overlap eigenvalues below this are dropped
     checkpoint: Optional[str] = None  # path of the HDF5 checkpoint (written every cycle)
     callback: Optional[Callable] = None  # called with each IterationRecord
@@ -71,6 +77,10 @@ class SCFOptions:
             raise InputError("level_shift must not be negative")
         if self.screening_threshold < 0.0:
             raise InputError("screening_threshold must not be negative")
+        if self.early_screening is not None and not self.early_screening > 0.0:
+            raise InputError("early_screening must be positive (or None to switch it off)")
+        if not self.early_screening_gradient > 0.0:
+            raise InputError("early_screening_gradient must be positive")
         if self.callback is not None and not callable(self.callback):
             raise InputError("callback must be callable")
 

@@ -39,7 +39,8 @@ class PySCFEngine:
     def eri(self):
         return self.mol.intor("int2e")
 
-    def jk(self, dms, with_j=True, with_k=True):
+    def jk(self, dms, with_j=True, with_k=True, threshold=None):
+        """Exact J/K from the stored ERIs (no screening, whatever ``threshold`` says)."""
         self.jk_calls += 1
         dms = np.asarray(dms)
         vj, vk = pyscf.scf.hf.dot_eri_dm(self._eri, dms, hermi=1, with_j=True, with_k=True)

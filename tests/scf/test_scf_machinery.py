@@ -379,7 +379,9 @@ def test_stage_timings_add_up_to_the_wall_time(h2o):
     assert t["full_builds"] + t["incremental_builds"] == len(res.history)
     assert t["incremental_builds"] > 0 and t["full_builds"] >= 2
     text = stage_times_text(t)
-    assert f"({t['full_builds']} full + {t['incremental_builds']} incremental builds)" in text
+    assert f"({t['full_builds']} full + {t['incremental_builds']} incremental builds" in text
+    early = t["early_screening_builds"]
+    assert (f", {early} with early screening)" in text) == (early > 0)
 
 
 def test_gradient_criterion_is_sqrt2_times_pyscf_orbital_gradient_norm():
