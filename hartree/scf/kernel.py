@@ -10,10 +10,10 @@ Each cycle (Roothaan 1951; Pople & Nesbet 1954 for UHF; Roothaan 1960 for ROHF):
    J[D_prev] + J[D - D_prev] (and K likewise; J, K are linear in D and the
    engine screens with max|D - D_prev|, so late cycles are cheap), with a full
    rebuild every ``full_rebuild_every`` cycles and before accepting convergence;
-   while the orbital gradient is above ``early_screening_gradient`` the builds screen
-   with the looser ``early_screening`` threshold (variable thresholds as in TeraChem and
-   Q-Chem), then a full rebuild at ``screening_threshold`` ends that phase, and
-   convergence is only judged after it;
+   optionally (``early_screening``, off by default), while the orbital gradient is above
+   ``early_screening_gradient`` the builds screen with that looser threshold (variable
+   thresholds as in TeraChem and Q-Chem); a full rebuild at ``screening_threshold`` and a
+   fresh DIIS subspace end that phase, and convergence is only judged after it;
 4. new Fock matrix, energy, commutator error; test convergence.
 
 The kernel never raises because the SCF did not converge: the result says
@@ -317,6 +317,7 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     stall_damp = 0
     best_grad, best_grad_cycle = state.grad_norm, 0
     converged = False
+    first_tight = False      # the cycle after the early phase: its Fock starts a new DIIS
     cycle = 0
     for cycle in range(1, options.max_cycle + 1):
         # 1. the Fock matrix to diagonalise
@@ -348,6 +349,7 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
                 and not builder.screening_early)
         if builder.screening_early and new.grad_norm < options.early_screening_gradient:
             builder.tighten()        # the next build: full, at the engine's threshold
+            first_tight = True
         if done and not full:
             # Accept only what a full build confirms (incremental builds carry
             # accumulated round-off and screening error).
@@ -358,6 +360,11 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
             new = checked
             done = abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad
         state = new
+        if first_tight and full:
+            # the stored Fock matrices carry the early screening error (~1e-8 Eh): an
+            # extrapolation mixing them with tight ones stalls near convergence
+            diis.reset(0)
+            first_tight = False
         diis.push(state.fock_diag, state.error, state.dm, state.fock, state.energy)
         if done:
             converged = True

@@ -47,7 +47,11 @@ class SCFOptions:
     # variable thresholds): until the orbital-gradient norm falls below
     # early_screening_gradient, then a full J/K rebuild at screening_threshold, after which
     # every build (and every convergence decision) uses screening_threshold.  None: off.
-    early_screening: Optional[float] = 1e-10
+    # Off by default: on one H200, Valinomycin/6-31G** built its early J/K 40 % faster at
+    # 1e-10 but took 19 cycles instead of 15, so the whole SCF was not faster (19.8 s vs
+    # 19.3 s; benchmarks/results/gpu_jk_session4.md).  Probably because DIIS mixed loose and
+    # tight Fock matrices: it now restarts at the switch (not yet measured on a GPU).
+    early_screening: Optional[float] = None
     early_screening_gradient: float = 1e-3
     lindep_threshold: float = 1e-8    # overlap eigenvalues below this are dropped
     checkpoint: Optional[str] = None  # path of the HDF5 checkpoint (written every cycle)
