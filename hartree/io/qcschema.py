@@ -156,7 +156,8 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
             "mulliken_charges": _floats(result.mulliken_charges),
             "s_squared": None if result.s_squared is None else float(result.s_squared),
             "wall_time": float(result.wall_time),
-            "timings": {k: float(v) for k, v in (getattr(result, "timings", None) or {}).items()},
+            "timings": {k: (int(v) if k.endswith("_builds") else float(v))
+                        for k, v in (getattr(result, "timings", None) or {}).items()},
             "cartesian": not basis.pure,
         }
     }

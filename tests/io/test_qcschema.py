@@ -195,3 +195,15 @@ def test_mp2_uhf_orbital_counts_are_lists(water, make_result):
     assert extra["reference"] == "uhf"
     assert (extra["nocc"], extra["nvir"]) == ([6, 4], [1, 3])
     json.dumps(doc)
+
+
+def test_scf_stage_timings_in_extras(water, make_result):
+    """SCFResult.timings go to extras.hartree.timings: seconds as floats, build counts as ints."""
+    result, _ = make_result(water, "sto-3g")
+    result.timings = {"one_electron": 0.25, "guess": 0.5, "jk": 2.0, "other": 0.1,
+                      "analysis": 0.01, "full_builds": 3, "incremental_builds": 12,
+                      "early_screening_builds": 0}
+    doc = json.loads(json.dumps(result_to_qcschema(result)))
+    t = doc["extras"]["hartree"]["timings"]
+    assert t == result.timings
+    assert all(isinstance(t[k], int) for k in t if k.endswith("_builds"))
