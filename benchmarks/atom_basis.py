@@ -9,6 +9,9 @@ repeated and resumed; ``report`` only reads the cache):
                    Gaussian nucleus, then the point nucleus from the Gaussian optimum
   scftime EL...    one SCF with the thesis' set (the cost of one evaluation)
   larger EL --nbs  optimization with more functions than the thesis' set
+  kappa EL         one WTBS group per κ symmetry (p1/2 and p3/2 apart), thesis' counts
+  free EL          free exponents per symmetry from the per-κ optimum, block-wise NEWUOA
+                   over ln ζ (atom_basis_free.py), thesis' counts; then the point nucleus
   export/replay    the recorded evaluations rerun on another device (GPU timing)
   report           benchmarks/results/atom_basis.md + .json (+ the PNG of one history);
                    written by atom_basis_report.py (constants and cache I/O: atom_basis_common.py)
@@ -49,6 +52,7 @@ from hartree.atom.wtbs import THESIS_TABLE_2_1, Window, WTBSParameters, group_wi
 from hartree.errors import ConvergenceError, InputError  # noqa: E402
 
 from atom_basis_common import CLOSED_SHELL, HF_LIMITS, MODES, OCCUPATIONS, default_cache, load, save  # noqa: E402
+from atom_basis_free import stage_free  # noqa: E402
 from atom_basis_report import write_report  # noqa: E402
 
 
@@ -501,12 +505,18 @@ def stage_scftime(element, cache, log):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stage", choices=["limits", "thesis", "optimize", "larger", "scftime", "report",
-                                          "export", "replay", "kappa"])
-    parser.add_argument("--nucleus", default="gaussian", help="kappa: nuclear model")
+                                          "export", "replay", "kappa", "free"])
+    parser.add_argument("--nucleus", default="gaussian", help="kappa, free: nuclear model")
+    parser.add_argument("--symmetries", default=None,
+                        help="free: symmetries in the order of the blocks, e.g. p1/2,p3/2,s1/2 (default all)")
+    parser.add_argument("--rhobeg", type=float, default=0.05, help="free: NEWUOA rhobeg in ln(exponent)")
+    parser.add_argument("--every", type=int, default=10, help="free: checkpoint every N evaluations")
+    parser.add_argument("--start", default="auto", choices=["auto", "kappa"],
+                        help="free, point nucleus: from the Gaussian free optimum (auto) or the per-κ optimum")
     parser.add_argument("--factors", default=None, help="limits: F values for every mode, e.g. 1,10,100,1000")
     parser.add_argument("--scf-device", default="auto", help="limits: device of the SCFs (auto, cpu, gpu)")
     parser.add_argument("--check-ratios", default=None, help="limits: extra ratios at the largest F, e.g. 1.4")
-    parser.add_argument("--sweeps", type=int, default=2, help="kappa: block-wise sweeps")
+    parser.add_argument("--sweeps", type=int, default=2, help="kappa, free: block-wise sweeps")
     parser.add_argument("--full-maxfun", type=int, default=0, help="kappa: NEWUOA over all groups afterwards")
     parser.add_argument("--histories", help="export/replay: JSON of recorded evaluations")
     parser.add_argument("--out", help="replay: output JSON")
@@ -544,6 +554,10 @@ def main(argv=None):
         elif args.stage == "kappa":
             stage_kappa(symbol, args.cache, log, args.nucleus, args.maxfun, args.sweeps,
                         full_maxfun=args.full_maxfun)
+        elif args.stage == "free":
+            stage_free(symbol, args.cache, log, occupations, args.nucleus,
+                       args.symmetries.split(",") if args.symmetries else None, args.maxfun, args.sweeps,
+                       args.rhobeg, args.rhoend, args.every, args.start)
         elif args.stage == "scftime":
             stage_scftime(symbol, args.cache, log)
         elif args.stage == "optimize":

@@ -103,3 +103,41 @@ def test_history_plot_is_a_png(tmp_path):
     image = imread(path)
     assert image.shape[0] > 300 and image.shape[1] > 400
     assert image[..., :3].std() > 0.05            # not a blank canvas
+
+
+def test_free_exponents_newuoa():
+    # He (Dirac-Fock, Gaussian nucleus) with 6 free s1/2 exponents from a WTBS set: the
+    # energy never rises above the start, the returned exponents give the returned energy
+    # through kernel(), and the function count is unchanged
+    from hartree.atom.optimize import exponents_per_l, optimize_exponents, symmetry_exponents
+    nuc = make_nucleus(2, "gaussian")
+    opts = AtomSCFOptions()
+    start = wtbs_exponents([WTBSParameters(0.12, 2.3, 4.5, 1.5)], parse_nbs("s:1:6"))
+    res = optimize_exponents(2, start, nuc, opts, NewuoaOptions(rhobeg=0.1, rhoend=1e-4, maxfun=60))
+    assert res.start_energy == pytest.approx(kernel(2, start, nuc, opts).energy, abs=1e-12)
+    assert res.energy < res.start_energy - 1e-4 and res.evaluations == len(res.history) <= 60
+    assert all(h["energy"] is None or h["energy"] >= res.energy for h in res.history)
+    assert res.energy == min(h["energy"] for h in res.history if h["energy"] is not None)
+    assert list(res.exponents) == ["s1/2"] and len(res.exponents["s1/2"]) == 6
+    assert kernel(2, res.per_l, nuc, opts).energy == pytest.approx(res.energy, abs=1e-12)
+    # Ne: only p1/2 free; s1/2 and p3/2 stay exactly at their start exponents
+    ne = wtbs_exponents([WTBSParameters(9.943e-2, 1.945, 4.988, 1.392)], parse_nbs("s:1:9,p:1:5"))
+    nuc10 = make_nucleus(10, "gaussian")
+    part = optimize_exponents(10, ne, nuc10, opts, NewuoaOptions(rhobeg=0.05, rhoend=1e-3, maxfun=15),
+                              active=["p1/2"])
+    fixed = symmetry_exponents(ne)
+    assert part.exponents["s1/2"] == fixed["s1/2"].tolist() and part.exponents["p3/2"] == fixed["p3/2"].tolist()
+    assert part.exponents["p1/2"] != fixed["p1/2"].tolist() and part.energy <= part.start_energy
+    assert kernel(10, exponents_per_l(part.exponents), nuc10, opts).energy == pytest.approx(part.energy, abs=1e-12)
+    # bad input: a clear InputError
+    with pytest.raises(InputError, match="active symmetries"):
+        optimize_exponents(2, start, nuc, opts, active=["p1/2"])
+    with pytest.raises(InputError, match="positive finite"):
+        optimize_exponents(2, [[0.5, -1.0, 3.0]], nuc, opts)
+    with pytest.raises(InputError, match="at least 2 free exponents"):
+        optimize_exponents(2, [[0.5]], nuc, opts)
+    with pytest.raises(InputError, match="closer than the ratio"):
+        optimize_exponents(2, [[0.5, 0.51, 3.0]], nuc, opts)
+    for bad in ("s3/2", "q"):
+        with pytest.raises(InputError, match="unknown symmetr"):
+            optimize_exponents(10, {"s1/2": [1.0, 3.0], "p1/2": [1.0], "p3/2": [1.0], bad: [1.0]}, nuc10, opts)
