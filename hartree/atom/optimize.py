@@ -98,6 +98,15 @@ def _nlopt():
     return nlopt
 
 
+def _energy_or_none(make_exponents, z, nucleus, scf_options, **shells):
+    """SCF energy (Eh) for the exponents make_exponents() returns, or None when they are
+    rejected (InputError) or the SCF fails: the optimizers count that as +inf."""
+    try:
+        return kernel(z, make_exponents(), nucleus, scf_options, **shells).energy
+    except (ConvergenceError, InputError, np.linalg.LinAlgError, FloatingPointError):
+        return None
+
+
 def _run_newuoa(objective, x0, newuoa):
     """Minimize objective(x, grad) from x0 (shape (n,), n ≥ 2) with NEWUOA; the start has been
     evaluated already (it counts as one of ``newuoa.maxfun``).  Returns the stop reason; the
@@ -144,12 +153,9 @@ def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, she
     best = {"energy": math.inf, "x": None}
 
     def energy(params):
-        try:
-            exps = wtbs_exponents(params, windows, pool_sizes)
-            return kernel(z, exps, nucleus, scf_options, shells=shells, block_shells=block_shells,
-                          open_shells=open_shells, configurations=configurations).energy
-        except (ConvergenceError, InputError, np.linalg.LinAlgError, FloatingPointError):
-            return None
+        return _energy_or_none(lambda: wtbs_exponents(params, windows, pool_sizes), z, nucleus,
+                               scf_options, shells=shells, block_shells=block_shells,
+                               open_shells=open_shells, configurations=configurations)
 
     def record(x, params, e):
         history.append({"evaluation": len(history) + 1,
@@ -318,12 +324,9 @@ def optimize_exponents(z, start, nucleus, scf_options=None, newuoa=None, active=
         return out
 
     def energy(free):
-        try:
-            exps = exponents_per_l(dict(fixed, **free), rel)
-            return kernel(z, exps, nucleus, scf_options, shells=shells, block_shells=block_shells,
-                          open_shells=open_shells, configurations=configurations).energy
-        except (ConvergenceError, InputError, np.linalg.LinAlgError, FloatingPointError):
-            return None
+        return _energy_or_none(lambda: exponents_per_l(dict(fixed, **free), rel), z, nucleus,
+                               scf_options, shells=shells, block_shells=block_shells,
+                               open_shells=open_shells, configurations=configurations)
 
     def record(x, free, e):
         history.append({"evaluation": len(history) + 1,
