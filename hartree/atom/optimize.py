@@ -107,6 +107,24 @@ def _energy_or_none(make_exponents, z, nucleus, scf_options, **shells):
         return None
 
 
+class _EvaluationLog:
+    """The optimizers' record of evaluations: ``history`` (one dict per evaluation:
+    ``evaluation`` (1-based), the point under its own key, ``energy`` in Eh or None) and
+    ``best`` (dict: lowest ``energy`` and its NEWUOA variables ``x``); callback(entry) after each."""
+
+    def __init__(self, callback=None):
+        self.history = []
+        self.best = {"energy": math.inf, "x": None}
+        self.callback = callback
+
+    def add(self, x, key, point, energy):
+        self.history.append({"evaluation": len(self.history) + 1, key: point, "energy": energy})
+        if energy is not None and energy < self.best["energy"]:
+            self.best.update(energy=energy, x=np.array(x, dtype=float))
+        if self.callback is not None:
+            self.callback(self.history[-1])
+
+
 def _run_newuoa(objective, x0, newuoa):
     """Minimize objective(x, grad) from x0 (shape (n,), n ≥ 2) with NEWUOA; the start has been
     evaluated already (it counts as one of ``newuoa.maxfun``).  Returns the stop reason; the
@@ -149,8 +167,8 @@ def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, she
     scf_options = scf_options or AtomSCFOptions()
     newuoa = newuoa or NewuoaOptions()
     t0 = time.perf_counter()
-    history = []
-    best = {"energy": math.inf, "x": None}
+    log = _EvaluationLog(callback)
+    history, best = log.history, log.best
 
     def energy(params):
         return _energy_or_none(lambda: wtbs_exponents(params, windows, pool_sizes), z, nucleus,
@@ -158,14 +176,8 @@ def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, she
                                open_shells=open_shells, configurations=configurations)
 
     def record(x, params, e):
-        history.append({"evaluation": len(history) + 1,
-                        "parameters": None if params is None else [[p.alpha, p.beta, p.delta, p.gamma]
-                                                                   for p in params],
-                        "energy": e})
-        if e is not None and e < best["energy"]:
-            best.update(energy=e, x=np.array(x, dtype=float))
-        if callback is not None:
-            callback(history[-1])
+        log.add(x, "parameters", None if params is None else [[p.alpha, p.beta, p.delta, p.gamma]
+                                                              for p in params], e)
 
     def objective(x, grad):
         if any(x[4 * g + 1] <= 0.0 for g in range(len(active))):       # β ≤ 1
@@ -312,8 +324,8 @@ def optimize_exponents(z, start, nucleus, scf_options=None, newuoa=None, active=
         if _too_close(fixed[a], min_ratio):
             raise InputError(f"symmetry {a}: two start exponents are closer than the ratio {min_ratio}")
     t0 = time.perf_counter()
-    history = []
-    best = {"energy": math.inf, "x": None}
+    log = _EvaluationLog(callback)
+    history, best = log.history, log.best
 
     def split(x):
         """dict label -> exponents (bohr^-2) of the active symmetries from x = ln ζ."""
@@ -329,13 +341,7 @@ def optimize_exponents(z, start, nucleus, scf_options=None, newuoa=None, active=
                                open_shells=open_shells, configurations=configurations)
 
     def record(x, free, e):
-        history.append({"evaluation": len(history) + 1,
-                        "exponents": None if free is None else {a: v.tolist() for a, v in free.items()},
-                        "energy": e})
-        if e is not None and e < best["energy"]:
-            best.update(energy=e, x=np.array(x, dtype=float))
-        if callback is not None:
-            callback(history[-1])
+        log.add(x, "exponents", None if free is None else {a: v.tolist() for a, v in free.items()}, e)
 
     def objective(x, grad):
         free = split(x)
