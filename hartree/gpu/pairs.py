@@ -14,8 +14,9 @@ what the Rys kernels read (all in bohr / bohr^-2):
   f(l) the libcint angular factor (f(0) = 1/sqrt(4π), f(1) = sqrt(3/(4π)), else 1).
 * ``q``    float64 (npair,): Schwarz factors sqrt(max |(ab|ab)|) (set by the driver).
 
-Pairs are later re-ordered by decreasing ``q`` (:func:`sorted_by`), so that tiles of
-the quartet grid can be screened as a whole.
+Pairs are later re-ordered (:func:`sorted_by`) by primitive-pair count, then by decade of
+``q`` (so that tiles of the quartet grid can be screened as a whole), then by shell indices
+(so that the quartets of a warp digest into neighbouring J/K elements).
 """
 from dataclasses import dataclass, replace
 from math import pi, sqrt
@@ -117,13 +118,45 @@ def _pair_class(basis, la, lb, pairs, prim_cutoff):
                      pst=pst.astype(np.int32), prim=prim, q=np.zeros(len(pairs)))
 
 
-def sorted_by(pc, q):
-    """A copy of `pc` with Schwarz factors q (npair,), pairs ordered by primitive-pair count
-    (descending: threads of a warp then loop over similar primitive counts), then by
-    decreasing q within each count (tiles of small q are screened out as a whole)."""
+#: order of the pairs within one primitive-pair count (:func:`sorted_by`): "binned"
+#: (decade of q descending, then shell indices i, j) or "schwarz" (q descending, the
+#: order of generator 5; kept for comparisons)
+PAIR_ORDER = "binned"
+
+#: width of the q bins of the "binned" order, in decades
+Q_BIN_DECADES = 1.0
+
+
+def pair_order(counts, q, sh, order=None):
+    """Permutation of the pairs of one class: primitive-pair count descending (the
+    threads of a warp loop over similar counts), then
+
+    * "schwarz": q descending, so tiles of small q are screened out as a whole;
+    * "binned": floor(log10 q / Q_BIN_DECADES) descending, then shell i, then shell j.
+      A tile's largest q is at most one bin above its smallest, so tile screening keeps
+      nearly all its power, while consecutive pairs share their first shell and run over
+      neighbouring second shells: the quartets of a warp then add into a few rows and
+      nearby columns of J and K (fewer, better coalesced atomics; measured in
+      benchmarks/results/gpu_jk_session5.md).
+
+    counts int (npair,), q float (npair,), sh int (npair, 2); returns int (npair,)."""
+    order = PAIR_ORDER if order is None else order
+    counts, q = np.asarray(counts), np.asarray(q, dtype=np.float64)
+    if order == "schwarz":
+        return np.lexsort((-q, -counts))
+    if order != "binned":
+        raise ValueError(f"unknown pair order {order!r}")
+    with np.errstate(divide="ignore"):
+        qbin = np.floor(np.log10(np.where(q > 0, q, 1e-300)) / Q_BIN_DECADES)
+    sh = np.asarray(sh)
+    return np.lexsort((sh[:, 1], sh[:, 0], -qbin, -counts))
+
+
+def sorted_by(pc, q, order=None):
+    """A copy of `pc` with Schwarz factors q (npair,), pairs in :func:`pair_order`."""
     q = np.asarray(q, dtype=np.float64)
     old_counts = np.diff(pc.pst)
-    order = np.lexsort((-q, -old_counts))
+    order = pair_order(old_counts, q, pc.sh, order)
     counts = old_counts[order]
     pst = np.zeros(pc.npair + 1, dtype=np.int64)
     np.cumsum(counts, out=pst[1:])

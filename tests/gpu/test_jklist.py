@@ -176,6 +176,25 @@ def test_batched_serial_and_waved_builds_match_cpu_engine(setup, monkeypatch):
 
 
 @needs_gxx
+@pytest.mark.parametrize("order,ket_fast", [("schwarz", False), ("binned", True),
+                                            ("binned", False)])
+def test_pair_order_and_screen_layout_leave_jk_unchanged(setup, order, ket_fast, monkeypatch):
+    """The pair order (pairs.PAIR_ORDER) and the screening kernel's thread layout
+    (jklist.KET_FAST) only reorder the quartets: J/K equal the CPU engine's (1e-11)."""
+    from hartree.gpu import pairs
+    from hartree.gpu.jk import JKBuilder
+    from hartree.integrals.engine import CPUEngine
+    mol, basis, _, dm = setup
+    monkeypatch.setattr(pairs, "PAIR_ORDER", order)
+    monkeypatch.setattr(jklist, "KET_FAST", ket_fast)
+    b = JKBuilder(basis, emulate.EmulatedBackend())
+    Jr, Kr = CPUEngine(mol, basis).jk(dm)
+    J, K = b.jk(dm)
+    assert np.abs(J - Jr).max() <= 1e-11 * np.abs(Jr).max()
+    assert np.abs(K - Kr).max() <= 1e-11 * np.abs(Kr).max()
+
+
+@needs_gxx
 def test_difference_density_build_adds_up(setup):
     """J[D1] + J[D2 - D1] = J[D2] (and K): the incremental Fock build of the SCF, with the
     difference screened by its own (small) max |D| per shell block."""
