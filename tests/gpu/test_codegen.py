@@ -99,6 +99,55 @@ def test_pairs_cover_each_shell_pair_once():
     assert C.shape == (basis.ncart, basis.nao)
 
 
+def test_pair_order_binned_and_schwarz():
+    """pair_order: primitive-pair count descending first; then q descending ("schwarz") or
+    decade of q descending, then shells i, j ascending ("binned"); a permutation either way."""
+    from hartree.gpu.pairs import pair_order, sorted_by
+    rng = np.random.default_rng(4)
+    n = 400
+    counts = rng.choice([1, 3, 9, 18], size=n)
+    q = 10.0 ** rng.uniform(-12, 1, size=n)
+    q[:5] = 0.0                                                  # pairs that never pass
+    sh = np.stack([rng.integers(0, 60, n), rng.integers(0, 60, n)], axis=1)
+    s = pair_order(counts, q, sh, "schwarz")
+    assert sorted(s) == list(range(n))
+    assert all((-counts[a], -q[a]) <= (-counts[b], -q[b]) for a, b in zip(s, s[1:]))
+    o = pair_order(counts, q, sh, "binned")
+    assert sorted(o) == list(range(n))
+    qbin = np.floor(np.log10(np.where(q > 0, q, 1e-300)))
+    keys = [(-counts[a], -qbin[a], sh[a, 0], sh[a, 1]) for a in o]
+    assert keys == sorted(keys)
+    with pytest.raises(ValueError):
+        pair_order(counts, q, sh, "random")
+    mol, basis, _ = build(CASES[1])                 # sorted_by keeps each pair's data
+    pc = build_pair_classes(basis)[(1, 0)]
+    qq = rng.random(pc.npair)
+    out = sorted_by(pc, qq, "binned")
+    perm = pair_order(np.diff(pc.pst), qq, pc.sh, "binned")
+    np.testing.assert_array_equal(out.sh, pc.sh[perm])
+    np.testing.assert_array_equal(out.q, qq[perm])
+    for p_new, p_old in enumerate(perm):
+        np.testing.assert_array_equal(out.prim[out.pst[p_new]:out.pst[p_new + 1]],
+                                      pc.prim[pc.pst[p_old]:pc.pst[p_old + 1]])
+
+
+def test_warp_runs_only_in_small_classic_classes(table):
+    """WARP_RUNS digestion (run_add) in the classic kernels of at most WARP_RUNS_MAX_SIZE
+    components; plain atomics above; lanes past the list stay alive (s = 0) only there."""
+    small = jkgen.generate((1, 0, 1, 0), table)
+    assert "run_add(rik," in small and "warp_runs(" in small and "if (t0 >= nlist) s = 0.0;" in small
+    assert "atomicAdd(K +" not in small and "atomicAdd(J +" not in small
+    classes = [(a, b, c, d) for a in range(5) for b in range(a + 1) for c in range(a + 1)
+               for d in range(c + 1) if (a, b) >= (c, d)]
+    big = next(c for c in classes
+               if np.prod([codegen.ncart(l) for l in c]) > jkgen.WARP_RUNS_MAX_SIZE
+               and not jkgen.coop.is_coop(c) and not codegen.is_generic(c))
+    src = jkgen.generate(big, table)
+    assert "run_add(" not in src and "atomicAdd(K +" in src and "if (t >= nlist) return;" in src
+    j_only = jkgen.generate((1, 1, 0, 0), table, with_k=False)
+    assert "run_add(rij," in j_only and "rik" not in j_only
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("generic_limit,loop_target", [
     (codegen.GENERIC_LIMIT, jkgen.LOOP_SLICE_TARGET), (0, 20)])
