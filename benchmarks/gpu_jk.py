@@ -311,11 +311,18 @@ def _fmt(x, spec=".4f"):
     return "-" if x is None else format(x, spec)
 
 
+def _options(meta):
+    """' (pair_order binned, ...)' from meta['kernel_options'], or '' (older records)."""
+    opts = meta.get("kernel_options")
+    return " (" + ", ".join(f"{k} {v}" for k, v in opts.items()) + ")" if opts else ""
+
+
 def markdown(meta, results):
     g4v = next((r["gpu4pyscf"]["versions"] for r in results if "gpu4pyscf" in r), None)
     dg = meta.get("dgemm_fp64_flops")
     head = (f"# GPU J/K and SCF: hartree vs GPU4PySCF ({meta['device']}, {meta['date']})\n\n"
-            f"hartree generator {meta['generator_version']}, cupy {meta['cupy']}, CUDA runtime "
+            f"hartree generator {meta['generator_version']}{_options(meta)}, cupy {meta['cupy']}, "
+            "CUDA runtime "
             f"{meta['cuda_runtime']}, driver {meta['driver']}, Python {meta['python']}"
             + (f"; GPU4PySCF {g4v['gpu4pyscf']}, PySCF {g4v['pyscf']}" if g4v else "")
             + (f"; measured FP64 DGEMM {dg / 1e12:.1f} TFLOP/s" if dg else "")
@@ -437,6 +444,7 @@ def main(argv=None):
     if args.merge:
         return merge_runs(args.merge, args.out)
     import cupy
+    from hartree.gpu import jkgen, jklist, pairs
     from hartree.gpu.codegen import GENERATOR_VERSION
     from hartree.gpu.pairs import PRIM_CUTOFF
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -447,6 +455,9 @@ def main(argv=None):
             "date": time.strftime("%Y-%m-%d %H:%M:%S"), "screening_threshold": DIRECT_SCF_TOL,
             "scf_conv_tol": SCF_CONV_TOL, "generator_version": GENERATOR_VERSION,
             "prim_cutoff": PRIM_CUTOFF, "repeat": args.repeat,
+            "kernel_options": {"pair_order": pairs.PAIR_ORDER, "ket_fast": jklist.KET_FAST,
+                               "warp_runs": jkgen.WARP_RUNS,
+                               "warp_runs_max_size": jkgen.WARP_RUNS_MAX_SIZE},
             "dgemm_fp64_flops": dgemm_rate()}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     results, errors = [], []
