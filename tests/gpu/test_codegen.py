@@ -148,6 +148,52 @@ def test_warp_runs_only_in_small_classic_classes(table):
     assert "run_add(rij," in j_only and "rik" not in j_only
 
 
+def _warp_run_sums(keys, values):
+    """Python model of RUNS_SOURCE's warp_runs + run_add for one warp (32 lanes), step by
+    step as the CUDA code does it: {lane: value added by that lane's atomicAdd}."""
+    lanes = range(32)
+    head = [lane == 0 or keys[lane - 1] != keys[lane] for lane in lanes]
+    heads = sum(1 << lane for lane in lanes if head[lane])
+    end, length = [], []
+    for lane in lanes:
+        above = 0 if lane == 31 else heads & (0xFFFFFFFF << (lane + 1)) & 0xFFFFFFFF
+        end.append((above & -above).bit_length() - 1 if above else 32)   # __ffs(above) - 1
+        length.append(end[lane] - lane if head[lane] else 1)
+    longest = max(length)
+    steps = 0 if longest <= 1 else (longest - 1).bit_length()            # ceil(log2)
+    if steps == 0:
+        return {lane: values[lane] for lane in lanes}
+    v = list(values)
+    for k in range(steps):
+        shifted = [v[lane + (1 << k)] if lane + (1 << k) < 32 else v[lane] for lane in lanes]
+        v = [v[lane] + shifted[lane] if lane + (1 << k) < end[lane] else v[lane]
+             for lane in lanes]
+    return {lane: v[lane] for lane in lanes if head[lane]}
+
+
+def test_warp_run_sum_model_adds_each_value_once():
+    """The segmented tree sum of the WARP_RUNS digestion: every value reaches J/K exactly once
+    whatever the runs (one run, none, random lengths, repeated keys in separate runs)."""
+    rng = np.random.default_rng(7)
+    patterns = [[5] * 32, list(range(32)), [0] * 16 + [1] * 16, [3, 3, 4, 3] * 8]
+    patterns += [sorted(rng.integers(0, n, 32).tolist()) for n in (2, 5, 12, 40)]
+    patterns += [rng.integers(0, 4, 32).tolist() for _ in range(20)]
+    for keys in patterns:
+        values = rng.standard_normal(32)
+        added = _warp_run_sums(keys, values)
+        total = {}
+        for lane, v in added.items():
+            total[keys[lane]] = total.get(keys[lane], 0.0) + v
+        expect = {}
+        for key, v in zip(keys, values):
+            expect[key] = expect.get(key, 0.0) + v
+        assert total.keys() == expect.keys()
+        for key in expect:
+            assert abs(total[key] - expect[key]) <= 1e-14 * (1 + abs(expect[key]))
+        if len(set(keys)) < 32:
+            assert len(added) < 32                 # fewer atomics than lanes
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("generic_limit,loop_target", [
     (codegen.GENERIC_LIMIT, jkgen.LOOP_SLICE_TARGET), (0, 20)])
