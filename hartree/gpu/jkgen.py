@@ -57,10 +57,12 @@ DIGEST_FLAGS = True
 #: layout: Valinomycin/6-31G** J+K 1.73 -> 1.35 s on an H100 (gpu_jk_session5.md)
 WARP_RUNS = True
 
-#: largest class (components) digested with warp runs: the low-l classes have the most
-#: atomics per integral; up to 324 components Tamoxifen/def2-TZVP J+K gained another 6 %
-#: (1.26 -> 1.19 s, H100) for 43 s more of cold compilation
-WARP_RUNS_MAX_SIZE = 324
+#: largest class (components) digested with warp runs: the unsliced classes, which have
+#: the most atomics per integral.  Up to 324 components Tamoxifen/def2-TZVP J+K gains
+#: another 6 % (1.26 -> 1.18 s, H100), but the sliced classes then compile 5-10x slower
+#: ((dp|dp) 3 -> 15-21 s, NVRTC on a CPU core) and the cold def2-TZVP compile would no
+#: longer stay under a minute
+WARP_RUNS_MAX_SIZE = 81
 
 
 def uses_runs(cls):
