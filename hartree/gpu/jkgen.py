@@ -72,6 +72,7 @@ def uses_runs(cls):
         size *= ncart(l)
     return WARP_RUNS and size <= WARP_RUNS_MAX_SIZE
 
+
 #: device helpers of the WARP_RUNS digestion.  warp_runs(key): the lanes of a warp form
 #: runs of consecutive lanes with equal key; each lane learns where its run ends, whether
 #: it heads the run, and how many halving steps cover the longest run of the warp
@@ -326,28 +327,26 @@ def _digest_function(cls, with_j, with_k):
     return L
 
 
-#: WARP_RUNS digestion: J/K block of each accumulation, by the shell offsets of its rows
-#: and columns (the key of warp_runs)
-_RUN_KEYS = {"J + (long long)(i0": ("rij", "i0", "j0"), "J + (long long)(k0": ("rkl", "k0", "l0"),
-             "K + (long long)(i0 + a) * ncart + k0": ("rik", "i0", "k0"),
-             "K + (long long)(i0 + a) * ncart + l0": ("ril", "i0", "l0"),
-             "K + (long long)(j0 + B0 + b) * ncart + k0": ("rjk", "j0", "k0"),
-             "K + (long long)(j0 + B0 + b) * ncart + l0": ("rjl", "j0", "l0")}
+#: WARP_RUNS digestion, one entry per J/K block a quartet adds into: the name of its run
+#: structure, the shell offsets of its rows and columns (the key of warp_runs) and the
+#: address its accumulation lines start with
+_RUN_BLOCKS = (("rij", "i0", "j0", "J + (long long)(i0"), ("rkl", "k0", "l0", "J + (long long)(k0"),
+               ("rik", "i0", "k0", "K + (long long)(i0 + a) * ncart + k0"),
+               ("ril", "i0", "l0", "K + (long long)(i0 + a) * ncart + l0"),
+               ("rjk", "j0", "k0", "K + (long long)(j0 + B0 + b) * ncart + k0"),
+               ("rjl", "j0", "l0", "K + (long long)(j0 + B0 + b) * ncart + l0"))
 
 
 def _runs_head(with_j, with_k):
     """WARP_RUNS: run structure of each J/K block in the warp, computed once per quartet
     (all lanes), and the warp-uniform J/K branches: a lane not listed for J (K) adds 0."""
     L = []
-    if with_j:
-        L += ["  const Runs rij = warp_runs((long long)i0 * ncart + j0);",
-              "  const Runs rkl = warp_runs((long long)k0 * ncart + l0);",
-              "  const int any_j = WARP_ANY(do_j);", "  const double sj = do_j ? s : 0.0;"]
-    if with_k:
-        L += [f"  const Runs {r} = warp_runs((long long){a} * ncart + {b});"
-              for r, a, b in (("rik", "i0", "k0"), ("ril", "i0", "l0"), ("rjk", "j0", "k0"),
-                              ("rjl", "j0", "l0"))]
-        L += ["  const int any_k = WARP_ANY(do_k);", "  const double sk = do_k ? s : 0.0;"]
+    for matrix, flag, scale, wanted in (("J", "do_j", "sj", with_j), ("K", "do_k", "sk", with_k)):
+        if wanted:
+            L += [f"  const Runs {name} = warp_runs((long long){row} * ncart + {col});"
+                  for name, row, col, address in _RUN_BLOCKS if address.startswith(matrix)]
+            L += [f"  const int any_{flag[-1]} = WARP_ANY({flag});",
+                  f"  const double {scale} = {flag} ? s : 0.0;"]
     return L
 
 
@@ -360,12 +359,11 @@ def _with_runs(line):
         return line.replace("do_k", "any_k")
     if "atomicAdd(" not in line:
         return line
-    for prefix, (r, _, _) in _RUN_KEYS.items():
-        if prefix in line:
-            scale = "sj" if r in ("rij", "rkl") else "sk"
-            line = line.replace("atomicAdd(", f"run_add({r}, ")
-            return line.replace("2.0 * s *", "2.0 * sj *") if scale == "sj" \
-                else line.replace("s * k", "sk * k")
+    for name, _, _, address in _RUN_BLOCKS:
+        if address in line:
+            line = line.replace("atomicAdd(", f"run_add({name}, ")
+            return (line.replace("2.0 * s *", "2.0 * sj *") if address.startswith("J")
+                    else line.replace("s * k", "sk * k"))
     raise AssertionError(f"digest line without a run key: {line}")
 
 
