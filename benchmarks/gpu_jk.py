@@ -457,7 +457,10 @@ def main(argv=None):
             "prim_cutoff": PRIM_CUTOFF, "repeat": args.repeat,
             "kernel_options": {"pair_order": pairs.PAIR_ORDER, "ket_fast": jklist.KET_FAST,
                                "warp_runs": jkgen.WARP_RUNS,
-                               "warp_runs_max_size": jkgen.WARP_RUNS_MAX_SIZE},
+                               "warp_runs_max_size": jkgen.WARP_RUNS_MAX_SIZE,
+                               "min_blocks_2": sorted("".join(map(str, c)) for c, m in
+                                                      jkgen.MIN_BLOCKS_BY_CLASS.items()
+                                                      if m == 2)},
             "dgemm_fp64_flops": dgemm_rate()}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     results, errors = [], []

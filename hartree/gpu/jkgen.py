@@ -117,6 +117,29 @@ static inline void run_add(const Runs&, double* p, double v) { atomicAdd(p, v); 
 #endif
 """
 
+#: second argument of __launch_bounds__ of the classic kernel, per class (default
+#: codegen.MIN_BLOCKS = 1: up to 255 registers, 8 warps per SM).  2 caps the registers at
+#: 128 (16 warps); chosen where that measured faster: Valinomycin/6-31G**, H100, binned pair
+#: order and warp runs, per-class seconds of one J+K build with 1 -> 2
+#: (gpu_jk_variants_session5.json, call 2, V2 -> V7).  The classes that spill more than
+#: ~200 bytes at 128 registers ((dd|ss), (ds|ds), (pp|pp), (dp|ps), ...) got 1.07-3.6x
+#: slower and keep 1; 8 warps of (ps|ss) (120 registers) fit either way.  Spills as
+#: NVRTC 13 reports them for sm_90.
+MIN_BLOCKS_BY_CLASS = {
+    (1, 0, 1, 0): 2,    # (ps|ps) 0.197 -> 0.159 s (127 registers, no spill)
+    (1, 1, 1, 0): 2,    # (pp|ps) 0.124 -> 0.108 s (208 bytes of spill)
+    (2, 0, 1, 0): 2,    # (ds|ps) 0.096 -> 0.075 s (72 bytes)
+    (1, 1, 0, 0): 2,    # (pp|ss) 0.093 -> 0.070 s (no spill)
+    (2, 0, 0, 0): 2,    # (ds|ss) 0.070 -> 0.053 s (no spill)
+    (2, 1, 0, 0): 2,    # (dp|ss) 0.051 -> 0.039 s (8 bytes)
+}
+
+
+def min_blocks(cls):
+    """__launch_bounds__ minimum blocks per SM of the class's classic J/K kernel."""
+    return MIN_BLOCKS_BY_CLASS.get(tuple(cls), codegen.MIN_BLOCKS)
+
+
 #: split_plan groups several a components into one slice (True) or keeps the older plan of
 #: one a component per slice (False; for comparisons)
 GROUP_A = True
@@ -426,7 +449,7 @@ def _jk_kernel(cls, with_j, with_k):
     sqrt((ij|ij)) sqrt((kl|kl)) max|D| >= threshold; s is its degeneracy factor."""
     name = class_name(cls)
     L = [
-        f"extern \"C\" __global__ void __launch_bounds__({TILE * TILE}, {codegen.MIN_BLOCKS}) "
+        f"extern \"C\" __global__ void __launch_bounds__({TILE * TILE}, {min_blocks(cls)}) "
         f"jk_{name}({decl(JK_PARAMS)})",
         "{",
     ]

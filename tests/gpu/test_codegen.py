@@ -148,6 +148,16 @@ def test_warp_runs_only_in_small_classic_classes(table):
     assert "run_add(rij," in j_only and "rik" not in j_only
 
 
+def test_launch_bounds_follow_the_measured_table(table):
+    """Classic kernels get __launch_bounds__(256, jkgen.min_blocks(cls)): 2 (at most 128
+    registers) for the classes of MIN_BLOCKS_BY_CLASS, codegen.MIN_BLOCKS otherwise."""
+    assert jkgen.min_blocks((1, 0, 1, 0)) == 2 and jkgen.min_blocks((1, 1, 1, 1)) == 1
+    for cls in [(1, 0, 1, 0), (2, 1, 0, 0), (1, 1, 1, 1), (0, 0, 0, 0)]:
+        src = jkgen.generate(cls, table)
+        assert f"__launch_bounds__({codegen.TILE ** 2}, {jkgen.min_blocks(cls)}) jk_" in src
+    assert all(not jkgen.coop.is_coop(c) for c in jkgen.MIN_BLOCKS_BY_CLASS)
+
+
 def _warp_run_sums(keys, values):
     """Python model of RUNS_SOURCE's warp_runs + run_add for one warp (32 lanes), step by
     step as the CUDA code does it: {lane: value added by that lane's atomicAdd}."""

@@ -107,3 +107,14 @@ def test_optimised_cubin_resources(cls):
             <= k["frame_bytes"] <= 65536
     else:
         assert k["frame_bytes"] <= 1024
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("cls", [(1, 0, 1, 0), (2, 1, 0, 0)])
+def test_min_blocks_two_caps_registers_at_128(cls):
+    """Classes of jkgen.MIN_BLOCKS_BY_CLASS compile to at most 128 registers a thread (two
+    blocks of 256 threads per SM), spilling at most a few words."""
+    assert jkgen.min_blocks(cls) == 2
+    res = nvrtc.compile_source(jkgen.generate(cls, load_rys_table()), "sm_90")
+    k = nvrtc.cubin_resources(res.image)[f"jk_{codegen.class_name(cls)}"]
+    assert 0 < k["num_regs"] <= 128 and k["frame_bytes"] <= 256
