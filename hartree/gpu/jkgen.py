@@ -34,6 +34,8 @@ Classes listed in ``coop.CONFIG`` (measured choices) get the cooperative ``jk_<c
 block in shared memory); the driver takes the launch shape from :func:`launch_config`,
 :func:`diag_launch_config` and :func:`grid_z`.
 """
+import math
+
 from . import codegen, coop
 from .codegen import (GENERATOR_VERSION, TILE, check_class, class_name, eri_function, ncart,
                       nroots, rys_function)
@@ -67,10 +69,7 @@ WARP_RUNS_MAX_SIZE = 81
 
 def uses_runs(cls):
     """True when the class's classic kernel digests with warp runs (WARP_RUNS)."""
-    size = 1
-    for l in cls:
-        size *= ncart(l)
-    return WARP_RUNS and size <= WARP_RUNS_MAX_SIZE
+    return WARP_RUNS and math.prod(ncart(l) for l in cls) <= WARP_RUNS_MAX_SIZE
 
 
 #: device helpers of the WARP_RUNS digestion.  warp_runs(key): the lanes of a warp form
@@ -453,7 +452,8 @@ def _jk_kernel(cls, with_j, with_k):
         f"jk_{name}({decl(JK_PARAMS)})",
         "{",
     ]
-    if uses_runs(cls):              # lanes past the list redo the last entry with s = 0
+    runs = uses_runs(cls)
+    if runs:                        # lanes past the list redo the last entry with s = 0
         L += ["  const long long t0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
               "  if (t0 - (threadIdx.x & 31) >= nlist) return;      // the whole warp",
               "  const long long t = t0 < nlist ? t0 : nlist - 1;"]
@@ -461,7 +461,7 @@ def _jk_kernel(cls, with_j, with_k):
         L += ["  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
               "  if (t >= nlist) return;"]
     L += codegen.listed_quartet_lines(LIST_FLAG_SHIFT)
-    if uses_runs(cls):
+    if runs:
         L += ["  if (t0 >= nlist) s = 0.0;"]
     fl = _digest_flags()
     if _runtime_slices(cls):
