@@ -33,7 +33,10 @@ A case too long for one device call can be split: a first call with --density-di
 runs hartree's SCF and saves its density and SCF record; a later call on the same machine
 with --density-dir DIR --reuse-scf --gpu4pyscf takes them (the JSON says so) and measures
 the J/K of both codes on that density and GPU4PySCF's SCF.  --gpus 0,1 runs hartree's SCF
-and J/K on several GPUs (GPU4PySCF stays on one).
+and J/K on several GPUs.  GPU4PySCF always uses every GPU visible to the process (its own
+default, fixed when it is imported), so on a machine of several GPUs give hartree the same
+number with --gpus, or restrict both with CUDA_VISIBLE_DEVICES; each row names both counts
+where either is above one.
 
 The device's FP64 DGEMM rate (cupy.matmul, 8192^3, warm) is measured in the same run.
 Writes JSON (after every molecule, so a run cut short keeps what it measured) and Markdown.
@@ -234,7 +237,9 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf=True, same_grad=False):
     vk = mf.get_k(pmol, dm_gpu, hermi=1)
     sync()
     t_first = time.perf_counter() - t0
+    from gpu4pyscf.__config__ import num_devices   # the GPUs its J/K spreads over
     out = {"versions": {"gpu4pyscf": gpu4pyscf.__version__, "pyscf": pyscf.__version__},
+           "gpus": int(num_devices),
            "first_get_j_plus_get_k_s": t_first,
            "get_j": _timed(lambda: mf.get_j(pmol, dm_gpu, hermi=1), sync, repeat),
            "get_k": _timed(lambda: mf.get_k(pmol, dm_gpu, hermi=1), sync, repeat),
@@ -302,8 +307,12 @@ def _med(r, key):
 
 
 def _label(r):
-    """Molecule name, with the GPU count where hartree used more than one."""
+    """Molecule name, with the GPU counts of both codes where either used more than one
+    (records before session 6 lack GPU4PySCF's count)."""
     n = r.get("gpus", 1)
+    n4 = r.get("gpu4pyscf", {}).get("gpus")
+    if n4 is not None and max(n, n4) > 1:
+        return f"{r['molecule']} (hartree {n} GPU{'s' * (n > 1)}, G4 {n4} GPU{'s' * (n4 > 1)})"
     return r["molecule"] + (f" ({n} GPUs)" if n > 1 else "")
 
 
@@ -376,7 +385,7 @@ def summary_line(r):
     if scf:
         line += f" | SCF {scf['wall_s']:.2f} s ({scf['cycles']} cyc) E {scf['energy']:.9f}"
     if g4:
-        line += (f" || G4 J {g4['get_j']['median_s']:.4f} K {g4['get_k']['median_s']:.4f} "
+        line += (f" || G4 ({g4.get('gpus', '?')} GPU) J {g4['get_j']['median_s']:.4f} K {g4['get_k']['median_s']:.4f} "
                  f"JK {g4['get_jk']['median_s']:.4f}")
         if "scf" in g4:
             line += f" SCF {g4['scf']['wall_s']:.2f} s ({g4['scf']['cycles']} cyc)"
@@ -424,8 +433,8 @@ def main(argv=None):
                     help="add to the results already in --out (one table over several runs "
                          "of one machine)")
     ap.add_argument("--gpus", default="0",
-                    help="hartree on these GPUs (default 0; e.g. 0,1); GPU4PySCF always runs "
-                         "on GPU 0")
+                    help="hartree on these GPUs (default 0; e.g. 0,1); GPU4PySCF uses every "
+                         "visible GPU (CUDA_VISIBLE_DEVICES)")
     ap.add_argument("--density-dir", default=None,
                     help="save hartree's converged densities and SCF records there")
     ap.add_argument("--reuse-scf", action="store_true",
@@ -455,6 +464,7 @@ def main(argv=None):
             "date": time.strftime("%Y-%m-%d %H:%M:%S"), "screening_threshold": DIRECT_SCF_TOL,
             "scf_conv_tol": SCF_CONV_TOL, "generator_version": GENERATOR_VERSION,
             "prim_cutoff": PRIM_CUTOFF, "repeat": args.repeat,
+            "visible_gpus": cupy.cuda.runtime.getDeviceCount(),
             "kernel_options": {"pair_order": pairs.PAIR_ORDER, "ket_fast": jklist.KET_FAST,
                                "warp_runs": jkgen.WARP_RUNS,
                                "warp_runs_max_size": jkgen.WARP_RUNS_MAX_SIZE,
