@@ -385,8 +385,8 @@ def summary_line(r):
     if scf:
         line += f" | SCF {scf['wall_s']:.2f} s ({scf['cycles']} cyc) E {scf['energy']:.9f}"
     if g4:
-        line += (f" || G4 ({g4.get('gpus', '?')} GPU) J {g4['get_j']['median_s']:.4f} K {g4['get_k']['median_s']:.4f} "
-                 f"JK {g4['get_jk']['median_s']:.4f}")
+        line += (f" || G4 on {g4.get('gpus', '?')} GPU(s): J {g4['get_j']['median_s']:.4f} "
+                 f"K {g4['get_k']['median_s']:.4f} JK {g4['get_jk']['median_s']:.4f}")
         if "scf" in g4:
             line += f" SCF {g4['scf']['wall_s']:.2f} s ({g4['scf']['cycles']} cyc)"
         line += (f" | ratio {json.dumps(r.get('ratio_hartree_over_gpu4pyscf'))} "

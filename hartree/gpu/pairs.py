@@ -134,9 +134,9 @@ def pair_order(counts, q, sh, order=None):
     * "schwarz": q descending, so tiles of small q are screened out as a whole;
     * "binned": floor(log10 q / Q_BIN_DECADES) descending, then shell i, then shell j.
       A tile spans at most two neighbouring bins (about two decades of q), so tile
-      screening keeps most of its power, while consecutive pairs share their first shell and run over
-      neighbouring second shells: the quartets of a warp then add into a few rows and
-      nearby columns of J and K (fewer, better coalesced atomics; measured in
+      screening keeps most of its power, while consecutive pairs share their first shell
+      and run over neighbouring second shells: the quartets of a warp then add into a few
+      rows and nearby columns of J and K (fewer, better coalesced atomics; measured in
       benchmarks/results/gpu_jk_session5.md).
 
     counts int (npair,), q float (npair,), sh int (npair, 2); returns int (npair,)."""
