@@ -33,3 +33,21 @@ class ConvergenceError(HartreeError):
 
 class DeviceError(HartreeError):
     """A compute device (GPU) is missing, failed, or ran out of memory."""
+
+
+class ResourceError(HartreeError):
+    """Not enough of what the computer has for what was asked: disk space, the file-size
+    limit (``ulimit -f``), memory.  The message names the file or the amount."""
+
+
+class Terminated(BaseException):
+    """The process was asked to stop by a signal other than SIGINT (SIGTERM from a batch
+    scheduler).  A BaseException, like KeyboardInterrupt, so that ``except Exception``
+    blocks do not swallow it and every ``finally`` (temporary files) still runs.
+
+    ``signum``: the signal number (the exit code is 128 + signum).
+    """
+
+    def __init__(self, signum):
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum

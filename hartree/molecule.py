@@ -5,7 +5,6 @@ Every problem a user can cause raises `hartree.errors.InputError` with one
 sentence that says where (file and line) and what.
 """
 
-import json
 import math
 import os
 import re
@@ -15,9 +14,13 @@ import numpy as np
 
 from .constants import ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM, atomic_number, element_symbol
 from .errors import InputError
+from .io.files import read_json, read_text
 
 #: Atoms closer than this (bohr) are rejected as a broken geometry.
 MIN_DISTANCE = 0.1
+#: An atom farther than this (bohr, 10 Angstrom) from every other atom is reported
+#: (:meth:`Molecule.isolated_atoms`): usually a unit mistake or a stray line in the file.
+ISOLATED_DISTANCE = 18.897261246257703
 
 _KEYVAL = re.compile(r"\b(charge|multiplicity|mult)\s*=\s*([-+]?\w+)", re.I)
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -107,6 +110,16 @@ class Molecule:
             total += z[a] * float(np.sum(z[:a] / r))
         return total
 
+    def isolated_atoms(self, limit=ISOLATED_DISTANCE):
+        """[(atom index, distance to the nearest other atom in bohr)] for the atoms farther
+        than ``limit`` bohr from every other atom (empty for one atom)."""
+        if self.natm < 2:
+            return []
+        from scipy.spatial import cKDTree
+
+        dist, _ = cKDTree(self.coords).query(self.coords, k=2)
+        return [(int(i), float(dist[i, 1])) for i in np.flatnonzero(dist[:, 1] > limit)]
+
     def replace(self, **changes):
         """A copy with some fields changed (validated again), e.g. mol.replace(charge=1)."""
         kw = dict(numbers=self.numbers, coords=self.coords, charge=self.charge,
@@ -149,11 +162,7 @@ class Molecule:
         """Molecule from a QCSchema molecule (dict or JSON file path), or from the
         `molecule` entry of an AtomicInput.  Geometry is a flat list in bohr."""
         if isinstance(source, (str, os.PathLike)):
-            try:
-                data = json.loads(_read_text(source))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{source}: not valid JSON ({exc.msg}, line {exc.lineno})") \
-                    from None
+            data = read_json(source, "molecule file")
             where = str(source)
         else:
             data, where = source, "QCSchema input"
@@ -239,16 +248,7 @@ def _check_distances(coords, symbols):
 
 # ---------------------------------------------------------------- parsing
 def _read_text(path):
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise InputError(f"file not found: {path}")
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            return fh.read()
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text file (UTF-8 expected)") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    return read_text(path, "molecule file")
 
 
 def _from_text(text, source, charge, multiplicity, unit):

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
+from ..io.files import atomic_path
 
 
 def plot_history(result, path, title=None):
@@ -51,5 +52,6 @@ def plot_history(result, path, title=None):
     fig.suptitle(title or f"WTBS optimization: E = {result.energy:.10f} Eh after {result.evaluations} evaluations",
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(path)
+    with atomic_path(path) as tmp:          # hartree.io.files: whole file or none
+        fig.savefig(tmp, format="png")
     return path

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..constants import atomic_number, element_symbol
 from ..errors import BasisError, InputError
+from ..io.files import read_text
 from .angular import MAX_L
 from .shells import Basis, normalized_coefficients
 
@@ -221,11 +222,7 @@ def _read_file(path, mtime_ns, size):
     """
     from basis_set_exchange.readers import read_formatted_basis_str
 
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise BasisError(f"cannot read basis file {path}: {exc.strerror}") from None
+    text = read_text(path, "basis file")
     fmt = _file_format(path, text)
     try:
         data = read_formatted_basis_str(text, basis_fmt=fmt)

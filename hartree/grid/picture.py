@@ -13,6 +13,7 @@ import numpy as np
 
 from ..constants import BOHR_IN_ANGSTROM
 from ..errors import InputError
+from ..io.files import atomic_path
 
 #: Default isovalues: orbitals (bohr^-3/2) and densities (bohr^-3).
 ORBITAL_ISO = 0.05
@@ -127,5 +128,8 @@ def render_png(path, molecule, lattice, values, iso, title=None, signed=True, ov
     if title:
         ax.set_title(title, fontsize=11)
     fig.subplots_adjust(left=0, right=1, bottom=0, top=0.94)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:      # hartree.io.files: whole file or none
+            fig.savefig(tmp, dpi=120, format="png")
+    finally:
+        plt.close(fig)

@@ -26,6 +26,7 @@ import numba
 import numpy as np
 
 from ..errors import InputError
+from .files import atomic_output, read_bytes
 
 #: Values per data line, as Gaussian writes them.
 VALUES_PER_LINE = 6
@@ -156,38 +157,55 @@ def data_bytes(values):
     return out.tobytes()
 
 
-def cube_text_header(data):
-    """Header lines (str, ending in newline) of a CubeData."""
-    natm = len(data.numbers)
-    nval = data.values.shape[0]
-    lines = [data.comments[0][:200], data.comments[1][:200]]
-    count = -natm if data.orbitals is not None else natm
-    head = f"{count:5d}{data.origin[0]:12.6f}{data.origin[1]:12.6f}{data.origin[2]:12.6f}"
+def header_text(numbers, charges, coords, origin, axes, shape, nval=1, orbitals=None,
+                comments=("", "")):
+    """Header lines (str, ending in a newline) of a cube file: atoms (bohr), the lattice
+    (origin (3,), step vectors (3, 3), shape (3,)), the number of values per point and, for
+    MO cubes, the 1-based orbital numbers."""
+    natm = len(numbers)
+    lines = [str(comments[0])[:200], str(comments[1])[:200]]
+    count = -natm if orbitals is not None else natm
+    head = f"{count:5d}{origin[0]:12.6f}{origin[1]:12.6f}{origin[2]:12.6f}"
     if nval > 1:
         head += f"{nval:5d}"
     lines.append(head)
-    for n, axis in zip(data.values.shape[1:], data.axes):
+    for n, axis in zip(shape, axes):
         lines.append(f"{n:5d}{axis[0]:12.6f}{axis[1]:12.6f}{axis[2]:12.6f}")
-    for z, q, xyz in zip(data.numbers, data.charges, data.coords):
+    for z, q, xyz in zip(numbers, charges, coords):
         lines.append(f"{int(z):5d}{float(q):12.6f}{xyz[0]:12.6f}{xyz[1]:12.6f}{xyz[2]:12.6f}")
-    if data.orbitals is not None:
-        if len(data.orbitals) != nval:
+    if orbitals is not None:
+        if len(orbitals) != nval:
             raise InputError("an MO cube needs one orbital number per data set")
-        numbers = [len(data.orbitals)] + [int(o) for o in data.orbitals]
-        for start in range(0, len(numbers), 10):
-            lines.append("".join(f"{n:5d}" for n in numbers[start:start + 10]))
+        numbers_line = [len(orbitals)] + [int(o) for o in orbitals]
+        for start in range(0, len(numbers_line), 10):
+            lines.append("".join(f"{n:5d}" for n in numbers_line[start:start + 10]))
     return "\n".join(lines) + "\n"
 
 
+def cube_text_header(data):
+    """Header lines (str, ending in newline) of a CubeData."""
+    return header_text(data.numbers, data.charges, data.coords, data.origin, data.axes,
+                       data.values.shape[1:], data.values.shape[0], data.orbitals, data.comments)
+
+
+def cube_size(shape, nval=1):
+    """Bytes of the data block of a cube with ``nval`` values per point (the header is
+    a few kB at most)."""
+    n1, n2, n3 = (int(n) for n in shape)
+    per_row = n3 * nval
+    return n1 * n2 * (per_row * _WIDTH + (per_row + VALUES_PER_LINE - 1) // VALUES_PER_LINE)
+
+
 def write_cube(path, data, overwrite=False):
-    """Write a CubeData to ``path``; refuses to replace an existing file unless ``overwrite``."""
+    """Write a CubeData to ``path`` atomically (hartree.io.files); refuses to replace an
+    existing file unless ``overwrite``."""
     if os.path.exists(path) and not overwrite:
         raise InputError(f"{path} already exists; use --overwrite to replace it")
     values = np.asarray(data.values)
     if values.ndim != 4:
         raise InputError("cube values must have shape (nval, n1, n2, n3)")
     body = data_bytes(values)
-    with open(path, "wb") as handle:
+    with atomic_output(path, binary=True) as handle:
         handle.write(cube_text_header(data).encode("ascii"))
         handle.write(body)
 
@@ -213,11 +231,7 @@ def make_cube(molecule, lattice, values, orbitals=None, comments=None):
 def read_cube(path):
     """Read a cube file (bohr units; Angstrom cubes with negative counts are converted)."""
     from ..constants import ANGSTROM_IN_BOHR
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    raw = read_bytes(path, "cube file")
     lines = raw.split(b"\n")
     try:
         comments = (lines[0].decode().rstrip("\r"), lines[1].decode().rstrip("\r"))

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..constants import element_symbol
 from ..errors import InputError
+from .files import write_text
 from .shells import ao_count, cartesian_norm, shell_primitives, shells_by_atom
 
 #: Largest angular momentum the Molden format defines.
@@ -164,6 +165,4 @@ def molden_text(result, *, title=None):
 
 def write_molden(path, result, *, title=None):
     """Write the Molden file for an SCFResult (geometry, basis, all MOs) to ``path``."""
-    text = molden_text(result, title=title)
-    with open(path, "w", encoding="ascii") as handle:
-        handle.write(text)
+    write_text(path, molden_text(result, title=title))     # atomic (hartree.io.files)
