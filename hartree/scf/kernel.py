@@ -31,18 +31,17 @@ result's arrays are returned as numpy.
 from __future__ import annotations
 
 import inspect
-import os
 import time
 import warnings
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import ConvergenceError, InputError
+from ..xp import array_module, to_numpy
 from . import analysis
 from . import checkpoint as chk
 from . import fock as fk
 from . import guess as gs
-from ..xp import array_module, to_numpy
 from .diis import DIISHistory
 from .linalg import eigh_orth, orthogonalizer
 from .options import IterationRecord, SCFOptions
@@ -66,6 +65,9 @@ def validate(molecule, method):
     """InputError for a method/spin combination that cannot work."""
     if method not in ("rhf", "uhf", "rohf"):
         raise InputError(f"unknown SCF method {method!r}; choose rhf, uhf or rohf")
+    if molecule.nelectron < 1:
+        raise InputError(f"the molecule has no electrons (charge {molecule.charge} with nuclear "
+                         f"charge {int(molecule.numbers.sum())}); there is nothing to compute")
     if method == "rhf":
         if molecule.nelectron % 2:
             raise InputError("RHF needs an even number of electrons; use --method uhf or rohf "
@@ -195,46 +197,44 @@ def _diagonalize(method, fock_diag, x, nalpha, nbeta):
     return e, c, fk.occupations(method, e, nalpha, nbeta)
 
 
-def _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, notes):
-    """The Guess to start from, honouring checkpoint files (see module checkpoint)."""
+def _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, notes, plan):
+    """(Guess, restarted) to start from: the checkpoint ``plan`` chose, else options.guess."""
     method = options.method
-    path = options.checkpoint
-    if path:
-        chk.ensure_writable_checkpoint(path)
-        if os.path.exists(path):
-            data = chk.read_checkpoint(path)
-            relation = chk.compare(data, molecule, basis, method)
-            xp = array_module(s)
-            if relation == "same":
-                have_mo = data.mo_coeff is not None and data.mo_occ is not None
-                notes.append(f"restarted from checkpoint {path} (cycle {data.cycle}, "
-                             f"E = {data.energy:.10f})")
-                return gs.Guess(xp.asarray(data.dm),
-                                xp.asarray(data.mo_coeff) if have_mo else None,
-                                xp.asarray(data.mo_occ) if have_mo else None,
-                                "checkpoint restart",
-                                None if data.mo_energy is None else xp.asarray(data.mo_energy)
-                                ), True
-            if relation == "related" and data.mo_coeff is not None:
-                notes.append(f"guess from the orbitals of a related run in {path} "
-                             f"({data.method}, other geometry/charge/spin/method)")
-                return gs.guess_from_orbitals(method, data.mo_coeff, data.mo_energy, s,
-                                              nalpha, nbeta, "checkpoint orbitals"), False
-            if relation == "related":
-                notes.append(f"guess from the density of a related run in {path}")
-                d = xp.asarray(data.dm)
-                return gs.Guess(gs.split_total_density(method, fk.total_dm(d)), None, None,
-                                "checkpoint density"), False
-            msg = (f"checkpoint {path} is for other atoms or another basis; "
-                   "ignoring it and starting from the SAD guess")
-            warnings.warn(msg, stacklevel=3)
-            notes.append(msg)
-            return gs.sad_guess(method, molecule, basis, engine, options.screening_threshold), False
-        if options.guess == "checkpoint":
-            raise InputError(f"guess='checkpoint' but {path} does not exist")
+    notes.extend(plan.notes)
+    data = plan.start
+    if data is not None:
+        xp = array_module(s)
+        if plan.relation == "same":
+            have_mo = data.mo_coeff is not None and data.mo_occ is not None
+            notes.append(f"restarted from checkpoint {plan.source} (cycle {data.cycle}, "
+                         f"E = {data.energy:.10f})")
+            return gs.Guess(xp.asarray(data.dm),
+                            xp.asarray(data.mo_coeff) if have_mo else None,
+                            xp.asarray(data.mo_occ) if have_mo else None,
+                            "checkpoint restart",
+                            None if data.mo_energy is None else xp.asarray(data.mo_energy)
+                            ), True
+        if data.mo_coeff is not None:
+            notes.append(f"guess from the orbitals of another job in {plan.source} "
+                         f"({data.method}, {chk.differences(data, molecule, method)})")
+            return gs.guess_from_orbitals(method, data.mo_coeff, data.mo_energy, s,
+                                          nalpha, nbeta, "checkpoint orbitals"), False
+        notes.append(f"guess from the density of another job in {plan.source}")
+        d = xp.asarray(data.dm)
+        return gs.Guess(gs.split_total_density(method, fk.total_dm(d)), None, None,
+                        "checkpoint density"), False
     if options.guess == "core":
         return gs.core_guess(method, h, x, nalpha, nbeta), False
     return gs.sad_guess(method, molecule, basis, engine, options.screening_threshold), False
+
+
+def _check_finite(st, cycle):
+    """ConvergenceError when the SCF produced a non-finite energy or gradient (numerical
+    breakdown): never carried on, never written to the checkpoint."""
+    if not (np.isfinite(st.energy) and np.isfinite(st.grad_norm)):
+        raise ConvergenceError(
+            f"the SCF broke down at cycle {cycle}: the energy or orbital gradient is not a "
+            "finite number; the checkpoint (if any) keeps the last finite cycle")
 
 
 def _host(a):
@@ -255,6 +255,8 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     t_start = time.perf_counter()
     method = options.method
     validate(molecule, method)
+    plan = chk.plan(molecule, basis, method, checkpoint=options.checkpoint, guess=options.guess,
+                    guess_from=options.guess_from, overwrite=options.overwrite_checkpoint)
     nalpha, nbeta = fk.spin_counts(molecule.nelectron, molecule.multiplicity)
     notes = []
     # The engine's array module (cupy for the GPU engine); the one-electron matrices come
@@ -278,7 +280,7 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
 
     clock.lap("other")
     guess, restarted = _initial_guess(molecule, basis, options, engine, s, h, x,
-                                      nalpha, nbeta, notes)
+                                      nalpha, nbeta, notes, plan)
     if xp is not np:
         guess = _guess_to(xp, guess)
     clock.lap("guess")
@@ -296,9 +298,10 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
         rec = IterationRecord(cycle=cycle, energy=st.energy, delta_energy=delta,
                               gradient_norm=st.grad_norm, diis_error=st.err_max, step=step,
                               time=time.perf_counter() - t_start)
+        _check_finite(st, cycle)
         history.append(rec)
-        if options.checkpoint:
-            chk.write_checkpoint(options.checkpoint, molecule=molecule, basis=basis,
+        if plan.write:
+            chk.write_checkpoint(plan.write, molecule=molecule, basis=basis,
                                  method=method, cycle=cycle, energy=st.energy,
                                  dm=_host(st.dm), mo_coeff=_host(mo_state[0]),
                                  mo_energy=_host(mo_state[1]), mo_occ=_host(mo_state[2]),
@@ -400,8 +403,8 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     # results are numpy whatever the device (no-ops on the CPU)
     mo_energy, mo_coeff, mo_occ, dm_final = (to_numpy(a) for a in
                                              (mo_energy, mo_coeff, mo_occ, dm_final))
-    if options.checkpoint:
-        chk.write_checkpoint(options.checkpoint, molecule=molecule, basis=basis, method=method,
+    if plan.write:
+        chk.write_checkpoint(plan.write, molecule=molecule, basis=basis, method=method,
                              cycle=cycle, energy=state.energy, dm=_host(state.dm),
                              mo_coeff=mo_coeff,
                              mo_energy=mo_energy, mo_occ=mo_occ, converged=converged)

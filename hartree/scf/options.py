@@ -55,6 +55,8 @@ class SCFOptions:
     early_screening_gradient: float = 1e-3
     lindep_threshold: float = 1e-8    # overlap eigenvalues below this are dropped
     checkpoint: Optional[str] = None  # path of the HDF5 checkpoint (written every cycle)
+    overwrite_checkpoint: bool = False  # replace a checkpoint of another job (scf.checkpoint.plan)
+    guess_from: Optional[str] = None  # another job's checkpoint to start from (read only)
     callback: Optional[Callable] = None  # called with each IterationRecord
     cartesian: bool = False           # used by run() when it loads a basis by name
 

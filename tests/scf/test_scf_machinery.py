@@ -182,7 +182,7 @@ def test_killed_run_leaves_a_readable_checkpoint(tmp_path, h2o, h2o_reference):
     data = read_checkpoint(path)
     assert data.cycle == 3 and not data.converged
     assert data.dm.shape == (1, basis.nao, basis.nao)
-    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]  # no temp litter
+    assert not [f for f in os.listdir(tmp_path) if f.endswith("tmp")]  # no temp litter
     resumed = kernel(mol, basis, SCFOptions(checkpoint=path), eng)
     assert resumed.converged and resumed.history[0].step == "restart"
     assert abs(resumed.energy - h2o_reference.energy) < 1e-8
@@ -192,41 +192,57 @@ def test_related_checkpoints_seed_the_guess(tmp_path, h2o, h2o_reference):
     mol, basis, eng = h2o
     path = str(tmp_path / "rel.chk")
     kernel(mol, basis, SCFOptions(checkpoint=path), eng)
-    # other method and charge: RHF orbitals seed a UHF cation
+    before = read_checkpoint(path).fingerprint
+    # other method and charge: RHF orbitals seed a UHF cation (read only: guess_from)
     cation = mol.replace(charge=1)
     eng_c = make_engine(cation, basis)
-    res = kernel(cation, basis, SCFOptions(method="uhf", checkpoint=path), eng_c)
+    res = kernel(cation, basis, SCFOptions(method="uhf", guess_from=path), eng_c)
     fresh = kernel(cation, basis, SCFOptions(method="uhf"), eng_c)
-    assert res.converged and any("related run" in n for n in res.notes)
+    assert res.converged and any("another job" in n for n in res.notes)
     assert abs(res.energy - fresh.energy) < 1e-8
-    # RHF orbitals seed ROHF (orbitals kept for the first effective Fock matrix)
+    assert read_checkpoint(path).fingerprint == before          # never written
+    # another job's checkpoint is not replaced without overwrite_checkpoint
+    with pytest.raises(InputError, match="belongs to another job"):
+        kernel(cation, basis, SCFOptions(method="uhf", checkpoint=path), eng_c)
+    assert read_checkpoint(path).fingerprint == before
+    # RHF orbitals seed ROHF with guess='checkpoint': read, left unchanged, no checkpoint
     path_r = str(tmp_path / "rohf.chk")
     kernel(mol, basis, SCFOptions(checkpoint=path_r), eng)
-    res_r = kernel(cation, basis, SCFOptions(method="rohf", checkpoint=path_r), eng_c)
+    res_r = kernel(cation, basis, SCFOptions(method="rohf", checkpoint=path_r,
+                                             guess="checkpoint"), eng_c)
     fresh_r = kernel(cation, basis, SCFOptions(method="rohf"), eng_c)
     assert res_r.converged and fresh_r.converged
     assert abs(res_r.energy - fresh_r.energy) < 1e-8
-    assert read_checkpoint(path_r).method == "rohf"  # now holds the ROHF run
+    assert any("left unchanged" in n for n in res_r.notes)
+    assert read_checkpoint(path_r).method == "rhf"
+    # ... and with overwrite_checkpoint the file then holds the ROHF run
+    kernel(cation, basis, SCFOptions(method="rohf", checkpoint=path_r, guess="checkpoint",
+                                     overwrite_checkpoint=True), eng_c)
+    assert read_checkpoint(path_r).method == "rohf"
     # other geometry, same basis functions
     path2 = str(tmp_path / "geom.chk")
     kernel(mol, basis, SCFOptions(checkpoint=path2), eng)
     moved = mol.replace(coords=mol.coords * 1.02)
     basis_m = load_basis(moved, "6-31g")
     eng_m = make_engine(moved, basis_m)
-    res_m = kernel(moved, basis_m, SCFOptions(checkpoint=path2), eng_m)
+    res_m = kernel(moved, basis_m, SCFOptions(guess_from=path2), eng_m)
     fresh_m = kernel(moved, basis_m, SCFOptions(), eng_m)
-    assert res_m.converged and any("related run" in n for n in res_m.notes)
+    assert res_m.converged and any("geometry" in n for n in res_m.notes)
     assert abs(res_m.energy - fresh_m.energy) < 1e-8
     assert res_m.iterations <= fresh_m.iterations
 
 
-def test_incompatible_checkpoint_falls_back_to_sad(tmp_path, h2o, h2o_reference):
+def test_incompatible_checkpoint_is_refused_or_replaced_on_request(tmp_path, h2o,
+                                                                    h2o_reference):
     mol, basis, eng = h2o
     path = str(tmp_path / "sto.chk")
     small = load_basis(mol, "sto-3g")
     kernel(mol, small, SCFOptions(checkpoint=path), make_engine(mol, small))
-    with pytest.warns(UserWarning, match="another basis"):
-        res = kernel(mol, basis, SCFOptions(checkpoint=path), eng)
+    with pytest.raises(InputError, match="other atoms or another basis"):
+        kernel(mol, basis, SCFOptions(guess_from=path), eng)
+    with pytest.raises(InputError, match="belongs to another job"):
+        kernel(mol, basis, SCFOptions(checkpoint=path), eng)
+    res = kernel(mol, basis, SCFOptions(checkpoint=path, overwrite_checkpoint=True), eng)
     assert res.converged and abs(res.energy - h2o_reference.energy) < 1e-8
     assert read_checkpoint(path).basis_arrays["exponents"].size == basis.exponents.size
 
