@@ -5,20 +5,23 @@ source (hartree result JSON or Molden file), build the lattice, check every
 output path (nothing is computed when one would be overwritten), evaluate, write.
 """
 
+import io
 import os
 import time
 
 import numpy as np
 
-from ..errors import InputError
 from ..constants import ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM
+from ..errors import InputError
 from ..grid import Lattice, lattice_around, lattice_from_axes
 from ..grid.api import compute, requested
 from ..grid.orbitals import resolve_device
 from ..grid.sources import load_wavefunction
-from ..io.cube import make_cube, write_cube
-from .argtypes import positive_float
-from .run_command import check_output_paths
+from ..grid.stream import Outputs, write_lattice
+from ..io.files import atomic_output, atomic_path, read_text
+from ..io.paths import check_outputs
+from ..resources import check_memory
+from .argtypes import finite_float, non_negative_float, positive_float, positive_int
 
 HELP = "orbitals and densities on a 3-D lattice (cube files, PNG pictures, arrays)"
 
@@ -61,15 +64,15 @@ def add_arguments(parser):
     lat = parser.add_argument_group("lattice")
     lat.add_argument("--spacing", type=positive_float, default=0.1, metavar="D",
                      help="distance between lattice points (Angstrom, or bohr with --bohr)")
-    lat.add_argument("--margin", type=float, default=4.0, metavar="M",
+    lat.add_argument("--margin", type=non_negative_float, default=4.0, metavar="M",
                      help="space around the outermost nuclei (Angstrom, or bohr with --bohr)")
     lat.add_argument("--bohr", action="store_true",
                      help="lengths (--spacing, --margin, --origin, --axes, --points) are in bohr")
-    lat.add_argument("--origin", type=float, nargs=3, metavar=("X", "Y", "Z"),
+    lat.add_argument("--origin", type=finite_float, nargs=3, metavar=("X", "Y", "Z"),
                      help="explicit lattice: position of the first point (with --axes and --shape)")
-    lat.add_argument("--axes", type=float, nargs=9, metavar="V",
+    lat.add_argument("--axes", type=finite_float, nargs=9, metavar="V",
                      help="explicit lattice: three step vectors, row by row (9 numbers)")
-    lat.add_argument("--shape", type=int, nargs=3, metavar=("N1", "N2", "N3"),
+    lat.add_argument("--shape", type=positive_int, nargs=3, metavar=("N1", "N2", "N3"),
                      help="explicit lattice: points along each step vector")
     lat.add_argument("--points", metavar="FILE",
                      help="evaluate at the points in FILE instead (.npy or text, 3 columns); "
@@ -122,7 +125,8 @@ def _output_plan(args, items):
         outputs.append(("--h5", args.h5))
     if not outputs:
         raise InputError("nothing to write: give --cube, --png, --npy or --h5")
-    check_output_paths(outputs, args.overwrite)
+    check_outputs(outputs, inputs=[("source file", args.source), ("--points file", args.points)],
+                  overwrite=args.overwrite)
     return plan
 
 
@@ -142,12 +146,23 @@ def _lattice(args, wfn):
 
 
 def _read_points(path):
+    """(n, 3) float array from a .npy file or a text file of 3 columns; InputError for
+    anything else (unreadable, binary, not numbers, non-finite)."""
     try:
-        points = np.load(path) if str(path).endswith(".npy") else np.loadtxt(path, ndmin=2)
-    except (OSError, ValueError) as exc:
+        if str(path).endswith(".npy"):
+            if not os.path.isfile(path):
+                raise InputError(f"--points file not found: {path}")
+            points = np.load(path, allow_pickle=False)
+        else:
+            points = np.loadtxt(io.StringIO(read_text(path, "--points file")), ndmin=2)
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError) as exc:
         raise InputError(f"cannot read points from {path}: {exc}") from None
     if points.ndim != 2 or points.shape[1] != 3 or points.shape[0] == 0:
         raise InputError(f"{path}: points must be n rows of 3 coordinates")
+    if points.dtype.kind not in "iuf" or not np.all(np.isfinite(points)):
+        raise InputError(f"{path}: points must be finite numbers")
     return np.asarray(points, dtype=float)
 
 
@@ -169,23 +184,6 @@ def _device_text(device):
     return "cpu"
 
 
-def _write_h5(path, wfn, lattice, values):
-    import h5py
-
-    with h5py.File(path, "w") as handle:
-        handle.attrs["units"] = "atomic units (bohr, bohr^-3/2 orbitals, bohr^-3 densities)"
-        if isinstance(lattice, Lattice):
-            handle["lattice/origin"] = lattice.origin
-            handle["lattice/axes"] = lattice.axes
-            handle["lattice/shape"] = np.array(lattice.shape)
-        else:
-            handle["points"] = lattice
-        handle["molecule/numbers"] = np.asarray(wfn.molecule.numbers)
-        handle["molecule/coords"] = np.asarray(wfn.molecule.coords)
-        for label, array in values.items():
-            handle[f"values/{label}"] = array
-
-
 def execute(args, console):
     """Run ``hartree orbitals``; returns the exit code (errors raise)."""
     wfn = load_wavefunction(args.source)
@@ -201,50 +199,85 @@ def execute(args, console):
     say(_describe(args, lattice))
     say(f"device:  {_device_text(device)}")
     start = time.perf_counter()
-    values = compute(wfn, items, lattice, dtype, device)
     numbers = {label: choice.number + (wfn.mo_coeff.shape[-1] if choice.spin == 1 else 0)
                for label, kind, choice in items if kind == "mo"}
-    for label, kind, _ in items:
-        if kind != "mo" and isinstance(lattice, Lattice):
-            total = float(values[label].sum(dtype=np.float64)) * lattice.voxel_volume
-            say(f"{label} integrates to {total:.4f} electrons on this lattice "
-                "(a coarse lattice misses part of the sharp core density)")
-    say(f"computed in {time.perf_counter() - start:.2f} s")
-    _write(args, plan, wfn, lattice, items, values, numbers, say)
+    if isinstance(lattice, Lattice):
+        outputs = _outputs(args, plan, wfn, lattice, items, numbers)
+        keep, sums = write_lattice(wfn, items, lattice, outputs, dtype, device)
+        for label, kind, _ in items:
+            if kind != "mo":
+                say(f"{label} integrates to {sums[label] * lattice.voxel_volume:.4f} electrons on "
+                    "this lattice (a coarse lattice misses part of the sharp core density)")
+    else:
+        check_memory(2 * len(items) * lattice.shape[0] * 8, f"values at {lattice.shape[0]:,} points")
+        keep = compute(wfn, items, lattice, dtype, device)
+        _write_points(args, plan, wfn, lattice, keep)
+    say(f"computed and written in {time.perf_counter() - start:.2f} s")
+    for kind in ("cube", "npy"):
+        for path in plan[kind].values():
+            say(f"wrote {kind}: {path}")
+    if args.h5:
+        say(f"wrote HDF5: {args.h5}")
+    _pictures(args, plan, wfn, lattice, items, keep, say)
     return 0
 
 
-def _write(args, plan, wfn, lattice, items, values, numbers, say):
+def _outputs(args, plan, wfn, lattice, items, numbers):
+    """The stream.Outputs of a lattice run: cube files (one per quantity, or every orbital
+    in one), npy arrays, one HDF5 file, and the labels drawn as pictures (kept whole)."""
     kinds = {label: kind for label, kind, _ in items}
+    order = "outer loop: x, inner loop: z"
+    cubes = []
     for label, path in plan["cube"].items():
         if label == "__all__":
             labels = [lab for lab, _, _ in items]
-            data = make_cube(wfn.molecule, lattice, np.stack([values[lab] for lab in labels]),
-                             orbitals=[numbers[lab] for lab in labels],
-                             comments=(f"hartree orbitals {' '.join(labels)}", "outer loop: x, inner loop: z"))
+            cubes.append((path, labels, [numbers[lab] for lab in labels],
+                          (f"hartree orbitals {' '.join(labels)}", order)))
         else:
-            data = make_cube(wfn.molecule, lattice, values[label],
-                             orbitals=[numbers[label]] if kinds[label] == "mo" else None,
-                             comments=(f"hartree {label}", "outer loop: x, inner loop: z"))
-        write_cube(path, data, overwrite=args.overwrite)
-        say(f"wrote cube: {path}")
-    for label, path in plan["npy"].items():
-        if os.path.exists(path) and not args.overwrite:
-            raise InputError(f"{path} already exists; use --overwrite to replace it")
-        with open(path, "wb") as handle:
-            np.save(handle, values[label])
-        say(f"wrote npy: {path}")
-    if args.h5:
-        _write_h5(args.h5, wfn, lattice, values)
-        say(f"wrote HDF5: {args.h5}")
-    if plan["png"]:
-        from ..grid.picture import DENSITY_ISO, ORBITAL_ISO, render_png
+            cubes.append((path, [label], [numbers[label]] if kinds[label] == "mo" else None,
+                          (f"hartree {label}", order)))
+    attrs, datasets = _h5_header(wfn)
+    datasets.update({"lattice/origin": lattice.origin, "lattice/axes": lattice.axes,
+                     "lattice/shape": np.array(lattice.shape)})
+    return Outputs(cubes=cubes, npy=dict(plan["npy"]), h5=args.h5,
+                   h5_labels=tuple(label for label, _, _ in items) if args.h5 else (),
+                   h5_datasets=datasets, h5_attrs=attrs, keep=tuple(plan["png"]))
 
-        for label, path in plan["png"].items():
-            kind = kinds[label]
-            iso = args.iso or (ORBITAL_ISO if kind == "mo" else DENSITY_ISO)
-            render_png(path, wfn.molecule, lattice, values[label], iso,
-                       title=f"{os.path.basename(args.source)}: {label}  (isovalue {iso:g} a.u.)",
-                       signed=kind != "density",
-                       overwrite=args.overwrite)
-            say(f"wrote PNG: {path}")
+
+def _h5_header(wfn):
+    return ({"units": "atomic units (bohr, bohr^-3/2 orbitals, bohr^-3 densities)"},
+            {"molecule/numbers": np.asarray(wfn.molecule.numbers),
+             "molecule/coords": np.asarray(wfn.molecule.coords)})
+
+
+def _write_points(args, plan, wfn, points, values):
+    """--npy and --h5 outputs of a --points run (whole arrays, written atomically)."""
+    for label, path in plan["npy"].items():
+        with atomic_output(path, binary=True) as handle:
+            np.save(handle, values[label])
+    if args.h5:
+        import h5py
+        attrs, datasets = _h5_header(wfn)
+        with atomic_path(args.h5) as tmp, h5py.File(tmp, "w") as handle:
+            handle.attrs.update(attrs)
+            for name, value in datasets.items():
+                handle[name] = value
+            handle["points"] = points
+            for label, array in values.items():
+                handle[f"values/{label}"] = array
+
+
+def _pictures(args, plan, wfn, lattice, items, values, say):
+    """The --png pictures (whole arrays, kept by write_lattice)."""
+    if not plan["png"]:
+        return
+    from ..grid.picture import DENSITY_ISO, ORBITAL_ISO, render_png
+
+    kinds = {label: kind for label, kind, _ in items}
+    for label, path in plan["png"].items():
+        kind = kinds[label]
+        iso = args.iso or (ORBITAL_ISO if kind == "mo" else DENSITY_ISO)
+        render_png(path, wfn.molecule, lattice, values[label], iso,
+                   title=f"{os.path.basename(args.source)}: {label}  (isovalue {iso:g} a.u.)",
+                   signed=kind != "density", overwrite=args.overwrite)
+        say(f"wrote PNG: {path}")

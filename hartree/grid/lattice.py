@@ -15,6 +15,7 @@ Explicit point lists do not need a lattice: the evaluation functions take an
 (npts, 3) array as well.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +23,10 @@ import numpy as np
 from ..constants import ANGSTROM_IN_BOHR
 from ..errors import InputError
 
-#: Largest lattice a user may ask for (points); guards against a unit mistake.
-MAX_POINTS = 2_000_000_000
+#: Largest lattice that can be described at all (points; int64 point indices stay exact
+#: far beyond).  Whether a lattice fits the machine is checked where it is used, against
+#: the memory and disk it needs (hartree.resources).
+MAX_POINTS = 10**13
 
 _UNITS = {"angstrom": ANGSTROM_IN_BOHR, "ang": ANGSTROM_IN_BOHR, "a": ANGSTROM_IN_BOHR,
           "bohr": 1.0, "au": 1.0}
@@ -48,11 +51,14 @@ class Lattice:
         shape = tuple(int(n) for n in self.shape)
         if len(shape) != 3 or min(shape) < 1:
             raise InputError(f"a lattice needs three positive point counts, got {self.shape}")
-        if abs(np.linalg.det(axes)) < 1e-12:
-            raise InputError("the lattice axes are linearly dependent")
-        if np.prod(shape, dtype=np.int64) > MAX_POINTS:
-            raise InputError(f"a lattice of {shape[0]}x{shape[1]}x{shape[2]} points is too large; "
-                             "increase the spacing")
+        if not (np.all(np.isfinite(origin)) and np.all(np.isfinite(axes))):
+            raise InputError("the lattice origin and axes must be finite numbers")
+        norms = np.linalg.norm(axes, axis=1)
+        if np.any(norms == 0) or abs(np.linalg.det(axes)) < 1e-10 * float(np.prod(norms)):
+            raise InputError("the lattice axes are zero or linearly dependent")
+        if math.prod(shape) > MAX_POINTS:
+            raise InputError(f"a lattice of {shape[0]} x {shape[1]} x {shape[2]} points is "
+                             "beyond what any machine can store; use fewer points")
         origin.flags.writeable = False
         axes.flags.writeable = False
         object.__setattr__(self, "origin", origin)
@@ -62,7 +68,12 @@ class Lattice:
     @property
     def npoints(self):
         """Total number of points."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
+
+    def slab(self, start, stop):
+        """The sub-lattice of planes start..stop-1 along the first (slowest) axis."""
+        return Lattice(origin=self.origin + start * self.axes[0], axes=self.axes,
+                       shape=(stop - start,) + tuple(self.shape[1:]))
 
     @property
     def is_rectilinear(self):
@@ -107,20 +118,30 @@ def lattice_around(coords, spacing, margin=4.0, unit="angstrom"):
     coords: (natm, 3) nuclear positions, bohr.  spacing, margin: lengths in
     ``unit`` ("angstrom" or "bohr").  The point count along each axis is
     ceil(extent / spacing) + 1, and the box is centred on the molecule, so the
-    margin is at least the one asked for.
+    margin is at least the one asked for.  InputError (in the user's unit) for a
+    spacing that is not a positive finite length, a negative or non-finite margin,
+    or a lattice with more than MAX_POINTS points.
     """
     factor = _unit_factor(unit)
-    spacing = float(spacing) * factor
-    margin = float(margin) * factor
-    if not spacing > 0:
-        raise InputError(f"the lattice spacing must be positive, got {spacing}")
-    if margin < 0:
-        raise InputError(f"the lattice margin must not be negative, got {margin}")
+    name = "bohr" if factor == 1.0 else "Angstrom"
+    given_spacing, given_margin = float(spacing), float(margin)
+    if not (math.isfinite(given_spacing) and given_spacing > 0):
+        raise InputError(f"the lattice spacing must be a positive length, got {spacing} {name}")
+    if not (math.isfinite(given_margin) and given_margin >= 0):
+        raise InputError(f"the lattice margin must be zero or a positive length, got {margin} "
+                         f"{name}")
+    spacing, margin = given_spacing * factor, given_margin * factor
     coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
     low = coords.min(axis=0) - margin
     high = coords.max(axis=0) + margin
     extent = high - low
-    counts = np.ceil(extent / spacing - 1e-9).astype(np.int64) + 1
+    estimate = [math.ceil(e / spacing - 1e-9) + 1 for e in extent.tolist()]
+    if math.prod(estimate) > MAX_POINTS:
+        raise InputError(f"a spacing of {given_spacing:g} {name} gives "
+                         f"{estimate[0]} x {estimate[1]} x {estimate[2]} = "
+                         f"{math.prod(estimate):.3g} lattice points, beyond what any machine "
+                         "can store; use a larger spacing")
+    counts = np.array(estimate, dtype=np.int64)
     centre = 0.5 * (low + high)
     origin = centre - 0.5 * (counts - 1) * spacing
     return Lattice(origin=origin, axes=np.eye(3) * spacing, shape=tuple(counts))

@@ -1,14 +1,14 @@
 """Wavefunctions to plot: from a hartree result (SCFResult, QCSchema JSON, SCF checkpoint)
 or a Molden file."""
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
+from ..io.files import read_bytes
 from ..io.molden_read import read_molden
-from ..io.qcschema import basis_from_qcschema, read_result_json, wavefunction_arrays
+from ..io.qcschema_read import read_wavefunction
 from ..molecule import Molecule
 
 
@@ -41,22 +41,18 @@ def from_result(result, source="SCF result"):
 
 
 def _looks_like_molden(path):
-    with open(path, encoding="ascii", errors="replace") as handle:
-        head = handle.read(4096).lower()
+    head = read_bytes(path, "file", limit=4096).decode("ascii", "replace").lower()
     return "[molden format]" in head or ("[atoms]" in head and "[gto]" in head) or "[gto]" in head
 
 
 def from_checkpoint(path):
     """Wavefunction from an SCF checkpoint (``hartree run --checkpoint``), last saved orbitals."""
-    from ..basis import Basis
     from ..scf.checkpoint import read_checkpoint
 
-    chk = read_checkpoint(path)
+    chk = read_checkpoint(path)              # validated: shapes, finite values, fingerprint
     if chk.mo_coeff is None or chk.mo_occ is None:
         raise InputError(f"{path}: the checkpoint holds no orbitals yet")
-    molecule = Molecule(numbers=chk.numbers, coords=chk.coords, charge=chk.charge,
-                        multiplicity=chk.multiplicity)
-    basis = Basis(name=chk.basis_name, pure=chk.basis_pure, **chk.basis_arrays)
+    molecule, basis = chk.molecule(), chk.basis()
     energy = chk.mo_energy if chk.mo_energy is not None else np.zeros(chk.mo_occ.shape)
     return Wavefunction(molecule, basis, energy, chk.mo_coeff, chk.mo_occ, str(path))
 
@@ -67,15 +63,12 @@ def load_wavefunction(path):
     from ..scf.checkpoint import is_checkpoint
 
     path = str(path)
-    if not os.path.isfile(path):
-        raise InputError(f"file not found: {path}")
+    read_bytes(path, "file", limit=0)       # InputError: missing, a directory, unreadable
     if is_checkpoint(path):
         return from_checkpoint(path)
     if path.lower().endswith(".json"):
-        doc = read_result_json(path)
-        molecule = Molecule.from_qcschema(doc["molecule"])
-        mo_energy, mo_coeff, mo_occ = wavefunction_arrays(doc)
-        return Wavefunction(molecule, basis_from_qcschema(doc), mo_energy, mo_coeff, mo_occ, path)
+        molecule, basis, mo_energy, mo_coeff, mo_occ = read_wavefunction(path)
+        return Wavefunction(molecule, basis, mo_energy, mo_coeff, mo_occ, path)
     if _looks_like_molden(path):
         data = read_molden(path)
         return Wavefunction(data.molecule, data.basis, data.mo_energy, data.mo_coeff, data.mo_occ, path)

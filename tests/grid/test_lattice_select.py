@@ -35,8 +35,16 @@ def test_lattice_errors():
         lattice_around(np.zeros((1, 3)), spacing=0.1, unit="furlong")
     with pytest.raises(InputError, match="dependent"):
         Lattice(origin=np.zeros(3), axes=np.ones((3, 3)), shape=(2, 2, 2))
-    with pytest.raises(InputError, match="too large"):
+    with pytest.raises(InputError, match="beyond what any machine"):
         lattice_around(np.zeros((1, 3)), spacing=1e-4, margin=10.0)
+    with pytest.raises(InputError, match=r"spacing must be a positive length, got inf Angstrom"):
+        lattice_around(np.zeros((1, 3)), spacing=float("inf"))
+    with pytest.raises(InputError, match=r"margin must be zero or a positive length, got -1 bohr"):
+        lattice_around(np.zeros((1, 3)), spacing=0.1, margin=-1, unit="bohr")
+    with pytest.raises(InputError, match="finite"):
+        Lattice(origin=[0, 0, np.nan], axes=np.eye(3), shape=(2, 2, 2))
+    # a tiny but valid spacing is not "linearly dependent"
+    assert Lattice(origin=np.zeros(3), axes=np.eye(3) * 1e-6, shape=(2, 2, 2)).npoints == 8
     assert not lattice_from_axes(np.zeros(3), [[1, 1, 0], [0, 1, 0], [0, 0, 1]], (2, 2, 2)).is_rectilinear
 
 
