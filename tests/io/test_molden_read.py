@@ -53,7 +53,7 @@ def test_pyscf_written_files_reproduce_pyscf_orbitals(tmp_path, water, make_resu
 
 
 def test_angstrom_fortran_exponents_sparse_lines_and_sp_shells(tmp_path, water, make_result):
-    result, mol = make_result(water, "6-31g*")
+    result, _ = make_result(water, "6-31g*")
     text = molden_text(result)
     # Angstrom coordinates, Fortran D exponents, zero coefficients left out
     lines, out, in_atoms = text.splitlines(), [], False
@@ -68,12 +68,14 @@ def test_angstrom_fortran_exponents_sparse_lines_and_sp_shells(tmp_path, water, 
         if in_atoms:
             xyz = [float(v) * 0.529177210903 for v in fields[3:6]]
             out.append(" ".join(fields[:3] + [f"{v:.12f}" for v in xyz]))
-        elif len(fields) == 2 and "e" in fields[1] and fields[0].isdigit() and abs(float(fields[1])) < 0.05:
-            continue                                    # sparse [MO]: drop small coefficients
+        elif len(fields) == 2 and "e" in fields[1] and fields[0].isdigit() and (
+                fields[0] == "1" or abs(float(fields[1])) < 0.05):
+            continue              # sparse [MO]: drop small coefficients and AO 1 (every orbital sparse)
         else:
             out.append(line.replace("e", "D") if len(fields) == 2 and "." in fields[0] else line)
-    data = parse_molden("\n".join(out))
+    data = parse_molden("\n".join(out) + "\n")
     expected = np.where(np.abs(result.mo_coeff) < 0.05, 0.0, result.mo_coeff)  # spherical: no scaling
+    expected[0] = 0.0                                   # Molden AO 1 is hartree AO 0 (O 1s)
     assert np.count_nonzero(expected) < expected.size
     np.testing.assert_allclose(data.mo_coeff, expected, atol=1e-13)
     np.testing.assert_allclose(data.molecule.coords, result.molecule.coords, atol=1e-10)
@@ -90,7 +92,7 @@ def test_angstrom_fortran_exponents_sparse_lines_and_sp_shells(tmp_path, water, 
 
 def test_mixed_5d10f_flags(water, make_result):
     """[5D10F]: spherical d, cartesian f; read as a cartesian basis with the same orbitals."""
-    result, mol = make_result(water, "cc-pvtz")
+    result, _ = make_result(water, "cc-pvtz")
     basis, coeff = result.basis, result.mo_coeff
     text = molden_text(result).replace("[5D7F]\n[9G]\n", "[5D10F]\n")
     head, _ = text.split("[MO]\n")
@@ -119,11 +121,11 @@ def test_mixed_5d10f_flags(water, make_result):
 
 
 def test_bad_files(tmp_path):
-    with pytest.raises(InputError, match="no \\[Gto\\]"):
+    with pytest.raises(InputError, match="no \\[GTO\\]"):
         parse_molden("[Molden Format]\n[Atoms] AU\nH 1 1 0 0 0\n[MO]\n")
     with pytest.raises(InputError, match="AU or Angs"):
         parse_molden("[Atoms]\nH 1 1 0 0 0\n[GTO]\n1 0\ns 1 1.0\n1.0 1.0\n\n[MO]\nEne= 0\n1 1.0\n")
     with pytest.raises(InputError, match="basis function 3"):
         parse_molden("[Atoms] AU\nH 1 1 0 0 0\n[GTO]\n1 0\ns 1 1.0\n1.0 1.0\n\n[MO]\nEne= 0\nOccup= 1\n3 1.0\n")
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="Molden file not found"):
         read_molden(tmp_path / "missing.molden")
