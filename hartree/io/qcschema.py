@@ -1,31 +1,59 @@
-"""SCF results as QCSchema ``AtomicResult`` JSON documents, and back.
+"""SCF (and RI-MP2) results as QCSchema ``AtomicResult`` JSON documents, and back.
 
-The document follows QCSchema v1 (``schema_name: qcschema_output``): the
-molecule (bohr), driver ``energy``, model {method, basis}, keywords, the standard
-``properties`` and a ``wavefunction`` with the basis (QCSchema basis layout,
-coefficients for normalised primitives) and the orbitals, enough to rebuild
-orbitals later for plotting (:func:`basis_from_qcschema`, :func:`wavefunction_arrays`).
+Writing (:func:`result_to_qcschema`, :func:`write_json`): the document is a QCSchema v1
+``AtomicResult`` (``schema_name: qcschema_output``, ``schema_version: 1``) that validates
+with qcelemental's v1 models (``qcelemental.models.AtomicResult``, which is
+``qcelemental.models.v1.AtomicResult`` in qcelemental >= 0.50).  It holds the molecule
+(bohr), driver ``energy``, model {method, basis}, keywords, ``protocols: {wavefunction:
+all}`` (so that a reader keeps the wavefunction), the standard ``properties`` and a
+``wavefunction`` with the basis (QCSchema basis layout, coefficients for normalised
+primitives) and the orbitals, enough to rebuild them for plotting.
 
-Orbital arrays are flat, row-major (nbasis, nmo) lists as qcelemental writes
-them; ``calcinfo_nbasis`` and ``calcinfo_nmo`` give the shape.  AOs are in
-hartree's (PySCF's) order, stated in ``wavefunction.extras.hartree_ao_order``.
+* ``properties`` holds only AtomicResultProperties fields (energies in Eh, dipole in
+  e a0).  Quantities QCSchema v1 has no field for keep their names in
+  ``extras.hartree.properties`` (SCS-MP2: ``scs_mp2_correlation_energy``,
+  ``scs_mp2_total_energy``); :func:`document_properties` merges both places (and reads
+  documents of hartree <= 0.1, which had them in ``properties``).
+* Orbital arrays are flat, row-major (nbasis, nmo) lists as qcelemental writes them;
+  ``calcinfo_nbasis`` and ``calcinfo_nmo`` give the shape.  AOs are in hartree's (PySCF's)
+  order, stated in ``extras.hartree.ao_order`` with one label per AO in
+  ``extras.hartree.ao_labels``.
+* ``wavefunction.restricted`` is True only when alpha and beta are the same in
+  everything (RHF).  ROHF documents are ``restricted: false`` with equal alpha and beta
+  orbitals and per-spin occupations; ``extras.hartree.scf_method`` says "rohf".
+* An SCF that did not converge (``--allow-unconverged``) has ``success: false`` and an
+  ``error`` record.  Non-finite numbers are written as ``null`` (JSON has no NaN).
+
+Reading and checking documents is :mod:`hartree.io.qcschema_read`.
 """
 
 import json
+import math
 
 import numpy as np
 
 from .. import __version__
-from ..basis import Basis, normalized_coefficients
 from ..constants import element_symbol
-from ..errors import InputError
+from .files import write_text
 from .shells import shell_primitives, shells_by_atom
 
 AO_ORDER_NOTE = ("PySCF order: shells as in the basis (grouped by atom); spherical m = -l..l "
                  "except p = x, y, z; cartesian xx, xy, xz, yy, yz, zz, ... with a common "
                  "radial factor (x^2 and xy differ in norm)")
 
+#: The AtomicResultProperties fields (QCSchema v1) hartree writes; any other property
+#: goes to ``extras.hartree.properties`` under its own name.
+QCSCHEMA_PROPERTIES = frozenset({
+    "calcinfo_nbasis", "calcinfo_nmo", "calcinfo_nalpha", "calcinfo_nbeta", "calcinfo_natom",
+    "nuclear_repulsion_energy", "return_energy",
+    "scf_one_electron_energy", "scf_two_electron_energy", "scf_total_energy",
+    "scf_iterations", "scf_dipole_moment",
+    "mp2_singles_energy", "mp2_doubles_energy", "mp2_correlation_energy", "mp2_total_energy",
+    "mp2_same_spin_correlation_energy", "mp2_opposite_spin_correlation_energy",
+})
 
+
+# ------------------------------------------------------------------------------ writing
 def _floats(array):
     return [float(x) for x in np.asarray(array, dtype=float).ravel()]
 
@@ -34,8 +62,8 @@ def electron_counts(mo_occ):
     """(nalpha, nbeta) from occupations: UHF (2, nmo) or restricted (nmo,) with 0/1/2."""
     occ = np.asarray(mo_occ, dtype=float)
     if occ.ndim == 2:
-        return int(round(occ[0].sum())), int(round(occ[1].sum()))
-    return int(round(np.minimum(occ, 1.0).sum())), int(round(np.clip(occ - 1.0, 0.0, 1.0).sum()))
+        return int(np.rint(occ[0].sum())), int(np.rint(occ[1].sum()))
+    return int(np.rint(np.minimum(occ, 1.0).sum())), int(np.rint(np.clip(occ - 1.0, 0.0, 1.0).sum()))
 
 
 def basis_to_qcschema(basis, molecule):
@@ -48,7 +76,6 @@ def basis_to_qcschema(basis, molecule):
         for shell in shells:
             exponents, coefficients = shell_primitives(basis, shell)
             electron_shells.append({
-                "function_type": "gto",
                 "harmonic_type": harmonic,
                 "angular_momentum": [int(basis.shell_l[shell])],
                 "exponents": _floats(exponents),
@@ -83,15 +110,17 @@ def _spin_sets(result):
 
 
 def _wavefunction(result, basis_doc):
-    wfn = {"basis": basis_doc, "restricted": np.asarray(result.mo_coeff).ndim == 2}
-    for spin, coeff, energy, occ in _spin_sets(result):
+    """The ``wavefunction`` block; ``restricted`` only when alpha and beta are identical."""
+    sets = _spin_sets(result)
+    restricted = np.asarray(result.mo_coeff).ndim == 2 and np.array_equal(sets[0][3], sets[1][3])
+    wfn = {"basis": basis_doc, "restricted": bool(restricted)}
+    for spin, coeff, energy, occ in sets:
         wfn[f"scf_orbitals_{spin}"] = _floats(coeff)
         wfn[f"scf_eigenvalues_{spin}"] = _floats(energy)
         wfn[f"scf_occupations_{spin}"] = _floats(occ)
         wfn[f"orbitals_{spin}"] = f"scf_orbitals_{spin}"
         wfn[f"eigenvalues_{spin}"] = f"scf_eigenvalues_{spin}"
         wfn[f"occupations_{spin}"] = f"scf_occupations_{spin}"
-    wfn["extras"] = {"hartree_ao_order": AO_ORDER_NOTE, "hartree_ao_labels": list(result.basis.ao_labels())}
     return wfn
 
 
@@ -120,15 +149,30 @@ def mp2_extras(mp2):
     }
 
 
-def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
-    """AtomicResult-style dict for an SCFResult (pure function; nothing is written).
+def split_properties(values):
+    """(QCSchema v1 properties, the rest) of a dict of property names -> values."""
+    standard = {k: v for k, v in values.items() if k in QCSCHEMA_PROPERTIES}
+    return standard, {k: v for k, v in values.items() if k not in QCSCHEMA_PROPERTIES}
 
-    input_file: recorded in ``extras`` when given.  keywords: the options the run
-    used (a dict of JSON-able values), recorded as ``keywords``.  mp2: an
-    MP2Result computed on ``result``; its energies join ``properties`` (QCSchema
-    names: mp2_total_energy, mp2_correlation_energy, scs_mp2_*, ...), the MP2
-    total becomes ``return_energy``/``return_result``, ``model.method`` is "mp2"
-    and the MP2 settings go to ``extras.hartree.mp2``.
+
+def document_properties(doc):
+    """All properties of a result document, QCSchema's and hartree's own (Eh), one dict:
+    ``properties`` merged with ``extras.hartree.properties`` (where hartree >= 0.1.x puts
+    the names QCSchema v1 lacks, e.g. scs_mp2_total_energy; older documents had them in
+    ``properties``)."""
+    extras = (doc.get("extras") or {}).get("hartree") or {}
+    return {**dict(extras.get("properties") or {}), **dict(doc.get("properties") or {})}
+
+
+def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
+    """AtomicResult dict (QCSchema v1) for an SCFResult (pure function; nothing is written).
+
+    input_file: recorded in ``extras.hartree`` when given.  keywords: the options the run
+    used (a dict of JSON-able values), recorded as ``keywords``.  mp2: an MP2Result
+    computed on ``result``; its QCSchema energies (mp2_total_energy, ...; Eh) join
+    ``properties``, the SCS-MP2 ones go to ``extras.hartree.properties``, the MP2 total
+    becomes ``return_energy``/``return_result``, ``model.method`` is "mp2" and the MP2
+    settings go to ``extras.hartree.mp2``.
     """
     molecule, basis = result.molecule, result.basis
     components = result.energy_components
@@ -146,45 +190,61 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
         "calcinfo_nmo": int(mo_coeff.shape[-1]),
         "calcinfo_nalpha": nalpha,
         "calcinfo_nbeta": nbeta,
-        "calcinfo_natom": int(len(molecule.numbers)),
+        "calcinfo_natom": len(molecule.numbers),
     }
-    extras = {
-        "hartree": {
-            "converged": bool(result.converged),
-            "coulomb_energy": float(components["coulomb"]),
-            "exchange_energy": float(components["exchange"]),
-            "mulliken_charges": _floats(result.mulliken_charges),
-            "s_squared": None if result.s_squared is None else float(result.s_squared),
-            "wall_time": float(result.wall_time),
-            "timings": {k: (int(v) if k.endswith("_builds") else float(v))
-                        for k, v in (getattr(result, "timings", None) or {}).items()},
-            "cartesian": not basis.pure,
-        }
+    hartree = {
+        "scf_method": str(result.method).lower(),
+        "converged": bool(result.converged),
+        "coulomb_energy": float(components["coulomb"]),
+        "exchange_energy": float(components["exchange"]),
+        "mulliken_charges": _floats(result.mulliken_charges),
+        "s_squared": None if result.s_squared is None else float(result.s_squared),
+        "wall_time": float(result.wall_time),
+        "timings": {k: (int(v) if k.endswith("_builds") else float(v))
+                    for k, v in (getattr(result, "timings", None) or {}).items()},
+        "cartesian": not basis.pure,
+        "ao_order": AO_ORDER_NOTE,
+        "ao_labels": list(basis.ao_labels()),
     }
     if input_file is not None:
-        extras["hartree"]["input_file"] = str(input_file)
+        hartree["input_file"] = str(input_file)
     method, energy, routine = str(result.method).lower(), float(result.energy), "hartree.scf.run"
     if mp2 is not None:
-        properties.update({k: float(v) for k, v in mp2.properties().items()})
+        standard, own = split_properties({k: float(v) for k, v in mp2.properties().items()})
+        properties.update(standard)
+        if own:
+            hartree["properties"] = own
         method, energy, routine = "mp2", float(mp2.total_energy), "hartree.mp2.run"
         properties["return_energy"] = energy
-        extras["hartree"]["scf_method"] = str(result.method).lower()
-        extras["hartree"]["mp2"] = mp2_extras(mp2)
-    return {
+        hartree["mp2"] = mp2_extras(mp2)
+    doc = {
         "schema_name": "qcschema_output",
         "schema_version": 1,
         "molecule": molecule.to_qcschema(),
         "driver": "energy",
         "model": {"method": method, "basis": str(basis.name)},
         "keywords": dict(keywords or {}),
+        "protocols": {"wavefunction": "all"},
         "properties": properties,
         "return_result": energy,
         "success": bool(result.converged),
         "provenance": {"creator": "hartree", "version": __version__,
                        "routine": routine, "device": str(result.device)},
         "wavefunction": _wavefunction(result, basis_to_qcschema(basis, molecule)),
-        "extras": extras,
+        "extras": {"hartree": hartree},
     }
+    if not result.converged:
+        doc["error"] = {"error_type": "convergence_error",
+                        "error_message": f"the {str(result.method).upper()} SCF did not converge "
+                                         f"in {int(result.iterations)} cycles; the values are "
+                                         "those of the last cycle"}
+    return doc
+
+
+def _scalar(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return "null"                      # JSON has no NaN/Infinity
+    return json.dumps(value)
 
 
 def _dumps(value, indent, level):
@@ -197,101 +257,18 @@ def _dumps(value, indent, level):
         return "{\n" + ",\n".join(items) + "\n" + " " * (indent * level) + "}"
     if isinstance(value, (list, tuple)):
         if all(not isinstance(v, (dict, list, tuple)) for v in value):
-            return "[" + ", ".join(json.dumps(v) for v in value) + "]"
+            return "[" + ", ".join(_scalar(v) for v in value) + "]"
         items = [pad + _dumps(v, indent, level + 1) for v in value]
         return "[\n" + ",\n".join(items) + "\n" + " " * (indent * level) + "]"
-    return json.dumps(value)
+    return _scalar(value)
 
 
 def dumps(doc, indent=2):
-    """Serialise a document to JSON text (floats written with full precision)."""
+    """Serialise a document to JSON text (floats with full precision, non-finite as null)."""
     return _dumps(doc, indent, 0) + "\n"
 
 
 def write_json(path, doc):
-    """Write a JSON document (e.g. from :func:`result_to_qcschema`) to ``path``."""
-    text = dumps(doc)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-
-
-def read_result_json(path):
-    """Read a hartree/QCSchema result document; raises InputError if it is not one."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            doc = json.load(handle)
-    except FileNotFoundError:
-        raise InputError(f"file not found: {path}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if not isinstance(doc, dict) or doc.get("schema_name") != "qcschema_output":
-        raise InputError(f"{path}: not a QCSchema result (schema_name 'qcschema_output' expected)")
-    for key in ("molecule", "properties", "model"):
-        if key not in doc:
-            raise InputError(f"{path}: QCSchema result lacks {key!r}")
-    return doc
-
-
-def wavefunction_arrays(doc):
-    """(mo_energy, mo_coeff, mo_occ) numpy arrays from a result document.
-
-    Restricted: (nmo,), (nbasis, nmo), (nmo,) with total occupations (0/1/2);
-    unrestricted: leading axis 2, as in SCFResult.
-    """
-    wfn = doc.get("wavefunction")
-    if not wfn:
-        raise InputError("the QCSchema result has no wavefunction")
-    shape = (doc["properties"]["calcinfo_nbasis"], doc["properties"]["calcinfo_nmo"])
-    arrays = {}
-    for spin in ("a", "b"):
-        arrays[spin] = (np.array(wfn[f"scf_eigenvalues_{spin}"]),
-                        np.array(wfn[f"scf_orbitals_{spin}"]).reshape(shape),
-                        np.array(wfn[f"scf_occupations_{spin}"]))
-    (ea, ca, oa), (eb, cb, ob) = arrays["a"], arrays["b"]
-    if wfn.get("restricted", True):
-        return ea, ca, oa + ob
-    return np.stack([ea, eb]), np.stack([ca, cb]), np.stack([oa, ob])
-
-
-def basis_from_qcschema(doc):
-    """Rebuild the hartree Basis of a result document (shell centres from the molecule)."""
-    wfn = doc.get("wavefunction")
-    if not wfn or "basis" not in wfn:
-        raise InputError("the QCSchema result has no wavefunction basis")
-    basis_doc = wfn["basis"]
-    coords = np.array(doc["molecule"]["geometry"], dtype=float).reshape(-1, 3)
-    shell_atom, shell_l, shell_nprim, centers, exponents, coefficients = [], [], [], [], [], []
-    pure = None
-    for atom, key in enumerate(basis_doc["atom_map"]):
-        for shell in basis_doc["center_data"][key]["electron_shells"]:
-            harmonic_pure = shell.get("harmonic_type", "spherical") == "spherical"
-            if pure is not None and harmonic_pure != pure:
-                raise InputError("mixed spherical/cartesian bases are not supported")
-            pure = harmonic_pure
-            exps = np.array(shell["exponents"], dtype=float)
-            for l, coeffs in zip(_shell_momenta(shell), shell["coefficients"]):
-                shell_atom.append(atom)
-                shell_l.append(l)
-                shell_nprim.append(len(exps))
-                centers.append(coords[atom])
-                exponents.extend(exps)
-                coefficients.extend(normalized_coefficients(l, exps, coeffs))
-    starts = np.concatenate([[0], np.cumsum(shell_nprim)[:-1]]) if shell_nprim else []
-    symbols = tuple(doc["molecule"].get("symbols", ()))
-    return Basis(name=basis_doc.get("name", ""), pure=bool(pure) if pure is not None else True,
-                 shell_atom=shell_atom, shell_l=shell_l, shell_nprim=shell_nprim,
-                 shell_prim_start=starts, shell_center=np.array(centers).reshape(-1, 3),
-                 exponents=exponents, coefficients=coefficients, atom_symbols=symbols)
-
-
-def _shell_momenta(shell):
-    """Angular momentum of each contraction of a QCSchema shell (one l, or one per column for sp)."""
-    momenta = [int(l) for l in shell["angular_momentum"]]
-    ncontr = len(shell["coefficients"])
-    if len(momenta) == 1:
-        return momenta * ncontr
-    if len(momenta) != ncontr:
-        raise InputError("QCSchema shell: angular_momentum and coefficients disagree")
-    return momenta
+    """Write a JSON document (e.g. from :func:`result_to_qcschema`) to ``path`` atomically
+    (:func:`hartree.io.files.write_text`)."""
+    write_text(path, dumps(doc))

@@ -63,8 +63,10 @@ class MP2Result:
         return self.scf_energy + self.scs_correlation_energy
 
     def properties(self):
-        """Flat dict of the energies for reports and QCSchema ``properties`` (Eh), with
-        QCSchema's property names (singles are zero for RHF/UHF references)."""
+        """Flat dict of the energies (Eh) for reports and JSON, singles zero for RHF/UHF
+        references.  The mp2_* names are QCSchema v1 AtomicResultProperties fields; the
+        scs_mp2_* ones are not, and :func:`hartree.io.qcschema.result_to_qcschema` writes
+        them to ``extras.hartree.properties`` under the same names."""
         return {
             "mp2_singles_energy": 0.0,
             "mp2_doubles_energy": self.correlation_energy,
