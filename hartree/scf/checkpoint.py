@@ -11,13 +11,19 @@ spherical or cartesian) and the method.  :func:`plan` decides, before any work, 
 does with the file it is given (see its docstring): a run rewrites a checkpoint only when
 the file does not exist, is its own (same fingerprint: a resume) or --overwrite was given.
 
-Reading (:func:`read_checkpoint`) checks every attribute and dataset: present, of the
-right type and shape for the molecule and basis recorded in the file, finite, the
-densities symmetric, occupations in [0, 2], and the stored fingerprint equal to the one
-recomputed from the data.  Anything else is one :class:`~hartree.errors.InputError`
-naming the file and the fault.
+Every file is **sealed** (:func:`seal`): the HDF5 data start after a 512-byte user block
+that holds a signature and the SHA-256 of the rest of the file.  Reading first checks the
+seal, so a truncated, bit-flipped or externally edited checkpoint is refused before the
+HDF5 library parses its (possibly corrupted) metadata.  Then (:func:`read_checkpoint`)
+every attribute and dataset is checked: present, of the right type and shape for the
+molecule and basis recorded in the file, finite, the densities symmetric, occupations in
+[0, 2], and the stored fingerprint equal to the one recomputed from the data.  Anything
+else is one :class:`~hartree.errors.InputError` naming the file and the fault.
 
-Layout (format 2; format 1, written by hartree 0.1.0, has no fingerprint and is still read)::
+Layout (format 2; format 1, written by hartree 0.1.0, has no seal and no fingerprint and is
+still read)::
+
+    user block (512 bytes): "hartree-checkpoint-seal 2 sha256 <hex of the rest>"
 
     attrs: hartree_checkpoint (format), hartree_version, fingerprint, method, cycle,
            energy, converged, charge, multiplicity, basis_name, basis_pure
@@ -46,6 +52,9 @@ from ..xp import to_numpy
 
 FORMAT_VERSION = 2
 READABLE_FORMATS = (1, 2)
+#: Bytes reserved before the HDF5 data for the seal (HDF5's "user block").
+USERBLOCK = 512
+SEAL_MAGIC = b"hartree-checkpoint-seal"
 METHODS = ("rhf", "uhf", "rohf")
 _BASIS_FIELDS = ("shell_atom", "shell_l", "shell_nprim", "shell_prim_start", "shell_center",
                  "exponents", "coefficients")
@@ -127,7 +136,14 @@ def write_checkpoint(path, *, molecule, basis, method, cycle, energy, dm, mo_coe
             raise ValueError(f"refusing to write non-finite {name} to checkpoint {path}")
     if not np.isfinite(energy):
         raise ValueError(f"refusing to write a non-finite energy to checkpoint {path}")
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+    with atomic_path(path) as tmp:
+        _write_hdf5(tmp, molecule, basis, method, cycle, energy, converged, arrays)
+        seal(tmp)
+
+
+def _write_hdf5(tmp, molecule, basis, method, cycle, energy, converged, arrays):
+    """The HDF5 content of a checkpoint (after a USERBLOCK-byte user block, see seal())."""
+    with h5py.File(tmp, "w", userblock_size=USERBLOCK) as f:
         f.attrs["hartree_checkpoint"] = FORMAT_VERSION
         f.attrs["hartree_version"] = __version__
         f.attrs["fingerprint"] = job_fingerprint(molecule, basis, method)
@@ -148,12 +164,52 @@ def write_checkpoint(path, *, molecule, basis, method, cycle, energy, dm, mo_coe
             f[name] = value
 
 
+# ------------------------------------------------------------------------- seal
+def _content_digest(path):
+    """SHA-256 (hex) of the file after its user block."""
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        handle.seek(USERBLOCK)
+        for chunk in iter(lambda: handle.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def seal(path):
+    """Write the seal into the user block of a checkpoint file: a signature, the format and
+    the SHA-256 of everything after the block.  A checkpoint whose bytes change afterwards
+    (a bit flip, truncation, an edit with another HDF5 tool) no longer matches its seal and
+    is refused before the HDF5 library reads it, so that damaged metadata can neither hang
+    nor mislead the reader."""
+    header = f"{SEAL_MAGIC.decode()} {FORMAT_VERSION} sha256 {_content_digest(path)}\n"
+    with open(path, "r+b") as handle:
+        handle.write(header.encode("ascii").ljust(USERBLOCK, b" "))
+
+
+def seal_status(path):
+    """'sealed' (seal present and matching), 'broken' (seal present, content changed),
+    or 'unsealed' (no seal: a format-1 checkpoint or another HDF5 file)."""
+    with open(path, "rb") as handle:
+        head = handle.read(USERBLOCK)
+    if not head.startswith(SEAL_MAGIC):
+        return "unsealed"
+    fields = head.split()
+    if len(fields) != 4 or fields[2] != b"sha256":
+        return "broken"
+    return "sealed" if fields[3].decode("ascii", "replace") == _content_digest(path) else "broken"
+
+
 # ------------------------------------------------------------------------- reading
 def is_checkpoint(path):
-    """True when ``path`` is an HDF5 file that says it is a hartree checkpoint (its content
-    is checked only by :func:`read_checkpoint`)."""
+    """True when ``path`` looks like a hartree checkpoint: it carries the seal (intact or
+    not), or it is an HDF5 file with the checkpoint attribute (format 1).  Its content is
+    checked only by :func:`read_checkpoint`."""
     try:
-        if not os.path.isfile(path) or not h5py.is_hdf5(path):
+        if not os.path.isfile(path):
+            return False
+        if seal_status(path) != "unsealed":
+            return True
+        if not h5py.is_hdf5(path):
             return False
         with h5py.File(path, "r") as f:
             return "hartree_checkpoint" in f.attrs
@@ -173,6 +229,8 @@ class _Reader:
     def attr(self, key, kind):
         if key not in self.f.attrs:
             raise self.fault(f"attribute {key!r} is missing")
+        if self.f.attrs.get_id(key).get_storage_size() > 4096:
+            raise self.fault(f"attribute {key!r} is implausibly large")
         value = self.f.attrs[key]
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
@@ -290,6 +348,13 @@ def read_checkpoint(path):
         raise InputError(f"checkpoint not found: {path}")
     if not is_checkpoint(path):
         raise InputError(f"{path} is not a hartree checkpoint")
+    try:
+        status = seal_status(path)
+    except OSError as exc:
+        raise InputError(f"cannot read checkpoint {path}: {exc.strerror or exc}") from None
+    if status == "broken":
+        raise InputError(f"{path} is a damaged checkpoint: its content no longer matches the "
+                         "seal written with it (truncated, altered or corrupted)")
     try:
         with h5py.File(path, "r") as f:
             return _read(_Reader(f, path))
