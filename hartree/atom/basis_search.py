@@ -25,6 +25,8 @@ a clear :class:`hartree.errors.InputError` when it is missing.
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 import logging
+import signal
+import threading
 from dataclasses import dataclass, field, replace
 import time
 
@@ -38,6 +40,21 @@ from .wtbs import Window, WTBSParameters
 
 MISSING_DASK = ("{what} needs dask.distributed, which is not installed; install it with "
                 "pip install 'hartree[distributed]' (or pip install 'dask[distributed]')")
+
+
+@contextmanager
+def _children_ignore_sigint():
+    """Start worker processes with SIGINT ignored: Ctrl-C reaches the whole process group, and
+    only this process should act on it (closing the cluster cleanly); Python and asyncio in
+    a child leave an inherited "ignore" in place, so the workers print no tracebacks."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager
@@ -61,14 +78,26 @@ def dask_client(workers=None, scheduler=None, processes=True, what="parallel bas
         return
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1 (got {workers})")
-    cluster = LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=processes,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    with _children_ignore_sigint():
+        cluster = LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=processes,
+                               dashboard_address=None, silence_logs=logging.ERROR)
     client = Client(cluster)
     try:
         yield client
+    except BaseException as exc:
+        if not isinstance(exc, Exception):      # SIGINT, SIGTERM: the tasks are cancelled
+            _silence_cancelled_tasks()
+        raise
     finally:
         client.close()
         cluster.close()
+
+
+def _silence_cancelled_tasks():
+    """Quiet the loggers that report the tasks an interrupt cancels (asyncio's "Task
+    exception was never retrieved", distributed's teardown): expected, not errors."""
+    for name in ("asyncio", "distributed", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 class SerialExecutor:

@@ -16,15 +16,17 @@ number); $wtbs ``npool`` (pool size per group; default: largest window end).
 Every error names the line and the key.
 """
 
-from dataclasses import dataclass, field
+import math
 import re
+from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..io.files import read_text
 from .angular import blocks_for
 from .nucleus import make_nucleus
 from .operators import block_exponents
 from .options import DEFAULT_LIGHT_SPEED, AtomSCFOptions
-from .wtbs import Window, WTBSParameters, wtbs_exponents
+from .wtbs import MAX_POOL, Window, WTBSParameters, wtbs_exponents
 
 KNOWN_KEYS = {
     "contrl": ("jobtype", "c", "relativistic", "device"),
@@ -113,19 +115,25 @@ def _read_group(lines, i, path):
 
 
 def _number(group, key, path, kind=float, default=None, many=False):
+    """The value(s) of ``key``: finite numbers (Fortran 'D' exponents allowed), integers
+    below 2**31 for kind=int; InputError naming the line otherwise."""
     if key not in group.values:
         if default is None:
             raise InputError(f"{path}:{group.line}: group ${group.name} needs the key '{key}'")
         return default
     toks, ln = group.values[key]
     try:
-        vals = [kind(float(t.lower().replace("d", "e"))) if kind is int else kind(t.lower().replace("d", "e"))
-                for t in toks]
+        floats = [float(t.lower().replace("d", "e")) for t in toks]
     except ValueError:
         raise InputError(f"{path}:{ln}: key '{key}' needs numbers, got '{' '.join(toks)}'") from None
-    if kind is int and any(float(t.lower().replace("d", "e")) != int(float(t.lower().replace("d", "e")))
-                           for t in toks):
-        raise InputError(f"{path}:{ln}: key '{key}' needs integers, got '{' '.join(toks)}'")
+    if not all(math.isfinite(v) for v in floats):
+        raise InputError(f"{path}:{ln}: key '{key}' needs finite numbers, got '{' '.join(toks)}'")
+    if kind is int:
+        if any(v != int(v) or abs(v) >= 2**31 for v in floats):
+            raise InputError(f"{path}:{ln}: key '{key}' needs integers, got '{' '.join(toks)}'")
+        vals = [int(v) for v in floats]
+    else:
+        vals = floats
     if not vals:
         raise InputError(f"{path}:{ln}: key '{key}' has no value")
     return vals if many else vals[0]
@@ -147,11 +155,7 @@ def _logical(group, key, default):
 def read_input(path):
     """Parse an input file into an :class:`AtomInput` (InputError names line and key)."""
     path = str(path)
-    try:
-        with open(path) as f:
-            raw = f.read().splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read input file {path}: {exc.strerror}") from None
+    raw = read_text(path, "input file").splitlines()
     return parse_input(raw, path)
 
 
@@ -397,16 +401,20 @@ def _read_rdin(lines, nsym, kblocks, path, bas_line):
     for n, t in lines:
         for tok in t.replace(",", " ").split():
             try:
-                vals.append((n, float(tok.lower().replace("d", "e"))))
+                value = float(tok.lower().replace("d", "e"))
             except ValueError:
                 raise InputError(f"{path}:{n}: '{tok}' is not a number (rdin exponents)") from None
+            if not math.isfinite(value):
+                raise InputError(f"{path}:{n}: '{tok}' is not a finite number (rdin exponents)")
+            vals.append((n, value))
     per_block = []
     for b in kblocks:
         if pos >= len(vals):
             raise InputError(f"{path}:{bas_line}: bastype='rdin' but no exponents follow for {b.label}")
         n, count = vals[pos]
-        if count != int(count) or count < 1:
-            raise InputError(f"{path}:{n}: number of {b.label} functions must be a positive integer")
+        if count != int(count) or not 1 <= count <= MAX_POOL:
+            raise InputError(f"{path}:{n}: number of {b.label} functions must be an integer in "
+                             f"1..{MAX_POOL}")
         chunk = vals[pos + 1:pos + 1 + int(count)]
         if len(chunk) < count:
             raise InputError(f"{path}:{n}: {b.label} announces {int(count)} exponents, only {len(chunk)} follow")

@@ -216,7 +216,18 @@ def _occupation_pattern(ops, z, shells, block_shells, open_shells):
     return pattern
 
 
-def kernel(z, exponents, nucleus, options=None, shells=None, element=None, block_shells=None,
+def kernel(z, exponents, nucleus, options=None, **kwargs):
+    """The atomic SCF (see :func:`_kernel` for the arguments and the result); a linear-algebra
+    breakdown (a basis so near linearly dependent, or exponents so extreme, that the
+    eigensolvers fail) is a ConvergenceError, never a LinAlgError traceback."""
+    try:
+        return _kernel(z, exponents, nucleus, options, **kwargs)
+    except np.linalg.LinAlgError as exc:
+        raise ConvergenceError(f"the atomic SCF broke down in its linear algebra ({exc}); the "
+                               "basis is probably too nearly linearly dependent") from None
+
+
+def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, block_shells=None,
            open_shells=None, configurations=None):
     """Run the SCF for atomic number z with exponents per l (bohr^-2; an entry may be a pair
     (j = l-1/2, j = l+1/2) of lists for separate κ exponents, see operators.block_exponents).

@@ -22,6 +22,11 @@ from ..errors import InputError
 from .angular import L_LETTERS, Block, l_of_kappa
 
 
+
+#: Largest well-tempered pool (exponents per parameter group): the thesis' sets stop
+#: below 40; this bound only catches impossible requests (a mistyped count).
+MAX_POOL = 500
+
 @dataclass(frozen=True)
 class WTBSParameters:
     """One parameter group: α (bohr^-2), β, δ, γ (dimensionless)."""
@@ -61,6 +66,9 @@ class Window:
             raise InputError(f"window of {name}: start index {self.start} must be at least 1")
         if self.start > self.end:
             raise InputError(f"window of {name}: start index {self.start} is beyond the end index {self.end}")
+        if self.end > MAX_POOL:
+            raise InputError(f"window of {name} reaches index {self.end}; well-tempered pools "
+                             f"have at most {MAX_POOL} exponents")
 
 
 def wtbs_pool(params, size):
@@ -118,6 +126,10 @@ def wtbs_exponents(groups, windows, pool_sizes=None):
                                      f"of group {g + 1} (N = {size})")
         sizes.append(size)
     pools = [wtbs_pool(p, n) if n else np.empty(0) for p, n in zip(groups, sizes)]
+    for g, pool in enumerate(pools):
+        if not (np.all(np.isfinite(pool)) and np.all(pool > 0)):
+            raise InputError(f"the WTBS parameters of group {g + 1} give exponents beyond the "
+                             "range of double precision; check alpha, beta, delta and gamma")
 
     def take(w):
         return pools[w.group][w.start - 1:w.end].copy()

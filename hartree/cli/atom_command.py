@@ -10,21 +10,27 @@ optimized parameters, the energy history and a PNG of it; several elements are o
 concurrently through Dask (``--workers``, ``--scheduler``).
 """
 
-import argparse
-from dataclasses import dataclass
-import json
 import os
+from dataclasses import dataclass
 
 import numpy as np
-
 from rich import box
 from rich.table import Table
 
-from ..atom import AtomSCFOptions, DEFAULT_LIGHT_SPEED, kernel, make_nucleus, read_input
+from ..atom import DEFAULT_LIGHT_SPEED, AtomSCFOptions, kernel, make_nucleus, read_input
 from ..atom.config import SYMBOLS, atomic_number, configuration, parse_occupations
-from ..atom.wtbs import THESIS_TABLE_2_1, WTBSParameters, group_windows, parse_nbs, thesis_basis, wtbs_exponents
+from ..atom.wtbs import (
+    THESIS_TABLE_2_1,
+    WTBSParameters,
+    group_windows,
+    parse_nbs,
+    thesis_basis,
+    wtbs_exponents,
+)
 from ..errors import InputError
-from .run_command import check_output_paths
+from ..io.files import json_text, write_text
+from ..io.paths import check_outputs
+from .argtypes import finite_float, positive_float, positive_int
 
 HELP = "atomic Dirac-Hartree-Fock (or HF) with well-tempered basis sets"
 
@@ -52,29 +58,22 @@ examples:
   hartree atom Ne Ar Kr --optimize --groups per-l --nucleus gaussian --workers 3"""
 
 
-def _float(text):
-    try:
-        return float(text.lower().replace("d", "e"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-
-
 def add_arguments(parser):
     parser.add_argument("target", metavar="TARGET", nargs="+",
                         help="element symbol (e.g. Ne) or input file (.inp); several elements with --optimize")
     basis = parser.add_argument_group("basis (well-tempered)")
     basis.add_argument("--basis", default="wtbs", choices=["wtbs"], help="basis family")
-    basis.add_argument("--alpha", type=_float, help="WTBS alpha (bohr^-2)")
-    basis.add_argument("--beta", type=_float, help="WTBS beta")
-    basis.add_argument("--delta", type=_float, help="WTBS delta")
-    basis.add_argument("--gamma", type=_float, help="WTBS gamma")
+    basis.add_argument("--alpha", type=positive_float, help="WTBS alpha (bohr^-2)")
+    basis.add_argument("--beta", type=positive_float, help="WTBS beta")
+    basis.add_argument("--delta", type=finite_float, help="WTBS delta")
+    basis.add_argument("--gamma", type=finite_float, help="WTBS gamma")
     basis.add_argument("--nbs", help="windows per symmetry, e.g. s:1:32,p:1:27,d:3:23,f:6:19")
     phys = parser.add_argument_group("physics")
     phys.add_argument("--nucleus", default="point", choices=["point", "gaussian", "sphere"],
                       help="nuclear charge model (Visscher-Dyall sizes)")
-    phys.add_argument("--mass-number", type=int, default=None,
+    phys.add_argument("--mass-number", type=positive_int, default=None,
                       help="mass number for the nuclear size (default: most abundant isotope)")
-    phys.add_argument("--light-speed", type=_float, default=DEFAULT_LIGHT_SPEED, help="speed of light, a.u.")
+    phys.add_argument("--light-speed", type=positive_float, default=DEFAULT_LIGHT_SPEED, help="speed of light, a.u.")
     phys.add_argument("--nonrelativistic", action="store_true", help="Hartree-Fock (the c -> infinity limit)")
     phys.add_argument("--charge", type=int, default=0, help="ionic charge (default configuration of the ion)")
     phys.add_argument("--occupations", default=None,
@@ -85,17 +84,17 @@ def add_arguments(parser):
                            "autogen), weighted by its share of the nl^q determinants; one set of spinors "
                            "minimizes their weighted average energy, each configuration's energy is listed")
     scf = parser.add_argument_group("SCF")
-    scf.add_argument("--max-iterations", type=int, default=100, help="maxitr")
+    scf.add_argument("--max-iterations", type=positive_int, default=100, help="maxitr")
     scf.add_argument("--no-diis", action="store_true", help="damping (--damping) instead of DIIS")
-    scf.add_argument("--damping", type=_float, default=0.3, help="dfctr, used with --no-diis")
+    scf.add_argument("--damping", type=finite_float, default=0.3, help="dfctr, used with --no-diis")
     scf.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
                      help="where the two-electron integrals and Fock builds run (auto: the GPU when cupy sees one)")
     opt = parser.add_argument_group("basis optimization (NEWUOA over alpha, beta, delta, gamma)")
     opt.add_argument("--optimize", action="store_true",
                      help="optimize the WTBS parameters from the given start (jobtype='bsopt')")
-    opt.add_argument("--rhobeg", type=_float, default=0.1, help="initial trust region in (ln a, ln b, d, g)")
-    opt.add_argument("--rhoend", type=_float, default=1e-4, help="final trust region")
-    opt.add_argument("--maxfun", type=int, default=500, help="most energy evaluations")
+    opt.add_argument("--rhobeg", type=positive_float, default=0.1, help="initial trust region in (ln a, ln b, d, g)")
+    opt.add_argument("--rhoend", type=positive_float, default=1e-4, help="final trust region")
+    opt.add_argument("--maxfun", type=positive_int, default=500, help="most energy evaluations")
     opt.add_argument("--groups", choices=("one", "per-l", "per-kappa"), default="one",
                      help="one parameter group for all symmetries, one per l, or one per kappa symmetry "
                           "(s1/2, p1/2, p3/2, ...: p1/2 and p3/2 then get their own exponents); 4 parameters each")
@@ -103,7 +102,7 @@ def add_arguments(parser):
                      help="PNG of energy against evaluations (default: the --json name with .png, else "
                           "ELEMENT_optimization.png; '{element}' in the name is replaced by the element)")
     opt.add_argument("--no-plot", action="store_true", help="do not write the PNG")
-    opt.add_argument("--workers", type=int, default=None,
+    opt.add_argument("--workers", type=positive_int, default=None,
                      help="Dask workers (local cluster) that optimize several elements concurrently")
     opt.add_argument("--scheduler", metavar="ADDRESS", default=None,
                      help="address of a running Dask scheduler (e.g. tcp://host:8786) instead of a local cluster")
@@ -357,8 +356,12 @@ def execute(args, console):
     names = [SYMBOLS[j.z] for j in jobs]
     if len(set(names)) != len(names):
         raise InputError("an element is given twice")
+    if args.plot and not optimizing:
+        raise InputError("--plot draws an optimization: it needs --optimize (or an input file "
+                         "with jobtype='bsopt')")
     plots = _plot_paths(args, names) if optimizing else {}
-    check_output_paths([("--json", args.json)] + [("--plot", p) for p in plots.values()], args.overwrite)
+    check_outputs([("--json", args.json)] + [("--plot", p) for p in plots.values()],
+                  inputs=[("input file", f) for f in files], overwrite=args.overwrite)
     if len(jobs) > 1 or args.workers or args.scheduler:
         from ..atom.basis_search import dask_client
         workers = min(args.workers or len(jobs), len(jobs))
@@ -370,6 +373,8 @@ def execute(args, console):
             n, e = entry["evaluation"], entry["energy"]
             if n % 25 == 0 and not args.quiet:
                 console.print(f"  evaluation {n}: " + ("SCF failed" if e is None else f"{e:.10f} Eh"), markup=False)
+        if not args.quiet:        # the header first: an optimization prints progress lines
+            console.print(f"[bold]hartree atom[/bold]: {jobs[0].title}")
         outputs = [_run_job(jobs[0], progress if optimizing else None)]
     docs = []
     for job, name, (result, optimization, configs) in zip(jobs, names, outputs):
@@ -379,7 +384,8 @@ def execute(args, console):
             plot_path = plot_history(optimization, plots[name],
                                      title=f"{name}: NEWUOA over the WTBS parameters, E = {optimization.energy:.10f} Eh")
         if not args.quiet:
-            console.print(f"[bold]hartree atom[/bold]: {job.title}")
+            if len(jobs) > 1:
+                console.print(f"[bold]hartree atom[/bold]: {job.title}")
             print_report(console, result)
             if optimization is not None:
                 print_optimization(console, optimization, plot_path)
@@ -396,8 +402,7 @@ def execute(args, console):
         console.print(line, markup=False)
         docs.append(doc)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(docs[0] if len(docs) == 1 else {"elements": docs}, f, indent=1)
+        write_text(args.json, json_text(docs[0] if len(docs) == 1 else {"elements": docs}))
         if not args.quiet:
             console.print(f"wrote JSON: {args.json}", markup=False)
     return 0

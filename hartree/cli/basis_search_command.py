@@ -8,20 +8,32 @@ symmetry at a time while the relative error against the reference energy stays w
 element (final windows, parameters, energy, error) and writes --json.
 """
 
-import json
 import os
 
 from rich import box
 from rich.table import Table
 
-from ..atom import AtomSCFOptions, DEFAULT_LIGHT_SPEED
-from ..atom.basis_search import DaskExecutor, SearchSpec, dask_client, search_elements, start_windows
+from ..atom import DEFAULT_LIGHT_SPEED, AtomSCFOptions
+from ..atom.basis_search import (
+    DaskExecutor,
+    SearchSpec,
+    dask_client,
+    search_elements,
+    start_windows,
+)
 from ..atom.config import SYMBOLS, atomic_number, parse_occupations
 from ..atom.optimize import NewuoaOptions
-from ..atom.wtbs import THESIS_TABLE_2_1, Window, WTBSParameters, parse_nbs, thesis_basis
+from ..atom.wtbs import (
+    THESIS_TABLE_2_1,
+    Window,
+    WTBSParameters,
+    parse_nbs,
+    thesis_basis,
+)
 from ..errors import InputError
-from .atom_command import _float
-from .run_command import check_output_paths
+from ..io.files import json_text, read_json, write_text
+from ..io.paths import check_outputs
+from .argtypes import finite_float, positive_float, positive_int
 
 HELP = "basis-set size search with NEWUOA-optimized well-tempered sets (elements in parallel)"
 
@@ -47,13 +59,13 @@ def add_arguments(parser):
     parser.add_argument("elements", metavar="ELEMENT", nargs="+", help="element symbols (e.g. Ne Ar Kr)")
     parser.add_argument("--reference", metavar="JSON", required=True,
                         help="JSON file: element -> reference energy (Eh), e.g. numerical HF or DF limits")
-    parser.add_argument("--threshold", type=_float, default=5e-9,
+    parser.add_argument("--threshold", type=positive_float, default=5e-9,
                         help="largest relative error |E - E_ref| / |E_ref| (the thesis uses 5e-9)")
     basis = parser.add_argument_group("start basis (default: Table 2.1 of the thesis, widened by --margin)")
-    basis.add_argument("--alpha", type=_float, help="start alpha (bohr^-2), with --beta --delta --gamma --nbs")
-    basis.add_argument("--beta", type=_float)
-    basis.add_argument("--delta", type=_float)
-    basis.add_argument("--gamma", type=_float)
+    basis.add_argument("--alpha", type=positive_float, help="start alpha (bohr^-2), with --beta --delta --gamma --nbs")
+    basis.add_argument("--beta", type=positive_float)
+    basis.add_argument("--delta", type=finite_float)
+    basis.add_argument("--gamma", type=finite_float)
     basis.add_argument("--nbs", help="start windows (one element only), e.g. s:1:40,p:1:40")
     basis.add_argument("--margin", type=int, default=4,
                        help="functions added to (negative: removed from) each Table 2.1 window end for the start set")
@@ -63,19 +75,19 @@ def add_arguments(parser):
     phys.add_argument("--occupations", default=None,
                       help="configuration (one element only), as for hartree atom, e.g. Pd 4d10: "
                            "s1/2:4,p1/2:3,p3/2:3,d3/2:2,d5/2:2 (default: Madelung ground configuration)")
-    phys.add_argument("--light-speed", type=_float, default=DEFAULT_LIGHT_SPEED, help="speed of light, a.u.")
+    phys.add_argument("--light-speed", type=positive_float, default=DEFAULT_LIGHT_SPEED, help="speed of light, a.u.")
     phys.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
                       help="where each SCF's two-electron part runs")
     opt = parser.add_argument_group("NEWUOA (every candidate)")
-    opt.add_argument("--rhobeg", type=_float, default=0.05, help="initial trust region in (ln a, ln b, d, g)")
-    opt.add_argument("--rhoend", type=_float, default=1e-4, help="final trust region")
-    opt.add_argument("--maxfun", type=int, default=200, help="most energy evaluations per candidate")
+    opt.add_argument("--rhobeg", type=positive_float, default=0.05, help="initial trust region in (ln a, ln b, d, g)")
+    opt.add_argument("--rhoend", type=positive_float, default=1e-4, help="final trust region")
+    opt.add_argument("--maxfun", type=positive_int, default=200, help="most energy evaluations per candidate")
     par = parser.add_argument_group("parallel (Dask)")
-    par.add_argument("--workers", type=int, default=None,
+    par.add_argument("--workers", type=positive_int, default=None,
                      help="local-cluster worker processes (default: one per element, at most os.cpu_count())")
     par.add_argument("--scheduler", metavar="ADDRESS", default=None,
                      help="address of a running Dask scheduler instead of a local cluster")
-    par.add_argument("--batch", type=int, default=None,
+    par.add_argument("--batch", type=positive_int, default=None,
                      help="candidates of one step optimized at once per element (default: workers / elements)")
     out = parser.add_argument_group("output")
     out.add_argument("--json", metavar="OUT", default=None, help="write the results as JSON")
@@ -84,13 +96,7 @@ def add_arguments(parser):
 
 def read_reference(path, elements):
     """{symbol: energy (Eh)} for the requested elements from a JSON file."""
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except OSError as exc:
-        raise InputError(f"cannot read --reference {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"--reference {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    doc = read_json(path, "--reference file")
     if not isinstance(doc, dict):
         raise InputError(f"--reference {path} must map element symbols to energies (Eh)")
     table = {}
@@ -159,7 +165,8 @@ def _table(result):
 
 def execute(args, console):
     """Run ``hartree basis-search``; returns 0, or 3 when an element's search failed."""
-    check_output_paths((("--json", args.json),), args.overwrite)
+    check_outputs((("--json", args.json),), inputs=(("--reference file", args.reference),),
+                  overwrite=args.overwrite)
     symbols = [SYMBOLS[atomic_number(e)] for e in args.elements]
     if len(set(symbols)) != len(symbols):
         raise InputError("an element is given twice")
@@ -190,9 +197,9 @@ def execute(args, console):
                       f"({res.optimizations} optimizations, {res.wall_time:.1f} s)", markup=False)
         docs.append(res.to_dict())
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"threshold": args.threshold, "nucleus": None if args.nonrelativistic else args.nucleus,
-                       "relativistic": not args.nonrelativistic, "results": docs}, f, indent=1)
+        doc = {"threshold": args.threshold, "nucleus": None if args.nonrelativistic else args.nucleus,
+               "relativistic": not args.nonrelativistic, "results": docs}
+        write_text(args.json, json_text(doc))
         if not args.quiet:
             console.print(f"wrote JSON: {args.json}", markup=False)
     return 3 if failed else 0

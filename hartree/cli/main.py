@@ -5,39 +5,63 @@ names the subcommand, its help texts, a function that adds its arguments to an
 argparse parser and a function that runs it.  Adding ``orbitals``, ``atom`` or
 ``basis-search`` later means writing one module and one registry line.
 
-Every :class:`hartree.errors.HartreeError` becomes one line on stderr
-(``hartree: error: ...``) and an exit code from :data:`EXIT_CODES`; ``--debug``
-adds the traceback.  Anything else is a bug and keeps its traceback.
+Every outcome is one exit code of :data:`EXIT_CODES` (documented in ``--help`` and the
+README): a :class:`hartree.errors.HartreeError` becomes one line on stderr
+(``hartree: error: ...``); OSError and MemoryError that escaped the checks become the
+resource or input code with the file named; SIGINT and SIGTERM end with 130 and 143
+after the temporary files of unfinished outputs are removed.  Any other exception is a
+bug: one line (``hartree: internal error: ...``) and exit code 1.  ``--debug`` adds the
+traceback in every case.
 """
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from rich.console import Console
 
 from .. import __version__
-from ..errors import BasisError, ConvergenceError, DeviceError, HartreeError, InputError
+from ..errors import (
+    BasisError,
+    ConvergenceError,
+    DeviceError,
+    HartreeError,
+    InputError,
+    ResourceError,
+    Terminated,
+)
+from ..io.files import output_error
 from . import atom_command, basis_search_command, orbitals_command, run_command
 
 EXIT_OK = 0
-EXIT_FAILURE = 1          # other hartree errors, unreadable/unwritable files
-EXIT_INPUT = 2            # bad input: arguments, files, molecule, basis, options
+EXIT_CRASH = 1            # an unexpected error inside hartree: a bug (one line; --debug: traceback)
+EXIT_INPUT = 2            # bad input: arguments, files, molecule, basis, options, output paths
 EXIT_CONVERGENCE = 3      # the SCF did not converge (and --allow-unconverged was not given)
 EXIT_DEVICE = 4           # GPU missing, failed or out of memory
-EXIT_INTERRUPTED = 130    # Ctrl-C
+EXIT_RESOURCES = 5        # disk full, file-size limit, not enough memory for what was asked
+EXIT_INTERRUPTED = 130    # SIGINT (Ctrl-C)
+EXIT_TERMINATED = 143     # SIGTERM (what batch schedulers send)
+
+#: Every exit code a hartree command can end with (tests check against this set).
+EXIT_CODES = (EXIT_OK, EXIT_CRASH, EXIT_INPUT, EXIT_CONVERGENCE, EXIT_DEVICE, EXIT_RESOURCES,
+              EXIT_INTERRUPTED, EXIT_TERMINATED)
 
 EXIT_CODES_HELP = f"""\
 exit codes:
   {EXIT_OK}    success (also an unconverged SCF with --allow-unconverged)
-  {EXIT_FAILURE}    other failure (e.g. an output file could not be written)
-  {EXIT_INPUT}    input error: bad arguments, molecule file, basis, charge/multiplicity,
-       or an output file that exists (use --overwrite)
-  {EXIT_CONVERGENCE}    the SCF did not converge
+  {EXIT_CRASH}    internal error: a bug in hartree (please report it; --debug shows where)
+  {EXIT_INPUT}    bad input: arguments, molecule or other input file, basis, charge and
+       multiplicity, or an output path that cannot be used (exists: use --overwrite)
+  {EXIT_CONVERGENCE}    not converged (the SCF, or an optimization)
   {EXIT_DEVICE}    device (GPU) error
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)"""
+  {EXIT_RESOURCES}    resources exhausted: disk full, file-size limit, not enough memory
+  {EXIT_INTERRUPTED}  interrupted (SIGINT, Ctrl-C)
+  {EXIT_TERMINATED}  terminated (SIGTERM)"""
 
 
 @dataclass(frozen=True)
@@ -129,13 +153,118 @@ def exit_code_for(error):
         return EXIT_INPUT
     if isinstance(error, DeviceError):
         return EXIT_DEVICE
-    return EXIT_FAILURE
+    if isinstance(error, ResourceError):
+        return EXIT_RESOURCES
+    return EXIT_CRASH
 
 
-def _error_line(message):
+def _error_line(message, prefix="error"):
     """Print the one-line error message on stderr."""
     text = " ".join(str(message).split()) or "unknown error"
-    print(f"hartree: error: {text}", file=sys.stderr, flush=True)
+    print(f"hartree: {prefix}: {text}", file=sys.stderr, flush=True)
+
+
+def _from_device_library(error):
+    """True for exceptions raised by CuPy or the CUDA libraries (driver, runtime, NVRTC)."""
+    module = type(error).__module__ or ""
+    return module.split(".")[0] in ("cupy", "cupy_backends", "cupyx")
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals_as_exceptions():
+    """SIGTERM raises :class:`Terminated` in the main thread while a command runs (as SIGINT
+    raises KeyboardInterrupt), so that temporary files are removed and checkpoints kept;
+    the previous handler is restored afterwards (main() may be called in process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _quiet_shutdown_noise():
+    """Silence libraries that log from background threads or the event loop after an
+    interrupt (asyncio's "Task exception was never retrieved", distributed's teardown)."""
+    import logging
+    for name in ("asyncio", "distributed", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _interruption(error):
+    """The KeyboardInterrupt or Terminated behind ``error`` (its cause or context chain), or
+    None: a signal handler that raises inside compiled code (a numba kernel) comes back
+    wrapped, e.g. as ``SystemError: ... returned a result with an exception set``."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, (KeyboardInterrupt, Terminated)):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _stopped(stop, debug):
+    """Exit code and message for SIGINT (KeyboardInterrupt) or another signal (Terminated)."""
+    _quiet_shutdown_noise()
+    if debug:
+        traceback.print_exc()
+    if isinstance(stop, Terminated):
+        what, code = f"terminated (signal {stop.signum})", 128 + stop.signum
+    else:
+        what, code = "interrupted (SIGINT)", EXIT_INTERRUPTED
+    print(f"hartree: {what}; files being written were removed, finished outputs and "
+          "checkpoints are kept", file=sys.stderr, flush=True)
+    return code
+
+
+def execute_command(args, console):
+    """Execute a parsed command; every outcome becomes an exit code (module docstring)."""
+    debug = getattr(args, "debug", False)
+    try:
+        with _signals_as_exceptions():
+            return args._command.execute(args, console)
+    except HartreeError as error:
+        if debug:
+            traceback.print_exc()
+        _error_line(error)
+        return exit_code_for(error)
+    except MemoryError:
+        if debug:
+            traceback.print_exc()
+        _error_line("not enough memory for what was asked (MemoryError); use a smaller "
+                    "problem or a machine with more memory")
+        return EXIT_RESOURCES
+    except OSError as error:  # a file or directory the checks before the work did not catch
+        if debug:
+            traceback.print_exc()
+        path = error.filename or "a file"
+        mapped = output_error(error, path)
+        _error_line(mapped)
+        return exit_code_for(mapped)
+    except KeyboardInterrupt as stop:
+        return _stopped(stop, debug)
+    except Terminated as stop:
+        return _stopped(stop, debug)
+    except Exception as error:  # noqa: BLE001  (a bug: one line; the traceback with --debug)
+        stop = _interruption(error)
+        if stop is not None:     # a signal that arrived inside compiled code (numba, h5py)
+            return _stopped(stop, debug)
+        if debug:
+            traceback.print_exc()
+        if _from_device_library(error):
+            _error_line(f"the GPU failed: {type(error).__name__}: {error}; run with --device cpu")
+            return EXIT_DEVICE
+        _error_line(f"{type(error).__name__}: {error} -- this is a bug in hartree; please "
+                    "report it with the output of the same command run with --debug",
+                    prefix="internal error")
+        return EXIT_CRASH
 
 
 def main(argv=None):
@@ -150,22 +279,4 @@ def main(argv=None):
         _error_line("a command is required (e.g. 'hartree run FILE --basis NAME'); see 'hartree --help'")
         return EXIT_INPUT
     console = Console(highlight=False)
-    debug = getattr(args, "debug", False)
-    try:
-        return args._command.execute(args, console)
-    except HartreeError as error:
-        if debug:
-            traceback.print_exc()
-        _error_line(error)
-        return exit_code_for(error)
-    except OSError as error:  # an output file or directory we could not write
-        if debug:
-            traceback.print_exc()
-        where = f"{error.filename}: " if error.filename else ""
-        _error_line(f"{where}{error.strerror or error}")
-        return EXIT_FAILURE
-    except KeyboardInterrupt:
-        if debug:
-            traceback.print_exc()
-        print("hartree: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
+    return execute_command(args, console)

@@ -8,13 +8,16 @@ checks that can fail on user input happen before the SCF starts.
 
 import argparse
 import os
+import sys
 
 from rich.markup import escape
 
 from .. import __version__
 from ..basis import load_basis
+from ..constants import BOHR_IN_ANGSTROM
 from ..errors import BasisError, ConvergenceError, InputError
 from ..io.molden import check_molden_supported, write_molden
+from ..io.paths import check_outputs
 from ..io.qcschema import result_to_qcschema, write_json
 from ..linalg import PRECISIONS
 from ..molecule import Molecule
@@ -22,12 +25,19 @@ from ..mp2 import default_aux_name, load_aux_basis
 from ..mp2 import run as run_mp2
 from ..scf import SCFOptions
 from ..scf import run as run_scf
+from ..scf.checkpoint import plan as checkpoint_plan
 from ..scf.driver import device_text, make_engine, resolve_device, resolve_gpus
 from ..scf.kernel import validate as validate_method
 from .argtypes import non_negative_float, positive_float, positive_int
 from .progress import ScfProgress
-from .report import (final_energy_line, formula, mp2_energy_line, not_converged_banner,
-                     print_mp2_report, print_report)
+from .report import (
+    final_energy_line,
+    formula,
+    mp2_energy_line,
+    not_converged_banner,
+    print_mp2_report,
+    print_report,
+)
 
 HELP = "run a Hartree-Fock calculation (RHF, UHF or ROHF), optionally followed by RI-MP2"
 
@@ -100,9 +110,16 @@ def add_arguments(parser):
                                         "to steady a difficult SCF")
     scf.add_argument("--guess", choices=("sad", "core", "checkpoint"), default=_DEFAULTS.guess,
                      help="initial guess: superposition of atomic densities, core Hamiltonian, "
-                          "or the orbitals in --checkpoint")
+                          "or the orbitals in --checkpoint (also those of another job with the "
+                          "same atoms and basis: the file is then read, and left unchanged "
+                          "unless --overwrite)")
+    scf.add_argument("--guess-from", metavar="FILE", default=None,
+                     help="start from the orbitals in the checkpoint of another job with the "
+                          "same atoms and basis (other geometry, charge, spin or method); "
+                          "the file is only read")
     scf.add_argument("--checkpoint", metavar="FILE", default=None,
-                     help="HDF5 checkpoint written every cycle (restart with --guess checkpoint)")
+                     help="HDF5 checkpoint written every cycle; a run resumes from its own "
+                          "checkpoint, and replaces another job's only with --overwrite")
     scf.add_argument("--allow-unconverged", action="store_true",
                      help="report (and write files for) an SCF that did not converge, with exit "
                           "code 0 and a NOT CONVERGED banner, instead of failing with exit code 3")
@@ -134,31 +151,45 @@ def add_arguments(parser):
     out.add_argument("--molden", metavar="OUT", default=None,
                      help="write geometry, basis and orbitals as a Molden file (Jmol, VMD, Molden)")
     out.add_argument("--overwrite", action="store_true",
-                     help="replace existing --json/--molden files (otherwise an error, raised "
-                          "before the SCF starts)")
+                     help="replace existing --json/--molden files and another job's "
+                          "--checkpoint (otherwise an error, raised before the SCF starts)")
 
 
-def check_output_paths(outputs, overwrite):
-    """InputError unless every (flag, path) output can be created (run before the SCF).
+def input_files(args):
+    """(what, path) of every file ``hartree run`` reads: outputs may not replace them."""
+    files = [("molecule file", args.file), ("--guess-from checkpoint", args.guess_from)]
+    for flag, value in (("--basis", args.basis), ("--aux", args.aux)):
+        if value is not None and os.path.isfile(value):
+            files.append((f"{flag} file", value))
+    return files
 
-    A path must differ from the others, must not be a directory, must sit in an
-    existing directory and must not exist unless ``overwrite``.
-    """
-    seen = {}
-    for flag, path in outputs:
-        if path is None:
-            continue
-        key = os.path.realpath(path)
-        if key in seen:
-            raise InputError(f"{seen[key]} and {flag} both name {path}")
-        seen[key] = flag
-        if os.path.isdir(path):
-            raise InputError(f"{flag} {path} is a directory")
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            raise InputError(f"{flag} {path}: directory {parent} does not exist")
-        if os.path.exists(path) and not overwrite:
-            raise InputError(f"{flag} {path} already exists; use --overwrite to replace it")
+
+def check_paths(args):
+    """Every output path of the run (module docstring of hartree.io.paths), before any work."""
+    check_outputs((("--json", args.json), ("--molden", args.molden),
+                   ("--checkpoint", args.checkpoint, True)),
+                  inputs=input_files(args), overwrite=args.overwrite)
+
+
+def warn_isolated_atoms(molecule):
+    """One warning line (stderr) per atom far from all others: usually a unit mistake."""
+    for index, distance in molecule.isolated_atoms()[:5]:
+        print(f"hartree: warning: atom {index + 1} ({molecule.symbols[index]}) is "
+              f"{distance * BOHR_IN_ANGSTROM:.4g} Angstrom from the nearest other atom; check "
+              "the geometry and its units", file=sys.stderr, flush=True)
+
+
+def convergence_hint(error, method):
+    """The ConvergenceError of an unconverged SCF, with hints naming the command's flags."""
+    result = getattr(error, "result", None)
+    if result is None or not result.history:
+        return error
+    last = result.history[-1]
+    return ConvergenceError(
+        f"{method.upper()} did not converge in {result.iterations} cycles (last energy "
+        f"{result.energy:.10f} Eh, |dE| {abs(last.delta_energy):.1e}, gradient "
+        f"{last.gradient_norm:.1e}); try --max-cycle {2 * result.iterations}, "
+        "--level-shift 0.3 or --guess core", result=result)
 
 
 def scf_keywords(args):
@@ -267,7 +298,7 @@ def prepare_gpu(console, engine, quiet):
 
 def execute(args, console):
     """Run ``hartree run`` with parsed arguments; returns the exit code (errors raise)."""
-    check_output_paths((("--json", args.json), ("--molden", args.molden)), args.overwrite)
+    check_paths(args)
     requested = getattr(args, "device", "auto")
     device = resolve_device(requested)                          # DeviceError before any work
     gpus_arg = getattr(args, "gpus", None)
@@ -280,6 +311,10 @@ def execute(args, console):
     aux_basis = load_aux(molecule, basis, args) if args.method == "mp2" else None
     if args.molden:
         check_molden_supported(basis)
+    validate_method(molecule, method)
+    checkpoint_plan(molecule, basis, method, checkpoint=args.checkpoint, guess=args.guess,
+                    guess_from=args.guess_from, overwrite=args.overwrite)   # refusals: now
+    warn_isolated_atoms(molecule)
     if not args.quiet:
         _print_header(console, molecule, basis, args)
         console.print(f"device:   {device_text(device, gpus)}", highlight=False, markup=False)
@@ -309,12 +344,15 @@ def execute(args, console):
                              allow_unconverged=args.allow_unconverged,
                              conv_tol=args.conv_tol, max_cycle=args.max_cycle, guess=args.guess,
                              level_shift=args.level_shift,
-                             checkpoint=args.checkpoint, cartesian=args.cartesian, callback=progress)
+                             checkpoint=args.checkpoint, overwrite_checkpoint=args.overwrite,
+                             guess_from=args.guess_from, cartesian=args.cartesian,
+                             callback=progress)
     except ConvergenceError as error:
+        error = convergence_hint(error, method)
         if not args.quiet:
             console.print(not_converged_banner(f"{error}\nNo output files were written; "
                                                "--allow-unconverged reports the last state."))
-        raise
+        raise error from None
     mp2 = None
     if aux_basis is not None:
         if not result.converged:

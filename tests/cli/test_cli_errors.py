@@ -100,4 +100,4 @@ def test_debug_shows_the_traceback(cli, tmp_path):
     code, _, err = cli("run", tmp_path / "nothere.xyz", "-b", "sto-3g", "--debug")
     assert code == EXIT_INPUT
     assert "Traceback" in err
-    assert err.strip().splitlines()[-1].startswith("hartree: error: file not found")
+    assert err.strip().splitlines()[-1].startswith("hartree: error: molecule file not found")

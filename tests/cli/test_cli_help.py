@@ -17,9 +17,11 @@ def test_main_help_lists_commands_examples_and_exit_codes(cli):
     assert "run" in out and "Hartree-Fock" in out
     assert "examples:" in out and "hartree run water.xyz --basis cc-pvdz" in out
     assert "exit codes:" in out
-    assert f"  {EXIT_INPUT}    input error" in out
-    assert f"  {EXIT_CONVERGENCE}    the SCF did not converge" in out
-    assert "130  interrupted" in out
+    assert f"  {EXIT_INPUT}    bad input" in out
+    assert f"  {EXIT_CONVERGENCE}    not converged" in out
+    for code_, words in ((1, "internal error"), (4, "device"), (5, "resources exhausted"),
+                         (130, "interrupted"), (143, "terminated")):
+        assert f"  {code_}" in out and words in out
 
 
 def test_run_help_describes_every_option_with_defaults(cli):

@@ -16,7 +16,7 @@ import pytest
 from pyscf import gto, scf
 from pyscf.tools import molden as pyscf_molden
 
-from hartree.cli.main import EXIT_CONVERGENCE, EXIT_INTERRUPTED
+from hartree.cli.main import EXIT_CONVERGENCE, EXIT_INTERRUPTED, EXIT_TERMINATED
 
 ANGSTROM_PER_BOHR = 0.529177210903  # CODATA 2018, as hartree uses
 
@@ -156,7 +156,7 @@ def test_console_script_error_path(tmp_path):
     proc = subprocess.run(_console_script() + ["run", str(tmp_path / "missing.xyz"), "-b", "sto-3g"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"hartree: error: file not found: {tmp_path / 'missing.xyz'}"
+    assert proc.stderr.strip() == f"hartree: error: molecule file not found: {tmp_path / 'missing.xyz'}"
     assert proc.stdout == ""
 
 
@@ -166,22 +166,29 @@ def test_python_m_hartree_version():
     assert proc.returncode == 0 and proc.stdout.startswith("hartree ")
 
 
-def test_ctrl_c_exits_130_with_one_line(water_xyz):
-    """SIGINT once the header is printed (the SCF is starting): exit 130, one line, no traceback."""
-    proc = subprocess.Popen(_console_script() + ["run", str(water_xyz), "-b", "cc-pvdz"],
+@pytest.mark.parametrize("signum, code, words", [
+    (signal.SIGINT, EXIT_INTERRUPTED, "hartree: interrupted (SIGINT)"),
+    (signal.SIGTERM, EXIT_TERMINATED, "hartree: terminated (signal 15)"),
+])
+def test_signals_exit_with_one_line(water_xyz, tmp_path, signum, code, words):
+    """SIGINT or SIGTERM (a batch scheduler) once the header is printed (the SCF is starting):
+    exit 130 or 143, one line, no traceback, no temporary file left beside the checkpoint."""
+    proc = subprocess.Popen(_console_script() + ["run", str(water_xyz), "-b", "cc-pvdz",
+                                                 "--checkpoint", str(tmp_path / "w.h5")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for line in proc.stdout:
             if line.startswith("basis:"):
                 break
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == EXIT_INTERRUPTED
-    assert err.strip() == "hartree: interrupted"
+    assert proc.returncode == code
+    assert len(err.strip().splitlines()) == 1 and err.startswith(words), err
+    assert not [f for f in os.listdir(tmp_path) if f.endswith("tmp")]
 
 
 def test_rohf_and_molden_output(cli, water_xyz, tmp_path):
