@@ -34,6 +34,11 @@ ELEMENT_SYMBOLS = (
 #: Largest supported atomic number (Og).
 MAX_Z = len(ELEMENT_SYMBOLS) - 1
 
+#: Largest |MO coefficient| (and density-matrix element) accepted from a file: real ones
+#: stay below ~1e4 even in nearly linearly dependent bases; far larger values mean damage,
+#: and squares of them would overflow.
+MAX_MO_COEFFICIENT = 1e8
+
 _Z_BY_SYMBOL = {s.lower(): z for z, s in enumerate(ELEMENT_SYMBOLS) if z > 0}
 
 

@@ -18,6 +18,9 @@ from .io.files import read_json, read_text
 
 #: Atoms closer than this (bohr) are rejected as a broken geometry.
 MIN_DISTANCE = 0.1
+#: Largest coordinate accepted in a file (in its unit): far beyond any molecule, and far
+#: below the overflow of the unit conversion and of distances.
+MAX_COORDINATE = 1e10
 #: An atom farther than this (bohr, 10 Angstrom) from every other atom is reported
 #: (:meth:`Molecule.isolated_atoms`): usually a unit mistake or a stray line in the file.
 ISOLATED_DISTANCE = 18.897261246257703
@@ -63,6 +66,8 @@ class Molecule:
             raise InputError(f"coordinates must have shape ({numbers.size}, 3)") from None
         if not np.all(np.isfinite(coords)):
             raise InputError("coordinates must be finite numbers")
+        if np.abs(coords).max() > MAX_COORDINATE:
+            raise InputError(f"coordinates must be at most {MAX_COORDINATE:g} bohr in size")
         charge = _as_int(self.charge, "charge")
         nelectron = int(numbers.sum()) - charge
         if nelectron < 0:
@@ -302,8 +307,9 @@ def _atom_line(line, source, lineno):
     except ValueError:
         raise InputError(f"{source} line {lineno}: expected 'symbol x y z', got {shown!r}") \
             from None
-    if not all(math.isfinite(v) for v in xyz):
-        raise InputError(f"{source} line {lineno}: coordinates must be finite, got {shown!r}")
+    if not all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in xyz):
+        raise InputError(f"{source} line {lineno}: coordinates must be finite numbers of at "
+                         f"most {MAX_COORDINATE:g} in size, got {shown!r}")
     return z, xyz
 
 

@@ -193,6 +193,9 @@ def parse_input(raw_lines, path="<input>"):
     light = _number(contrl, "c", path, default=DEFAULT_LIGHT_SPEED)
     relativistic = _logical(contrl, "relativistic", True)
     z = _number(nuc, "znuc", path, kind=int)
+    if not 1 <= z <= 118:
+        raise InputError(f"{path}:{nuc.values['znuc'][1]}: znuc must be an atomic number in "
+                         f"1..118, got {z}")
     model_id = _number(nuc, "nucmdl", path, kind=int, default=1)
     if model_id not in NUCLEAR_MODELS:
         raise InputError(f"{path}:{nuc.values['nucmdl'][1]}: nucmdl must be 1 (point), 2 (sphere) or 3 (gaussian)")

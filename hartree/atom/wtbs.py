@@ -26,6 +26,9 @@ from .angular import L_LETTERS, Block, l_of_kappa
 #: Largest well-tempered pool (exponents per parameter group): the thesis' sets stop
 #: below 40; this bound only catches impossible requests (a mistyped count).
 MAX_POOL = 500
+#: Exponent range (bohr^-2) of a usable pool: the thesis' sets span ~1e-2..1e9 (point
+#: nuclei of the heaviest atoms); outside this range integrals over- or underflow.
+MIN_EXPONENT, MAX_EXPONENT = 1e-12, 1e16
 
 @dataclass(frozen=True)
 class WTBSParameters:
@@ -79,11 +82,14 @@ def wtbs_pool(params, size):
     zeta[0] = params.alpha
     if size > 1:
         zeta[1] = params.alpha * params.beta
-    for k in range(3, size + 1):
-        zeta[k - 1] = zeta[k - 2] * params.beta * (1.0 + params.gamma * (k / size) ** params.delta)
-    if not (np.all(np.isfinite(zeta)) and np.all(zeta > 0)):
+    with np.errstate(over="ignore", invalid="ignore"):   # checked just below
+        for k in range(3, size + 1):
+            zeta[k - 1] = zeta[k - 2] * params.beta * (1.0 + params.gamma * (k / size) ** params.delta)
+    if not (np.all(np.isfinite(zeta)) and np.all(zeta >= MIN_EXPONENT)
+            and np.all(zeta <= MAX_EXPONENT)):
         raise InputError(f"WTBS parameters alpha={params.alpha:g}, beta={params.beta:g}, delta={params.delta:g}, "
-                         f"gamma={params.gamma:g} give non-positive or infinite exponents (N = {size})")
+                         f"gamma={params.gamma:g} give exponents outside [{MIN_EXPONENT:g}, "
+                         f"{MAX_EXPONENT:g}] bohr^-2 (N = {size})")
     return zeta
 
 
@@ -126,10 +132,6 @@ def wtbs_exponents(groups, windows, pool_sizes=None):
                                      f"of group {g + 1} (N = {size})")
         sizes.append(size)
     pools = [wtbs_pool(p, n) if n else np.empty(0) for p, n in zip(groups, sizes)]
-    for g, pool in enumerate(pools):
-        if not (np.all(np.isfinite(pool)) and np.all(pool > 0)):
-            raise InputError(f"the WTBS parameters of group {g + 1} give exponents beyond the "
-                             "range of double precision; check alpha, beta, delta and gamma")
 
     def take(w):
         return pools[w.group][w.start - 1:w.end].copy()

@@ -20,6 +20,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -164,6 +165,14 @@ def _error_line(message, prefix="error"):
     print(f"hartree: {prefix}: {text}", file=sys.stderr, flush=True)
 
 
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    """A Python warning as one line on stderr, ``hartree: warning: ...`` (no file names,
+    line numbers or source lines of library internals)."""
+    text = " ".join(str(message).split())
+    kind = "" if issubclass(category, UserWarning) else f"{category.__name__}: "
+    print(f"hartree: warning: {kind}{text}", file=sys.stderr, flush=True)
+
+
 def _from_device_library(error):
     """True for exceptions raised by CuPy or the CUDA libraries (driver, runtime, NVRTC)."""
     module = type(error).__module__ or ""
@@ -228,7 +237,8 @@ def execute_command(args, console):
     """Execute a parsed command; every outcome becomes an exit code (module docstring)."""
     debug = getattr(args, "debug", False)
     try:
-        with _signals_as_exceptions():
+        with _signals_as_exceptions(), warnings.catch_warnings():
+            warnings.showwarning = _warning_line      # restored by catch_warnings
             return args._command.execute(args, console)
     except HartreeError as error:
         if debug:

@@ -28,6 +28,7 @@ from ..scf import run as run_scf
 from ..scf.checkpoint import plan as checkpoint_plan
 from ..scf.driver import device_text, make_engine, resolve_device, resolve_gpus
 from ..scf.kernel import validate as validate_method
+from . import first_run
 from .argtypes import non_negative_float, positive_float, positive_int
 from .progress import ScfProgress
 from .report import (
@@ -336,6 +337,8 @@ def execute(args, console):
             console.print("note: the GPU ran out of memory while preparing; running on the CPU",
                           markup=False)
             engine, requested, gpus_arg, device = None, "cpu", None, "cpu"
+    if device == "cpu" and not args.quiet:
+        first_run.announce(console, "scf-cpu")
     progress = ScfProgress(console, show_lines=not args.quiet, label=method.upper())
     try:
         with progress:
@@ -353,6 +356,8 @@ def execute(args, console):
             console.print(not_converged_banner(f"{error}\nNo output files were written; "
                                                "--allow-unconverged reports the last state."))
         raise error from None
+    if device == "cpu":
+        first_run.mark_done("scf-cpu")
     mp2 = None
     if aux_basis is not None:
         if not result.converged:

@@ -67,7 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..basis import Basis, cart2sph, normalized_coefficients
-from ..constants import ANGSTROM_IN_BOHR
+from ..constants import ANGSTROM_IN_BOHR, MAX_MO_COEFFICIENT
 from ..errors import InputError
 from ..molecule import Molecule
 from .files import read_text
@@ -456,8 +456,9 @@ def _parse(text, name):
     basis_pure, rows, scale, mixed, nmolden, nhartree = _conversion(shells, pure)
     raw, energy, occ, spin, sym = _orbitals(sections["MO"][1], nmolden, name)
     coeff = _convert_coefficients(raw, rows, scale, mixed, nhartree)
-    if not np.all(np.isfinite(coeff)):
-        raise InputError(f"{name}: MO coefficients too large for a double")
+    if not np.all(np.isfinite(coeff)) or (coeff.size and np.abs(coeff).max() > MAX_MO_COEFFICIENT):
+        raise InputError(f"{name}: MO coefficients above {MAX_MO_COEFFICIENT:g}: not a "
+                         "wavefunction")
     basis = Basis(
         name=f"from {name}", pure=basis_pure,
         shell_atom=[s[0] for s in shells], shell_l=[s[1] for s in shells],

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..basis import Basis, normalized_coefficients
 from ..basis.angular import MAX_L
+from ..constants import MAX_MO_COEFFICIENT
 from ..errors import InputError
 from .files import read_json
 from .shells import ao_count
@@ -205,6 +206,10 @@ def wavefunction_arrays(doc, where=_DOC):
     """
     restricted, sets = _orbital_sets(doc, where)
     (ea, ca, oa), (eb, cb, ob) = sets
+    for spin, c in (("a", ca), ("b", cb)):
+        if c.size and np.abs(c).max() > MAX_MO_COEFFICIENT:
+            raise InputError(f"{where}: wavefunction.scf_orbitals_{spin} holds coefficients "
+                             f"above {MAX_MO_COEFFICIENT:g}: not a wavefunction")
     if restricted or _rohf_layout(doc, sets):
         return ea, ca, oa + ob
     return np.stack([ea, eb]), np.stack([ca, cb]), np.stack([oa, ob])

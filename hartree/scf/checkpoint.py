@@ -45,6 +45,7 @@ import h5py
 import numpy as np
 
 from .. import __version__
+from ..constants import MAX_MO_COEFFICIENT
 from ..errors import InputError
 from ..io.files import atomic_path
 from ..io.paths import check_output_path, same_file
@@ -321,6 +322,8 @@ def _read(r):
         raise r.fault("basis shells refer to atoms that do not exist")
     nao, nset = basis.nao, 1 if method == "rhf" else 2
     chk.dm = r.array("dm", (nset, nao, nao))
+    if chk.dm.size and np.abs(chk.dm).max() > MAX_MO_COEFFICIENT:
+        raise r.fault(f"density-matrix elements above {MAX_MO_COEFFICIENT:g}")
     if not np.allclose(chk.dm, chk.dm.transpose(0, 2, 1), rtol=0,
                        atol=1e-8 * max(1.0, float(np.abs(chk.dm).max(initial=0.0)))):
         raise r.fault("the density matrix is not symmetric")
@@ -330,6 +333,8 @@ def _read(r):
         if not 1 <= nmo <= nao:
             raise r.fault(f"mo_coeff has {nmo} orbitals for {nao} basis functions")
         chk.mo_coeff = r.array("mo_coeff", lead + (nao, nmo))
+        if np.abs(chk.mo_coeff).max() > MAX_MO_COEFFICIENT:
+            raise r.fault(f"orbital coefficients above {MAX_MO_COEFFICIENT:g}")
         chk.mo_energy = r.array("mo_energy", lead + (nmo,), optional=True)
         chk.mo_occ = r.array("mo_occ", lead + (nmo,))
         if np.any(chk.mo_occ < 0) or np.any(chk.mo_occ > 2):

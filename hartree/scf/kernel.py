@@ -205,6 +205,10 @@ def _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, not
     if data is not None:
         xp = array_module(s)
         if plan.relation == "same":
+            electrons = float(to_numpy(xp.sum(fk.total_dm(xp.asarray(data.dm)) * s)))
+            if not abs(electrons - molecule.nelectron) <= 1e-4 * max(1, molecule.nelectron):
+                raise InputError(f"checkpoint {plan.source}: its density holds {electrons:.6g} "
+                                 f"electrons, the molecule {molecule.nelectron}; it is damaged")
             have_mo = data.mo_coeff is not None and data.mo_occ is not None
             notes.append(f"restarted from checkpoint {plan.source} (cycle {data.cycle}, "
                          f"E = {data.energy:.10f})")

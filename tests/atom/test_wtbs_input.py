@@ -32,8 +32,10 @@ def test_windows_take_slices_of_one_pool():
 
 
 def test_pool_rejects_non_positive_exponents():
-    with pytest.raises(InputError, match="non-positive or infinite exponents"):
+    with pytest.raises(InputError, match=r"give exponents outside \[1e-12, 1e\+16\]"):
         wtbs_pool(WTBSParameters(alpha=0.1, beta=2.0, delta=1.0, gamma=-3.0), 6)
+    with pytest.raises(InputError, match="exponents outside"):         # overflow, no warning
+        wtbs_pool(WTBSParameters(alpha=0.1, beta=1e200, delta=1.0, gamma=1.0), 6)
 
 
 def test_nbs_errors():
