@@ -46,7 +46,7 @@ HELIUM_INP = """He, Dirac-Coulomb-HF, point nucleus, 8 s functions
 SECONDS_PER_RUN = 30
 #: Examples per input kind: a fixed sequence in CI (derandomized, about a minute in all);
 #: HARTREE_FUZZ_EXAMPLES=2000 HARTREE_FUZZ_RANDOM=1 for a longer, random hunt.
-EXAMPLES = int(os.environ.get("HARTREE_FUZZ_EXAMPLES", "80"))
+EXAMPLES = int(os.environ.get("HARTREE_FUZZ_EXAMPLES", "150"))
 NUMBERS = ["nan", "inf", "-inf", "1e999", "-5", "0", "1e308", "-1e-300", "99999999999999999999",
            "2.5", "1e6", "-0"]
 _NUMBER = re.compile(rb"[-+]?\d+\.?\d*(?:[eEdD][-+]?\d+)?")

@@ -56,6 +56,7 @@ READABLE_FORMATS = (1, 2)
 #: Bytes reserved before the HDF5 data for the seal (HDF5's "user block").
 USERBLOCK = 512
 SEAL_MAGIC = b"hartree-checkpoint-seal"
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 METHODS = ("rhf", "uhf", "rohf")
 _BASIS_FIELDS = ("shell_atom", "shell_l", "shell_nprim", "shell_prim_start", "shell_center",
                  "exponents", "coefficients")
@@ -188,14 +189,17 @@ def seal(path):
 
 
 def seal_status(path):
-    """'sealed' (seal present and matching), 'broken' (seal present, content changed),
-    or 'unsealed' (no seal: a format-1 checkpoint or another HDF5 file)."""
+    """'sealed' (seal present and matching), 'broken' (a sealed file whose seal or content
+    changed), 'unsealed' (an HDF5 file with its data at offset 0: a format-1 checkpoint or
+    another HDF5 file), or 'other' (not HDF5 at all)."""
     with open(path, "rb") as handle:
-        head = handle.read(USERBLOCK)
-    if not head.startswith(SEAL_MAGIC):
+        head = handle.read(USERBLOCK + len(_HDF5_SIGNATURE))
+    if head.startswith(_HDF5_SIGNATURE):
         return "unsealed"
-    fields = head.split()
-    if len(fields) != 4 or fields[2] != b"sha256":
+    if not (head.startswith(SEAL_MAGIC) or head[USERBLOCK:] == _HDF5_SIGNATURE):
+        return "other"
+    fields = head[:USERBLOCK].split()
+    if len(fields) != 4 or fields[0] != SEAL_MAGIC or fields[2] != b"sha256":
         return "broken"
     return "sealed" if fields[3].decode("ascii", "replace") == _content_digest(path) else "broken"
 
@@ -208,10 +212,9 @@ def is_checkpoint(path):
     try:
         if not os.path.isfile(path):
             return False
-        if seal_status(path) != "unsealed":
-            return True
-        if not h5py.is_hdf5(path):
-            return False
+        status = seal_status(path)
+        if status != "unsealed":
+            return status != "other"
         with h5py.File(path, "r") as f:
             return "hartree_checkpoint" in f.attrs
     except (OSError, ValueError, RuntimeError):

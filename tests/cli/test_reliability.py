@@ -163,6 +163,14 @@ def test_4_nan_never_enters_an_scf(work):
         read_checkpoint(work / "good.h5")
 
 
+def test_3_a_damaged_seal_is_refused_before_hdf5_reads_the_file(work):
+    data = bytearray((work / "good.h5").read_bytes())
+    data[3] ^= 0x20                                       # inside the signature
+    (work / "sig.h5").write_bytes(bytes(data))
+    with pytest.raises(InputError, match="no longer matches the seal"):
+        read_checkpoint(work / "sig.h5")
+
+
 @pytest.mark.parametrize("cut", [0.25, 0.5, 0.9, 0.999])
 def test_3_truncated_or_flipped_checkpoints_are_refused_by_the_seal(work, cut):
     data = (work / "good.h5").read_bytes()
