@@ -1,8 +1,53 @@
-"""Suite-wide: tests marked ``gpu`` are skipped unless cupy can open a CUDA device
-(``hartree.gpu.device.gpu_available``); scripts/gpu-check runs them on the device."""
+"""Suite-wide settings.
+
+* Tests marked ``gpu`` are skipped unless cupy can open a CUDA device
+  (``hartree.gpu.device.gpu_available``); scripts/gpu-check runs them on the device.
+* The whole session uses its own private cache directory (``HARTREE_CACHE_DIR``, see
+  :mod:`hartree.cache`): a fresh directory under pytest's temporary directory
+  (``tmp_path_factory``; pytest keeps the last few runs' and removes older ones), set before
+  any test module is imported.  So no test reads or writes ``~/.cache/hartree`` or a fixed
+  path, and nothing built by an earlier run -- or planted by someone else -- is loaded.
+  The price: every run compiles the generated ERI module with numba (about a minute) and
+  the g++ builds of the emulated GPU kernels again.  To reuse a cache across runs, set
+  ``HARTREE_TEST_CACHE_DIR=DIR`` (created private if missing; it must be yours and not
+  writable by others, as any hartree cache).  Tests that need their own cache still set
+  ``HARTREE_CACHE_DIR`` with ``monkeypatch``.
+"""
+import os
+import shutil
+import tempfile
+
 import pytest
 
 from hartree.gpu.device import gpu_available
+
+_saved = {}
+
+
+@pytest.hookimpl(trylast=True)      # after pytest's tmpdir plugin made config._tmp_path_factory
+def pytest_configure(config):
+    reuse = os.environ.get("HARTREE_TEST_CACHE_DIR")
+    factory = getattr(config, "_tmp_path_factory", None)
+    if reuse:
+        path, owned = os.path.abspath(os.path.expanduser(reuse)), False
+    elif factory is not None:
+        path, owned = str(factory.mktemp("hartree-cache")), False
+    else:                            # tmpdir plugin disabled: a private random directory
+        path, owned = tempfile.mkdtemp(prefix="hartree-cache-"), True
+    _saved.update(previous=os.environ.get("HARTREE_CACHE_DIR"), path=path, owned=owned)
+    os.environ["HARTREE_CACHE_DIR"] = path
+
+
+def pytest_unconfigure(config):
+    if not _saved:
+        return
+    if _saved["previous"] is None:
+        os.environ.pop("HARTREE_CACHE_DIR", None)
+    else:
+        os.environ["HARTREE_CACHE_DIR"] = _saved["previous"]
+    if _saved["owned"]:
+        shutil.rmtree(_saved["path"], ignore_errors=True)
+    _saved.clear()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -96,7 +96,8 @@ def dask_client(workers=None, scheduler=None, processes=True, what="parallel bas
 def _silence_cancelled_tasks():
     """Quiet the loggers that report the tasks an interrupt cancels (asyncio's "Task
     exception was never retrieved", distributed's teardown): expected, not errors."""
-    for name in ("asyncio", "distributed", "tornado"):
+    # tornado.application: distributed's logging config gives it a level of its own
+    for name in ("asyncio", "distributed", "tornado", "tornado.application"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 

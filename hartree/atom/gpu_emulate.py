@@ -3,21 +3,19 @@
 Tests and debugging only: ``DeviceTwoElectron(ops, EmulatedBackend())`` checks the kernels'
 algebra and the index tables on machines without a GPU (:data:`hartree.gpu.codegen.CPU_SHIM`
 maps the CUDA keywords; one ``cpu_<kernel>`` wrapper per kernel loops over the 2-D grid).
-The shared library is cached in the temp folder by the SHA-256 of its source.
+The shared library is an entry of kind ``atom_emulate`` of :mod:`hartree.cache`
+(``<cache root>/atom_emulate``, private), keyed by the whole translation unit, the g++ flags
+and the compiler, and verified (SHA-256) before it is loaded.
 """
 
 import ctypes
-import hashlib
-import os
 import re
 import shutil
-import subprocess
-import tempfile
-import threading
 
 import numpy as np
 import scipy.sparse
 
+from ..cache import shared_library
 from ..gpu.codegen import CPU_SHIM
 from . import gpu_kernels
 from .gpu import launch_shape
@@ -51,19 +49,8 @@ class EmulatedBackend:
     def __init__(self):
         src = gpu_kernels.source()
         full = CPU_SHIM + "static ht_dim3 gridDim;\n" + src + _wrappers(src)
-        digest = hashlib.sha256(full.encode()).hexdigest()[:24]
-        folder = os.path.join(tempfile.gettempdir(), "hartree_atom_emulate")
-        os.makedirs(folder, exist_ok=True)
-        lib = os.path.join(folder, f"atom_{digest}.so")
-        if not os.path.exists(lib):
-            cpp = f"{lib[:-3]}.{os.getpid()}.{threading.get_ident()}.cpp"
-            with open(cpp, "w") as f:
-                f.write(full)
-            tmp = f"{lib}.{os.getpid()}.{threading.get_ident()}.tmp"
-            subprocess.run(["g++", "-O2", "-std=c++17", "-shared", "-fPIC", "-o", tmp, cpp],
-                           check=True, capture_output=True, text=True)
-            os.replace(tmp, lib)
-        self.lib = ctypes.CDLL(lib)
+        lib = shared_library("atom_emulate", full, ["-O2", "-std=c++17", "-shared", "-fPIC"])
+        self.lib = ctypes.CDLL(str(lib))
 
     asarray = staticmethod(np.ascontiguousarray)
 

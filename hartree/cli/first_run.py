@@ -1,8 +1,8 @@
 """Saying when one-time compilation runs: the first CPU run of an installation compiles
 numba's kernels (about two minutes on two cores), in silence unless told.
 
-A marker file per kind of run is written under the cache root
-(``$HARTREE_CACHE_DIR`` or ``~/.cache/hartree``, in ``compiled/``) after a run of that kind
+A marker file per kind of run is written under the cache root (:func:`hartree.cache.root`,
+in ``compiled/``) after a run of that kind
 succeeds; it is keyed by the hartree, numba and Python versions, the things that make numba
 compile again.  Before a run whose marker is missing the command prints one line, also when
 its output goes to a pipe or a file.  The marker is a hint for that message only: numba
@@ -12,7 +12,7 @@ keeps its own cache and decides itself what to compile.
 import os
 import sys
 
-from .. import __version__
+from .. import __version__, cache
 
 #: What the first run of each kind compiles, and about how long it takes on two cores.
 FIRST_RUN = {
@@ -23,10 +23,9 @@ FIRST_RUN = {
 
 def _marker(kind):
     import numba
-    root = os.environ.get("HARTREE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                               "hartree")
-    key = f"{kind}-hartree{__version__}-numba{numba.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
-    return os.path.join(root, "compiled", key)
+    key = (f"{kind}-hartree{__version__}-numba{numba.__version__}"
+           f"-py{sys.version_info[0]}{sys.version_info[1]}")
+    return os.path.join(cache.root(create=False), "compiled", key)
 
 
 def announce(console, kind):

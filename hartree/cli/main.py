@@ -37,7 +37,13 @@ from ..errors import (
     Terminated,
 )
 from ..io.files import output_error
-from . import atom_command, basis_search_command, orbitals_command, run_command
+from . import (
+    atom_command,
+    basis_search_command,
+    cache_command,
+    orbitals_command,
+    run_command,
+)
 
 EXIT_OK = 0
 EXIT_CRASH = 1            # an unexpected error inside hartree: a bug (one line; --debug: traceback)
@@ -91,6 +97,9 @@ COMMANDS = (
     Command(name="orbitals", help=orbitals_command.HELP, description=orbitals_command.DESCRIPTION,
             epilog=orbitals_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
             add_arguments=orbitals_command.add_arguments, execute=orbitals_command.execute),
+    Command(name="cache", help=cache_command.HELP, description=cache_command.DESCRIPTION,
+            epilog=cache_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+            add_arguments=cache_command.add_arguments, execute=cache_command.execute),
 )
 
 _MAIN_DESCRIPTION = """\
@@ -202,7 +211,8 @@ def _quiet_shutdown_noise():
     """Silence libraries that log from background threads or the event loop after an
     interrupt (asyncio's "Task exception was never retrieved", distributed's teardown)."""
     import logging
-    for name in ("asyncio", "distributed", "tornado"):
+    # tornado.application: distributed's logging config gives it a level of its own
+    for name in ("asyncio", "distributed", "tornado", "tornado.application"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 

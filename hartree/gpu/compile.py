@@ -2,17 +2,19 @@
 
 ``compile_kernels(jobs)`` takes (source, key) jobs; the key is a dict of explicit fields
 (kernel kind, quartet class, J/K flags, precision, compile options, GPU arch, generator
-version, Rys table digest, NVRTC version).  Its SHA-256 (with the source's) names a cubin
-under ``$HARTREE_CACHE_DIR`` or ``~/.cache/hartree/cuda/``; a JSON file beside it records
-the key and, after loading, each kernel's registers and local memory (spills show up as
-local_size_bytes > 0).  cupy is imported lazily, inside the functions, never at import.
+version, Rys table digest, NVRTC version), completed with the source's SHA-256.  The cubin
+is an entry of kind ``cuda`` of :mod:`hartree.cache` (``$HARTREE_CACHE_DIR`` or
+``~/.cache/hartree``, then ``cuda/``): its record holds the key and the cubin's SHA-256,
+checked before cupy loads it.  :func:`resource_report` reads each kernel's registers and
+local memory after loading (spills show up as local_size_bytes > 0).  cupy is imported
+lazily, inside the functions, never at import.
 """
 import hashlib
-import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from .. import cache
 from .nvrtc import DEFAULT_OPTIONS
 
 #: NVRTC options: FP64 without fast-math (FMA contraction allowed: it only adds accuracy);
@@ -24,12 +26,9 @@ _lock = threading.Lock()
 
 
 def cache_dir():
-    """Directory of the on-disk kernel cache (created on demand)."""
-    base = os.environ.get("HARTREE_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "hartree")
-    path = os.path.join(base, "cuda")
-    os.makedirs(path, exist_ok=True)
-    return path
+    """Directory of the on-disk kernel cache (``<cache root>/cuda``, created private on
+    demand; cubins are ``<digest>.cubin``, each with a ``.cubin.json`` record)."""
+    return str(cache.kind_dir("cuda"))
 
 
 def device_arch():
@@ -53,8 +52,7 @@ def full_key(key, source):
     return k
 
 
-def _digest(key):
-    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+_digest = cache.digest
 
 
 def _nvrtc_cubin(source, name, arch, options):
@@ -81,16 +79,14 @@ def _load(source, key):
     with _lock:
         if digest in _memory:
             return _memory[digest]
-    path = os.path.join(cache_dir(), digest + ".cubin")
-    if not os.path.exists(path):
+
+    def build(tmp):
         cubin = _nvrtc_cubin(source, f"hartree_{digest}.cu", key["arch"], key["options"])
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(tmp, "wb") as f:
             f.write(cubin)
-        os.replace(tmp, path)
-        with open(os.path.join(cache_dir(), digest + ".json"), "w") as f:
-            json.dump(key, f, indent=1, sort_keys=True)
-    module = cupy.RawModule(path=path)
+
+    path = cache.get_or_build("cuda", key, ".cubin", build=build)    # verified, or built
+    module = cupy.RawModule(path=str(path))
     with _lock:
         _memory[digest] = module
     return module

@@ -5,21 +5,18 @@ The generated source is compiled with g++ behind a small shim (``codegen.CPU_SHI
 globals) plus one ``cpu_<kernel>`` entry per kernel that loops over the grid.  The
 same :class:`hartree.gpu.jk.JKBuilder` then runs on numpy arrays, so the kernels'
 algebra (recurrences, digestion, screening, symmetrisation) can be checked on a machine
-without a GPU.  Shared libraries are cached under ``$HARTREE_CACHE_DIR/emulate`` by the
-SHA-256 of their source.
+without a GPU.  Shared libraries are entries of kind ``emulate`` of :mod:`hartree.cache`
+(``<cache root>/emulate``), keyed by the whole translation unit (shim, kernels, wrappers),
+the g++ flags and the compiler, and verified (SHA-256) before they are loaded.
 """
 import ctypes
-import hashlib
-import os
 import shutil
-import subprocess
-import threading
 
 import numpy as np
 
+from ..cache import shared_library
 from .codegen import CPU_SHIM
 from .jkgen import decl as _decl
-from .compile import cache_dir
 
 
 def available():
@@ -65,20 +62,9 @@ class EmulatedBackend:
 
     def _build(self, src, kernels):
         full = CPU_SHIM + src + "\n" + _wrappers(kernels)
-        digest = hashlib.sha256((self.opt + full).encode()).hexdigest()[:32]
-        d = os.path.join(os.path.dirname(cache_dir()), "emulate")
-        os.makedirs(d, exist_ok=True)
-        so = os.path.join(d, digest + ".so")
-        if not os.path.exists(so):
-            cpp = os.path.join(d, f"{digest}.{os.getpid()}.{threading.get_ident()}.cpp")
-            with open(cpp, "w") as f:
-                f.write(full)
-            tmp = so + f".{os.getpid()}.{threading.get_ident()}.tmp"
-            subprocess.run(["g++", self.opt, "-std=c++17", "-shared", "-fPIC",
-                            "-Wno-unknown-pragmas", "-o", tmp, cpp], check=True)
-            os.replace(tmp, so)
-            os.remove(cpp)
-        return _EmulatedModule(ctypes.CDLL(so), kernels)
+        so = shared_library("emulate", full, [self.opt, "-std=c++17", "-shared", "-fPIC",
+                                              "-Wno-unknown-pragmas"])
+        return _EmulatedModule(ctypes.CDLL(str(so)), kernels)
 
 
 class _EmulatedModule:

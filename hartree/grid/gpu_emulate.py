@@ -5,19 +5,19 @@ The source from :mod:`hartree.grid.gpu_codegen` is compiled with g++ behind a sm
 ``cpu_<kernel>(grid, block, ...)`` entry per kernel that runs every block and thread in
 turn.  :class:`EmulatedBackend` has the interface of :class:`hartree.grid.gpu.CupyBackend`
 with numpy arrays, so the whole GPU path (slabs, screening lists, kernels, GEMMs) runs on
-a machine without a GPU.  Libraries are cached under ``$HARTREE_CACHE_DIR/grid_emulate``.
+a machine without a GPU.  Libraries are entries of kind ``grid_emulate`` of
+:mod:`hartree.cache` (``<cache root>/grid_emulate``), keyed by the whole translation unit
+(shim, kernels, wrappers), the g++ flags and the compiler, and verified before loading.
 """
 
 import contextlib
 import ctypes
-import hashlib
-import os
 import shutil
-import subprocess
 import threading
 
 import numpy as np
 
+from ..cache import shared_library
 from . import gpu_codegen as cg
 
 SHIM = """\
@@ -45,13 +45,6 @@ def _wrapper(name, params):
             "    }\n}\n")
 
 
-def _cache_dir():
-    base = os.environ.get("HARTREE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "hartree")
-    path = os.path.join(base, "grid_emulate")
-    os.makedirs(path, exist_ok=True)
-    return path
-
-
 def _kernels():
     from .gpu_separable import SEP_PARAMS
     return {"orb_screen": cg.SCREEN_PARAMS, "orb_mo": cg.EVAL_PARAMS, "orb_ao": cg.EVAL_PARAMS,
@@ -62,28 +55,7 @@ def build(source):
     """ctypes library of a generated source (compiled once per source text)."""
     text = SHIM + source + "\n" + "".join(
         _wrapper(n, params) for n, params in _kernels().items() if f"void {n}(" in source)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
-    lib = os.path.join(_cache_dir(), f"grid_{digest}.so")
-    with _build_lock:
-        if not os.path.exists(lib):
-            _compile(text, lib)
-    return ctypes.CDLL(lib)
-
-
-_build_lock = threading.Lock()
-
-
-def _compile(text, lib):
-    """g++ -O1 -shared: text -> lib (written through a temporary name)."""
-    src = f"{lib[:-3]}.{os.getpid()}.cpp"
-    with open(src, "w") as handle:
-        handle.write(text)
-    tmp = f"{lib}.{os.getpid()}.tmp"
-    done = subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-w", "-o", tmp, src], capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"g++ failed on {src}:\n{done.stderr[-3000:]}")
-    os.replace(tmp, lib)
-    os.remove(src)
+    return ctypes.CDLL(str(shared_library("grid_emulate", text, ["-O1", "-shared", "-fPIC", "-w"])))
 
 
 class EmulatedBackend:

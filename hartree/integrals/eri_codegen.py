@@ -18,21 +18,23 @@ kernels stay the reference; tests compare the two and both against PySCF):
 
 ``module_source(classes)`` adds ``cart_block_gen``, an if-chain over class ids
 (``class_id``), and the J/K driver that uses it (template in eri_codegen_driver.py);
-``load_module()`` writes the text under the cache directory (keyed by a hash of the
-generator and of the modules the generated code calls, so that numba's ``cache=True``
-entries never outlive their sources) and imports it.  The generated file is a build
-product: never committed, never edited.  Cold compile of the default set (13 classes,
+``load_module()`` writes the text as an entry of kind ``eri_gen`` of :mod:`hartree.cache`
+(``<cache root>/eri_gen/eri_classes_<digest>.py``) and imports it.  The key holds the
+generator version, the SHA-256 of the text and of every hartree module the text imports,
+recursively (:func:`hartree.cache.module_sources`: eri_prim, rys, eri_kernel, eri_pairs, jk,
+hartree/basis, ...), so that numba's ``cache=True`` entries (in ``eri_gen/__pycache__``,
+keyed by numba by the module file's mtime and size) never outlive their sources.  Before
+the import the file's content is checked against the text just generated; a file that
+differs is written anew (a new mtime, so numba compiles again).  The generated file is a
+build product: never committed, never edited.  Cold compile of the default set (13 classes,
 l <= 2, total l <= 4) plus the driver: ~40 s CPU; cached by numba afterwards.
 """
 
-import hashlib
 import importlib.util
 import math
-import os
 import sys
-import tempfile
-from pathlib import Path
 
+from hartree import cache
 from hartree.integrals.eri_pairs import CART, CART_START
 from hartree.integrals.eri_prim import _BOYS_NTAYLOR as BOYS_NTAYLOR
 from hartree.integrals.eri_prim import BOYS_GRID, BOYS_TMAX
@@ -283,8 +285,8 @@ def _dispatch_source(classes):
     kw = "if"
     for la, lb, lc, ld in classes:
         L += [f"    {kw} cid == {class_id(la, lb, lc, ld)}:",
-              f"        cart_{la}{lb}{lc}{ld}(P, Q, pair_start, pp, pair_ab, out, roots, "
-              "weights, rys_table)"]
+              (f"        cart_{la}{lb}{lc}{ld}(P, Q, pair_start, pp, pair_ab, out, roots, "
+               "weights, rys_table)")]
         kw = "elif"
     L += ["    else:", "        return False", "    return True"]
     return "\n".join(L) + "\n"
@@ -301,21 +303,15 @@ def module_source(classes=None):
     return "\n".join(parts)
 
 
-def _dependency_hash(text):
-    """Key of the generated module: its text plus the sources of the modules it calls."""
-    h = hashlib.sha256(text.encode())
-    here = Path(__file__).resolve().parent
-    for name in ("eri_prim.py", "eri_kernel.py", "eri_pairs.py", "rys.py", "jk.py",
-                 "eri_codegen_driver.py", "eri_codegen.py"):
-        h.update((here / name).read_bytes())
-    return h.hexdigest()[:16]
+def module_key(text):
+    """Cache key of the generated module ``text`` (see the module docstring)."""
+    return {"generator": "hartree.integrals.eri_codegen", "version": GEN_VERSION,
+            "text_sha256": cache.sha256_bytes(text), "sources": cache.module_sources(text)}
 
 
 def cache_dir():
-    """Directory of generated modules: $HARTREE_CACHE_DIR or ~/.cache/hartree."""
-    root = os.environ.get("HARTREE_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "hartree")
-    return Path(root) / "eri_gen"
+    """Directory of generated modules: ``<cache root>/eri_gen`` (created private)."""
+    return cache.kind_dir("eri_gen")
 
 
 _LOADED = {}
@@ -327,17 +323,10 @@ def load_module(classes=None):
     if classes in _LOADED:
         return _LOADED[classes]
     text = module_source(list(classes))
-    key = _dependency_hash(text)
-    d = cache_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / f"eri_classes_{key}.py"
-    if not path.exists():
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)           # atomic: concurrent processes see a whole file
-    modname = f"_hartree_eri_classes_{key}"
+    key = module_key(text)
+    # the entry's content must equal ``text`` (checked by hash), else it is written anew
+    path = cache.get_or_build("eri_gen", key, ".py", data=text.encode(), prefix="eri_classes_")
+    modname = f"_hartree_eri_classes_{cache.digest(key)[:16]}"
     spec = importlib.util.spec_from_file_location(modname, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[modname] = mod

@@ -1,0 +1,110 @@
+"""``hartree cache``: show, clear or prune hartree's cache of generated and compiled code.
+
+The cache (:mod:`hartree.cache`) lives in ``$HARTREE_CACHE_DIR`` or ``~/.cache/hartree``, one
+directory per kind of entry.  ``info`` reports it (creating nothing), ``clear`` removes
+entries (all, or one kind; it asks nothing: everything in it is rebuilt on demand) and
+``prune`` drops what will not be used again or was not used for --days days.
+"""
+
+import time
+
+from rich import box
+from rich.table import Table
+
+from .. import cache, cache_admin
+from ..errors import InputError
+from .argtypes import non_negative_float
+
+HELP = "show, clear or prune the cache of generated and compiled kernels"
+
+DESCRIPTION = """\
+hartree keeps what it generates and compiles in a cache directory, $HARTREE_CACHE_DIR or
+~/.cache/hartree: CUDA kernels compiled by NVRTC (cuda), the generated numba ERI module
+with numba's compiled code (eri_gen), and the g++ builds used by the CPU emulation of the
+GPU kernels in tests (emulate, grid_emulate, atom_emulate).  Every entry is checked
+(SHA-256) before it is used, and the directories must be private (mode 0700, yours).
+
+  info    where the cache is, and per kind: entries, size, oldest and newest use
+  clear   remove every entry (or those of --kind); rebuilt when next needed
+  prune   remove entries of other hartree versions, entries whose sources changed,
+          damaged ones, and those not used for --days days (default 30)"""
+
+EPILOG = """\
+examples:
+  hartree cache info
+  hartree cache prune --days 7
+  hartree cache clear --kind cuda
+  HARTREE_CACHE_DIR=/scratch/me/hartree-cache hartree cache info"""
+
+
+def add_arguments(parser):
+    parser.add_argument("action", choices=("info", "clear", "prune"), metavar="ACTION",
+                        help="info, clear or prune")
+    parser.add_argument("--kind", choices=tuple(cache.KINDS), metavar="KIND",
+                        help=f"clear or prune only this kind ({', '.join(cache.KINDS)})")
+    parser.add_argument("--days", type=non_negative_float, default=None, metavar="N",
+                        help="prune: remove entries not used for N days (default: 30)")
+
+
+def _size(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _when(stamp):
+    return "-" if stamp is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _info(args, console):
+    report = cache_admin.info()
+    rows = report["kinds"]
+    total = sum(r["entries"] for r in rows.values())
+    size = sum(r["bytes"] for r in rows.values())
+    if getattr(args, "quiet", False):
+        console.print(f"{total} entries, {_size(size)} in {report['root']}", markup=False)
+        return 0
+    state = "" if report["exists"] else " (not created yet)"
+    console.print(f"cache:    {report['root']}{state}", markup=False, highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name, justify in (("kind", "left"), ("entries", "right"), ("size", "right"),
+                          ("oldest use", "left"), ("newest use", "left")):
+        table.add_column(name, justify=justify)
+    for kind, row in rows.items():
+        table.add_row(kind, str(row["entries"]), _size(row["bytes"]), _when(row["oldest_use"]),
+                      _when(row["newest_use"]))
+    table.add_row("total", str(total), _size(size), "", "", style="bold")
+    console.print(table)
+    for problem in [report["problem"]] + [r["problem"] for r in rows.values()]:
+        if problem:
+            console.print(f"problem:  {problem}", markup=False, highlight=False, soft_wrap=True)
+    if report["other"]:
+        console.print(f"also there (not managed by this command): {', '.join(report['other'])}",
+                      markup=False, highlight=False)
+    return 0
+
+
+def execute(args, console):
+    """Run ``hartree cache ACTION``; returns 0 (errors are raised as HartreeError)."""
+    if args.days is not None and args.action != "prune":
+        raise InputError("--days applies to 'hartree cache prune' only")
+    if args.kind is not None and args.action == "info":
+        raise InputError("--kind applies to 'hartree cache clear' and 'prune' only")
+    if args.action == "info":
+        return _info(args, console)
+    if args.action == "clear":
+        removed = cache_admin.clear(args.kind)
+        what = f"the {args.kind} cache" if args.kind else "the cache"
+    else:
+        days = 30.0 if args.days is None else args.days
+        removed = cache_admin.prune(older_than_days=days, keep_current=True,
+                              kinds=[args.kind] if args.kind else None)
+        what = f"the {args.kind} cache" if args.kind else "the cache"
+    count = sum(removed.values())
+    detail = ", ".join(f"{k} {n}" for k, n in removed.items() if n)
+    console.print(f"removed {count} entr{'y' if count == 1 else 'ies'} from {what} "
+                  f"({cache.root(create=False)}){': ' + detail if detail else ''}",
+                  markup=False, highlight=False)
+    return 0
