@@ -26,7 +26,13 @@ from ..mp2 import run as run_mp2
 from ..scf import SCFOptions
 from ..scf import run as run_scf
 from ..scf.checkpoint import plan as checkpoint_plan
-from ..scf.driver import device_text, make_engine, resolve_device, resolve_gpus
+from ..scf.driver import (
+    device_text,
+    make_engine,
+    not_converged_text,
+    resolve_device,
+    resolve_gpus,
+)
 from ..scf.kernel import validate as validate_method
 from . import first_run
 from .argtypes import non_negative_float, positive_float, positive_int
@@ -185,12 +191,9 @@ def convergence_hint(error, method):
     result = getattr(error, "result", None)
     if result is None or not result.history:
         return error
-    last = result.history[-1]
-    return ConvergenceError(
-        f"{method.upper()} did not converge in {result.iterations} cycles (last energy "
-        f"{result.energy:.10f} Eh, |dE| {abs(last.delta_energy):.1e}, gradient "
-        f"{last.gradient_norm:.1e}); try --max-cycle {2 * result.iterations}, "
-        "--level-shift 0.3 or --guess core", result=result)
+    return ConvergenceError(not_converged_text(
+        method, result, f"--max-cycle {2 * result.iterations}, --level-shift 0.3 or --guess core"),
+        result=result)
 
 
 def scf_keywords(args):

@@ -162,13 +162,19 @@ def run(molecule, basis="6-31g**", method="rhf", *, engine=None, device="auto", 
     else:
         result = kernel(molecule, basis, options, engine)
     if not result.converged and not allow_unconverged:
-        last = result.history[-1]
-        raise ConvergenceError(
-            f"{options.method.upper()} did not converge in {result.iterations} cycles "
-            f"(last energy {result.energy:.10f} Eh, |dE| {abs(last.delta_energy):.1e}, "
-            f"gradient {last.gradient_norm:.1e}); try more cycles (max_cycle), "
-            "level_shift=0.3 or another guess", result=result)
+        raise ConvergenceError(not_converged_text(
+            options.method, result, "more cycles (max_cycle), level_shift=0.3 or another guess"),
+            result=result)
     return result
+
+
+def not_converged_text(method, result, hints):
+    """'RHF did not converge in N cycles (last energy, |dE|, gradient); try HINTS' for an
+    unconverged SCFResult; the caller names its own options in ``hints``."""
+    last = result.history[-1]
+    return (f"{method.upper()} did not converge in {result.iterations} cycles (last energy "
+            f"{result.energy:.10f} Eh, |dE| {abs(last.delta_energy):.1e}, gradient "
+            f"{last.gradient_norm:.1e}); try {hints}")
 
 
 class _Driver:
