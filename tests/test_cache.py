@@ -124,8 +124,11 @@ def test_default_root_made_by_an_old_umask_is_repaired(tmp_path, monkeypatch):
     top = tmp_path / ".cache" / "hartree"
     os.chmod(top, 0o775)
     os.chmod(top / "cuda", 0o775)
-    with pytest.warns(UserWarning, match="entries were discarded"):
+    with pytest.warns(UserWarning) as caught:
         assert cache.load("cuda", "k", ".cubin") is None
+    messages = [str(w.message) for w in caught]
+    assert any(str(top) in m and "private (0700) now" in m for m in messages)
+    assert any(str(top / "cuda") in m and "entries were discarded" in m for m in messages)
     assert os.stat(top).st_mode & 0o777 == 0o700
     assert os.stat(top / "cuda").st_mode & 0o777 == 0o700
 

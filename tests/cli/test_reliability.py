@@ -418,5 +418,16 @@ def test_11_ctrl_c_during_basis_search_is_one_line(tmp_path):
     assert err.strip().splitlines() == [err.strip()] and err.startswith("hartree: interrupted")
 
 
+def test_14_atom_optimization_prints_its_header_first(cli):
+    code, out, err = cli("atom", "He", "--alpha", "8.14e-2", "--beta", "1.953", "--delta", "4.504",
+                         "--gamma", "1.515", "--nbs", "s:1:6", "--nonrelativistic", "--optimize",
+                         "--maxfun", "30", "--no-plot")
+    assert code == 0, err
+    lines = out.splitlines()
+    header = next(n for n, line in enumerate(lines) if line.startswith("hartree atom: He"))
+    progress = next(n for n, line in enumerate(lines) if "evaluation 25:" in line)
+    assert header < progress
+
+
 def test_resource_errors_are_their_own_kind():
     assert not issubclass(ResourceError, InputError)
