@@ -45,15 +45,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from atom_basis_common import CLOSED_SHELL, HF_LIMITS, MODES, OCCUPATIONS, default_cache, load, save  # noqa: E402
+from atom_basis_free import stage_free  # noqa: E402
+from atom_basis_report import write_report  # noqa: E402
+
 from hartree.atom import AtomSCFOptions, kernel, make_nucleus  # noqa: E402
 from hartree.atom.config import SYMBOLS, atomic_number, configuration, parse_occupations  # noqa: E402
 from hartree.atom.optimize import NewuoaOptions, optimize_wtbs  # noqa: E402
 from hartree.atom.wtbs import THESIS_TABLE_2_1, Window, WTBSParameters, group_windows, thesis_basis, wtbs_exponents  # noqa: E402
 from hartree.errors import ConvergenceError, InputError  # noqa: E402
-
-from atom_basis_common import CLOSED_SHELL, HF_LIMITS, MODES, OCCUPATIONS, default_cache, load, save  # noqa: E402
-from atom_basis_free import stage_free  # noqa: E402
-from atom_basis_report import write_report  # noqa: E402
 
 
 def partial_record(history, t0):
@@ -61,17 +61,22 @@ def partial_record(history, t0):
     count, the history so far and the wall time since t0 (time.perf_counter() seconds)."""
     ok = [h for h in history if h["energy"] is not None]
     top = min(ok, key=lambda h: h["energy"])
-    return {"groups": top["parameters"], "energy": top["energy"], "evaluations": len(history),
-            "wall_time": time.perf_counter() - t0, "history": history,
-            "start_energy": history[0]["energy"], "stop_reason": "interrupted (partial)",
-            "device": _device_label()}
+    return {
+        "groups": top["parameters"],
+        "energy": top["energy"],
+        "evaluations": len(history),
+        "wall_time": time.perf_counter() - t0,
+        "history": history,
+        "start_energy": history[0]["energy"],
+        "stop_reason": "interrupted (partial)",
+        "device": _device_label(),
+    }
 
 
 def merge_prior(res, prior):
     """Prepend the history, count, wall time and start energy of an interrupted run
     (`prior`, a partial_record) to the OptimizationResult `res` of its resumption (in place)."""
-    res.history = prior["history"] + [dict(h, evaluation=h["evaluation"] + prior["evaluations"])
-                                      for h in res.history]
+    res.history = prior["history"] + [dict(h, evaluation=h["evaluation"] + prior["evaluations"]) for h in res.history]
     res.evaluations = len(res.history)
     res.wall_time += prior["wall_time"]
     res.start_energy = prior["start_energy"]
@@ -153,16 +158,24 @@ def stage_limits(element, cache, log, factors_override=None, options=None, check
                 continue
             exps = limit_sets(element, factor, ratio)
             rel, _ = MODES[mode]
-            opts = AtomSCFOptions(relativistic=rel, max_iterations=60,
-                                  device=options.device if options else "auto")
+            opts = AtomSCFOptions(relativistic=rel, max_iterations=60, device=options.device if options else "auto")
             energy, its, secs, note = scf_energy(z, exps, mode, opts)
-            runs.append({"factor": factor, "ratio": ratio, "sizes": [len(e) for e in exps], "energy": energy,
-                         "iterations": its, "seconds": round(secs, 1), "note": note})
+            runs.append(
+                {
+                    "factor": factor,
+                    "ratio": ratio,
+                    "sizes": [len(e) for e in exps],
+                    "energy": energy,
+                    "iterations": its,
+                    "seconds": round(secs, 1),
+                    "note": note,
+                }
+            )
             log(f"{element} {mode} F={factor:g} r={ratio} {[len(e) for e in exps]} E={energy:.10f} {secs:.0f}s")
             save(cache, "limits", element, doc)
         seq = [r["energy"] for r in sorted((r for r in runs if r["ratio"] == 1.8), key=lambda r: r["factor"])]
         fine = [r["energy"] for r in runs if r["ratio"] == 1.6 and r["factor"] == factors[-1]][0]
-        step_f = aitken(*seq[-3:]) - seq[-1]            # F -> infinity, from the r = 1.8 sequence
+        step_f = aitken(*seq[-3:]) - seq[-1]  # F -> infinity, from the r = 1.8 sequence
         doc[mode].update({"fine": fine, "last": seq[-1], "step_f": step_f})
     # nonrelativistic incompleteness of the r = 1.6 set, from the numerical HF limit when known
     hf = doc["hf"]
@@ -176,7 +189,7 @@ def stage_limits(element, cache, log, factors_override=None, options=None, check
             d["step_hf"] = step_hf
             d["limit"] = d["fine"] + d["step_f"] + (step_hf if mode != "hf" else 0.0)
             d["uncertainty"] = abs(d["step_f"]) + abs(step_hf)
-        else:       # no numerical reference: the r = 1.6 - 1.8 difference bounds the ratio error
+        else:  # no numerical reference: the r = 1.6 - 1.8 difference bounds the ratio error
             d["limit"] = d["fine"] + d["step_f"]
             d["uncertainty"] = abs(d["step_f"]) + abs(d["fine"] - d["last"])
         save(cache, "limits", element, doc)
@@ -201,8 +214,9 @@ def stage_thesis(element, cache, log):
     return doc
 
 
-def optimize_element(element, nucleus, start_groups, windows, maxfun, rhobeg=0.05, log=None, rhoend=1e-5,
-                     checkpoint=None, active=None):
+def optimize_element(
+    element, nucleus, start_groups, windows, maxfun, rhobeg=0.05, log=None, rhoend=1e-5, checkpoint=None, active=None
+):
     """NEWUOA over the WTBS groups (Dirac-Fock); returns the OptimizationResult.
 
     checkpoint(history) is called every 25 evaluations (to save partial progress)."""
@@ -221,13 +235,33 @@ def optimize_element(element, nucleus, start_groups, windows, maxfun, rhobeg=0.0
         if checkpoint and n % 25 == 0:
             checkpoint(history)
 
-    return optimize_wtbs(z, start_groups, windows, make_nucleus(z, nucleus), AtomSCFOptions(),
-                         NewuoaOptions(rhobeg=rhobeg, rhoend=rhoend, maxfun=maxfun),
-                         block_shells=closed, open_shells=opened, callback=progress, active=active)
+    return optimize_wtbs(
+        z,
+        start_groups,
+        windows,
+        make_nucleus(z, nucleus),
+        AtomSCFOptions(),
+        NewuoaOptions(rhobeg=rhobeg, rhoend=rhoend, maxfun=maxfun),
+        block_shells=closed,
+        open_shells=opened,
+        callback=progress,
+        active=active,
+    )
 
 
-def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, rhoend=1e-5, restart=False,
-                   restart_rhobeg=0.02, blockwise=0, blockwise_maxfun=80):
+def stage_optimize(
+    element,
+    cache,
+    log,
+    maxfun,
+    point_opt=False,
+    timing=False,
+    rhoend=1e-5,
+    restart=False,
+    restart_rhobeg=0.02,
+    blockwise=0,
+    blockwise_maxfun=80,
+):
     """Gaussian nucleus from the thesis' parameters (one group per l, thesis window sizes),
     then the point nucleus: its energy at the Gaussian optimum and its own optimization
     started there.  Each optimization's history is kept (for the plot)."""
@@ -246,14 +280,24 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
             save(cache, "optimize", element, doc)
 
         prior = doc.get("dhf_gaussian_partial")
-        if prior:            # an interrupted run (e.g. a device batch that ended): NEWUOA again from its best point
-            log(f"{element}: resuming the Gaussian-nucleus optimization from {prior['energy']:.10f} "
-                f"({prior['evaluations']} evaluations so far)")
+        if prior:  # an interrupted run (e.g. a device batch that ended): NEWUOA again from its best point
+            log(
+                f"{element}: resuming the Gaussian-nucleus optimization from {prior['energy']:.10f} "
+                f"({prior['evaluations']} evaluations so far)"
+            )
             t0 -= prior["wall_time"]
         start = [WTBSParameters(*g) for g in prior["groups"]] if prior else [params] * len(windows)
-        res = optimize_element(element, "gaussian", start, windows, maxfun, log=log, rhoend=rhoend,
-                               rhobeg=0.02 if prior else 0.05,
-                               checkpoint=lambda h: checkpoint((prior["history"] if prior else []) + h))
+        res = optimize_element(
+            element,
+            "gaussian",
+            start,
+            windows,
+            maxfun,
+            log=log,
+            rhoend=rhoend,
+            rhobeg=0.02 if prior else 0.05,
+            checkpoint=lambda h: checkpoint((prior["history"] if prior else []) + h),
+        )
         if prior:
             merge_prior(res, prior)
             res.stop_reason += f" (after a restart at evaluation {prior['evaluations']})"
@@ -261,22 +305,30 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
         doc["dhf_gaussian"] = dict(res.to_dict(), device=_device_label())
         doc["windows"] = [[w.l, w.start, w.end, w.group + 1] for w in windows]
         save(cache, "optimize", element, doc)
-        log(f"{element}: gaussian E={res.energy:.10f} in {res.evaluations} evaluations, {res.wall_time:.0f}s "
-            f"({res.stop_reason})")
+        log(
+            f"{element}: gaussian E={res.energy:.10f} in {res.evaluations} evaluations, {res.wall_time:.0f}s "
+            f"({res.stop_reason})"
+        )
     groups = [WTBSParameters(*g) for g in doc["dhf_gaussian"]["groups"]]
     if restart:
         # NEWUOA again from the optimum (a fresh quadratic model, trust region restart_rhobeg)
         g = doc["dhf_gaussian"]
         log(f"{element}: restarting NEWUOA from {g['energy']:.10f} (rhobeg {restart_rhobeg}, maxfun {maxfun})")
-        res = optimize_element(element, "gaussian", groups, windows, maxfun, rhobeg=restart_rhobeg, log=log,
-                               rhoend=rhoend)
+        res = optimize_element(
+            element, "gaussian", groups, windows, maxfun, rhobeg=restart_rhobeg, log=log, rhoend=rhoend
+        )
         offset = g["evaluations"]
         history = g["history"] + [dict(h, evaluation=h["evaluation"] + offset) for h in res.history]
         if res.energy < g["energy"]:
             g.update(groups=res.to_dict()["groups"], energy=res.energy)
             groups = res.groups
-        g.update(evaluations=len(history), history=history, wall_time=g["wall_time"] + res.wall_time,
-                 stop_reason=res.stop_reason, restarts=g.get("restarts", 0) + 1)
+        g.update(
+            evaluations=len(history),
+            history=history,
+            wall_time=g["wall_time"] + res.wall_time,
+            stop_reason=res.stop_reason,
+            restarts=g.get("restarts", 0) + 1,
+        )
         doc.pop("dhf_point_at_gaussian_optimum", None)
         save(cache, "optimize", element, doc)
         log(f"{element}: restart gave {res.energy:.10f} in {res.evaluations} evaluations")
@@ -284,16 +336,20 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
         # NEWUOA over one l's group at a time (4 parameters), the others fixed
         g = doc["dhf_gaussian"]
         for l in range(len(windows) - 1, -1, -1):
-            res = optimize_element(element, "gaussian", groups, windows, blockwise_maxfun, rhobeg=0.02, log=None,
-                                   rhoend=rhoend, active=[l])
+            res = optimize_element(
+                element, "gaussian", groups, windows, blockwise_maxfun, rhobeg=0.02, log=None, rhoend=rhoend, active=[l]
+            )
             offset = g["evaluations"]
             g["history"] += [dict(h, evaluation=h["evaluation"] + offset) for h in res.history]
             if res.energy < g["energy"]:
                 g.update(groups=res.to_dict()["groups"], energy=res.energy)
                 groups = res.groups
-            g.update(evaluations=len(g["history"]), wall_time=g["wall_time"] + res.wall_time,
-                     stop_reason=f"block-wise sweep {sweep + 1}, l = {l}: {res.stop_reason}",
-                     blockwise_sweeps=sweep + 1)
+            g.update(
+                evaluations=len(g["history"]),
+                wall_time=g["wall_time"] + res.wall_time,
+                stop_reason=f"block-wise sweep {sweep + 1}, l = {l}: {res.stop_reason}",
+                blockwise_sweeps=sweep + 1,
+            )
             doc.pop("dhf_point_at_gaussian_optimum", None)
             save(cache, "optimize", element, doc)
             log(f"{element}: sweep {sweep + 1} l={l}: E={g['energy']:.10f} ({res.evaluations} evaluations)")
@@ -310,12 +366,20 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
             save(cache, "optimize", element, doc)
 
         prior = doc.get("dhf_point_partial")
-        if prior:            # an interrupted run: NEWUOA again from its best point (a restart)
+        if prior:  # an interrupted run: NEWUOA again from its best point (a restart)
             log(f"{element}: resuming the point-nucleus optimization from {prior['energy']:.10f}")
             t0 -= prior["wall_time"]
         start = [WTBSParameters(*g) for g in prior["groups"]] if prior else groups
-        res = optimize_element(element, "point", start, windows, maxfun, rhobeg=0.02, log=log,
-                               checkpoint=lambda h: checkpoint_point((prior["history"] if prior else []) + h))
+        res = optimize_element(
+            element,
+            "point",
+            start,
+            windows,
+            maxfun,
+            rhobeg=0.02,
+            log=log,
+            checkpoint=lambda h: checkpoint_point((prior["history"] if prior else []) + h),
+        )
         if prior:
             merge_prior(res, prior)
             res.stop_reason += " (after a restart)"
@@ -326,12 +390,16 @@ def stage_optimize(element, cache, log, maxfun, point_opt=False, timing=False, r
     if "one_group_timing" not in doc and timing:
         # the timing of a plain optimization (4 parameters, thesis start, Gaussian nucleus)
         res = optimize_element(element, "gaussian", [params], thesis_windows, min(maxfun, 300))
-        doc["one_group_timing"] = {"evaluations": res.evaluations, "wall_time": res.wall_time,
-                                   "energy": res.energy, "start_energy": res.start_energy,
-                                   "stop_reason": res.stop_reason, "groups": res.to_dict()["groups"]}
+        doc["one_group_timing"] = {
+            "evaluations": res.evaluations,
+            "wall_time": res.wall_time,
+            "energy": res.energy,
+            "start_energy": res.start_energy,
+            "stop_reason": res.stop_reason,
+            "groups": res.to_dict()["groups"],
+        }
         save(cache, "optimize", element, doc)
-        log(f"{element}: one-group optimization E={res.energy:.10f} {res.evaluations} evaluations "
-            f"{res.wall_time:.0f}s")
+        log(f"{element}: one-group optimization E={res.energy:.10f} {res.evaluations} evaluations {res.wall_time:.0f}s")
     del limits
     return doc
 
@@ -340,6 +408,7 @@ def stage_larger(element, cache, log, nbs, maxfun):
     """Optimize (Gaussian nucleus, one group per l) with windows ``nbs`` larger than the
     thesis' set, starting from the cached optimum of the thesis-size set."""
     from hartree.atom.wtbs import parse_nbs
+
     doc = load(cache, "larger", element) or {}
     if nbs in doc:
         return doc
@@ -349,8 +418,14 @@ def stage_larger(element, cache, log, nbs, maxfun):
     res = optimize_element(element, "gaussian", start, windows, maxfun, rhobeg=0.02, log=log)
     z = atomic_number(element)
     point, _, _, _ = scf_energy(z, wtbs_exponents(res.groups, windows), "dhf_point")
-    doc[nbs] = {"energy": res.energy, "groups": res.to_dict()["groups"], "evaluations": res.evaluations,
-                "wall_time": res.wall_time, "stop_reason": res.stop_reason, "point_at_gaussian_optimum": point}
+    doc[nbs] = {
+        "energy": res.energy,
+        "groups": res.to_dict()["groups"],
+        "evaluations": res.evaluations,
+        "wall_time": res.wall_time,
+        "stop_reason": res.stop_reason,
+        "point_at_gaussian_optimum": point,
+    }
     save(cache, "larger", element, doc)
     log(f"{element} {nbs}: E={res.energy:.10f}, {res.evaluations} evaluations, {res.wall_time:.0f}s")
     return doc
@@ -359,12 +434,12 @@ def stage_larger(element, cache, log, nbs, maxfun):
 def _device_label():
     """Where the SCFs of this process run (AtomSCFOptions(device='auto')): the GPU's name or 'cpu'."""
     from hartree.gpu.device import gpu_status
+
     ok, name = gpu_status()
     return name if ok else "cpu"
 
 
-def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, rhobeg=0.05, order=None,
-                full_maxfun=0):
+def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, rhobeg=0.05, order=None, full_maxfun=0):
     """One WTBS group per κ symmetry (p1/2 and p3/2, d3/2 and d5/2 get their own parameters; the
     thesis' input allows per-symmetry groups and windows), the thesis' function counts.  Starts
     from the cached per-l optimum of the same nucleus (identical exponents), then sweeps of
@@ -377,13 +452,20 @@ def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, r
     base = opt[key] if key in opt else opt["dhf_gaussian"]
     windows_l = [Window(l, a, b, g - 1) for l, a, b, g in opt["windows"]]
     windows = group_windows([Window(w.l, w.start, w.end) for w in windows_l], "per-kappa")
-    source = [w.l for w in windows]            # the per-l group each κ group starts from
+    source = [w.l for w in windows]  # the per-l group each κ group starts from
     d = doc.get(key)
     if d is None:
         groups = [WTBSParameters(*base["groups"][src]) for src in source]
-        d = doc[key] = {"groups": [[p.alpha, p.beta, p.delta, p.gamma] for p in groups], "energy": base["energy"],
-                        "start_energy": base["energy"], "evaluations": 0, "wall_time": 0.0, "history": [],
-                        "sweeps_done": [], "windows": [[w.l, w.start, w.end, w.group + 1, w.kappa] for w in windows]}
+        d = doc[key] = {
+            "groups": [[p.alpha, p.beta, p.delta, p.gamma] for p in groups],
+            "energy": base["energy"],
+            "start_energy": base["energy"],
+            "evaluations": 0,
+            "wall_time": 0.0,
+            "history": [],
+            "sweeps_done": [],
+            "windows": [[w.l, w.start, w.end, w.group + 1, w.kappa] for w in windows],
+        }
     nblock = len(windows)
     order = order or [i for i in (1, 2, 0, 3, 4, 5, 6) if i < nblock]
     for sweep in range(sweeps):
@@ -392,35 +474,44 @@ def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, r
             if tag in d["sweeps_done"]:
                 continue
             groups = [WTBSParameters(*g) for g in d["groups"]]
-            res = optimize_element(element, nucleus, groups, windows, maxfun, rhobeg=rhobeg, rhoend=1e-5,
-                                   active=[b])
+            res = optimize_element(element, nucleus, groups, windows, maxfun, rhobeg=rhobeg, rhoend=1e-5, active=[b])
             append_run(d, res)
             d["device"] = _device_label()
             d["sweeps_done"].append(tag)
             d["stop_reason"] = f"sweep {sweep + 1}, {windows[b].label}: {res.stop_reason}"
             save(cache, "kappa", element, doc)
-            log(f"{element} {nucleus} per-κ sweep {sweep + 1} {windows[b].label}: E={d['energy']:.10f} "
-                f"({res.evaluations} evaluations, {res.wall_time:.0f} s)")
+            log(
+                f"{element} {nucleus} per-κ sweep {sweep + 1} {windows[b].label}: E={d['energy']:.10f} "
+                f"({res.evaluations} evaluations, {res.wall_time:.0f} s)"
+            )
     if full_maxfun and "full" not in d:
         groups = [WTBSParameters(*g) for g in d["groups"]]
         t0 = time.perf_counter()
 
-        def checkpoint(history):       # a run cut short keeps its best point (and its count)
+        def checkpoint(history):  # a run cut short keeps its best point (and its count)
             ok = [h for h in history if h["energy"] is not None]
             top = min(ok, key=lambda h: h["energy"])
             if top["energy"] < d["energy"]:
                 d.update(groups=top["parameters"], energy=top["energy"])
-            d["full_partial"] = {"evaluations": len(history), "wall_time": time.perf_counter() - t0,
-                                 "device": _device_label()}
+            d["full_partial"] = {
+                "evaluations": len(history),
+                "wall_time": time.perf_counter() - t0,
+                "device": _device_label(),
+            }
             d["stop_reason"] = f"full NEWUOA cut after {len(history)} evaluations (partial)"
             save(cache, "kappa", element, doc)
 
-        res = optimize_element(element, nucleus, groups, windows, full_maxfun, rhobeg=0.02, rhoend=1e-5, log=log,
-                               checkpoint=checkpoint)
+        res = optimize_element(
+            element, nucleus, groups, windows, full_maxfun, rhobeg=0.02, rhoend=1e-5, log=log, checkpoint=checkpoint
+        )
         d.pop("full_partial", None)
         append_run(d, res)
-        d["full"] = {"evaluations": res.evaluations, "stop_reason": res.stop_reason, "wall_time": res.wall_time,
-                     "device": _device_label()}
+        d["full"] = {
+            "evaluations": res.evaluations,
+            "stop_reason": res.stop_reason,
+            "wall_time": res.wall_time,
+            "device": _device_label(),
+        }
         d["stop_reason"] = f"full NEWUOA ({res.evaluations} evaluations): {res.stop_reason}"
         save(cache, "kappa", element, doc)
         log(f"{element} {nucleus} per-κ full NEWUOA: E={d['energy']:.10f} ({res.evaluations} evaluations)")
@@ -435,9 +526,12 @@ def export_histories(cache, elements, path):
         if not opt or "dhf_gaussian" not in opt:
             continue
         closed, _ = occupations(atomic_number(el), True)
-        out[el] = {"z": atomic_number(el), "windows": [[l, a, b, g - 1] for l, a, b, g in opt["windows"]],
-                   "block_shells": closed,
-                   "evaluations": [[h["parameters"], h["energy"]] for h in opt["dhf_gaussian"]["history"]]}
+        out[el] = {
+            "z": atomic_number(el),
+            "windows": [[l, a, b, g - 1] for l, a, b, g in opt["windows"]],
+            "block_shells": closed,
+            "evaluations": [[h["parameters"], h["energy"]] for h in opt["dhf_gaussian"]["history"]],
+        }
     with open(path, "w") as f:
         json.dump(out, f)
 
@@ -455,10 +549,16 @@ def replay(histories, out_path, device="gpu"):
         zeros = [0.0] * len(d["block_shells"])
 
         def energy(params):
-            return kernel(z, wtbs_exponents([WTBSParameters(*g) for g in params], windows), nuc, opts,
-                          block_shells=d["block_shells"], open_shells=zeros)
+            return kernel(
+                z,
+                wtbs_exponents([WTBSParameters(*g) for g in params], windows),
+                nuc,
+                opts,
+                block_shells=d["block_shells"],
+                open_shells=zeros,
+            )
 
-        first = energy(d["evaluations"][0][0])                 # warm-up: kernel compile/load
+        first = energy(d["evaluations"][0][0])  # warm-up: kernel compile/load
         t0 = time.perf_counter()
         worst, n, failed = 0.0, 0, 0
         for params, e_cpu in d["evaluations"]:
@@ -473,8 +573,14 @@ def replay(histories, out_path, device="gpu"):
             if e_cpu is not None:
                 worst = max(worst, abs(e - e_cpu))
         wall = time.perf_counter() - t0
-        out[el] = {"evaluations": n, "failed": failed, "wall_s": wall, "per_evaluation_s": wall / max(n, 1),
-                   "max_abs_diff_vs_cpu_Eh": worst, "device": getattr(first, "device", device)}
+        out[el] = {
+            "evaluations": n,
+            "failed": failed,
+            "wall_s": wall,
+            "per_evaluation_s": wall / max(n, 1),
+            "max_abs_diff_vs_cpu_Eh": worst,
+            "device": getattr(first, "device", device),
+        }
         print(el, out[el], flush=True)
         with open(out_path, "w") as f:
             json.dump(out, f, indent=1)
@@ -491,12 +597,17 @@ def stage_scftime(element, cache, log):
     for _ in range(3):
         closed, opened = occupations(z, True)
         t0 = time.perf_counter()
-        res = kernel(z, exps, make_nucleus(z, "gaussian"), AtomSCFOptions(), block_shells=closed,
-                     open_shells=opened)
+        res = kernel(z, exps, make_nucleus(z, "gaussian"), AtomSCFOptions(), block_shells=closed, open_shells=opened)
         times.append(time.perf_counter() - t0)
         parts = getattr(res, "timings", None)
-    doc = {"best": min(times), "all": times, "iterations": res.iterations, "timings": parts,
-           "load_average": os.getloadavg()[0], "device": getattr(res, "device", "cpu")}
+    doc = {
+        "best": min(times),
+        "all": times,
+        "iterations": res.iterations,
+        "timings": parts,
+        "load_average": os.getloadavg()[0],
+        "device": getattr(res, "device", "cpu"),
+    }
     save(cache, "scftime", element, doc)
     log(f"{element}: one SCF {min(times):.2f} s ({res.iterations} iterations), load {doc['load_average']:.1f}")
     return doc
@@ -504,15 +615,24 @@ def stage_scftime(element, cache, log):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("stage", choices=["limits", "thesis", "optimize", "larger", "scftime", "report",
-                                          "export", "replay", "kappa", "free"])
+    parser.add_argument(
+        "stage",
+        choices=["limits", "thesis", "optimize", "larger", "scftime", "report", "export", "replay", "kappa", "free"],
+    )
     parser.add_argument("--nucleus", default="gaussian", help="kappa, free: nuclear model")
-    parser.add_argument("--symmetries", default=None,
-                        help="free: symmetries in the order of the blocks, e.g. p1/2,p3/2,s1/2 (default all)")
+    parser.add_argument(
+        "--symmetries",
+        default=None,
+        help="free: symmetries in the order of the blocks, e.g. p1/2,p3/2,s1/2 (default all)",
+    )
     parser.add_argument("--rhobeg", type=float, default=0.05, help="free: NEWUOA rhobeg in ln(exponent)")
     parser.add_argument("--every", type=int, default=10, help="free: checkpoint every N evaluations")
-    parser.add_argument("--start", default="auto", choices=["auto", "kappa"],
-                        help="free, point nucleus: from the Gaussian free optimum (auto) or the per-κ optimum")
+    parser.add_argument(
+        "--start",
+        default="auto",
+        choices=["auto", "kappa"],
+        help="free, point nucleus: from the Gaussian free optimum (auto) or the per-κ optimum",
+    )
     parser.add_argument("--factors", default=None, help="limits: F values for every mode, e.g. 1,10,100,1000")
     parser.add_argument("--scf-device", default="auto", help="limits: device of the SCFs (auto, cpu, gpu)")
     parser.add_argument("--check-ratios", default=None, help="limits: extra ratios at the largest F, e.g. 1.4")
@@ -529,11 +649,15 @@ def main(argv=None):
     parser.add_argument("--rhoend", type=float, default=1e-5)
     parser.add_argument("--point-opt", action="store_true", help="also optimize for the point nucleus")
     parser.add_argument("--timing", action="store_true", help="also time a one-group optimization")
-    parser.add_argument("--restart", action="store_true",
-                        help="run NEWUOA again from the cached Gaussian optimum (rhobeg --restart-rhobeg)")
+    parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="run NEWUOA again from the cached Gaussian optimum (rhobeg --restart-rhobeg)",
+    )
     parser.add_argument("--restart-rhobeg", type=float, default=0.02)
-    parser.add_argument("--blockwise", type=int, default=0,
-                        help="sweeps of NEWUOA over one l's group at a time from the cached optimum")
+    parser.add_argument(
+        "--blockwise", type=int, default=0, help="sweeps of NEWUOA over one l's group at a time from the cached optimum"
+    )
     parser.add_argument("--blockwise-maxfun", type=int, default=80)
     args = parser.parse_args(argv)
 
@@ -543,26 +667,51 @@ def main(argv=None):
     for element in args.elements:
         symbol = SYMBOLS[atomic_number(element)]
         if args.stage == "limits":
-            stage_limits(symbol, args.cache, log,
-                         [float(f) for f in args.factors.split(",")] if args.factors else None,
-                         AtomSCFOptions(device=args.scf_device),
-                         [float(r) for r in args.check_ratios.split(",")] if args.check_ratios else ())
+            stage_limits(
+                symbol,
+                args.cache,
+                log,
+                [float(f) for f in args.factors.split(",")] if args.factors else None,
+                AtomSCFOptions(device=args.scf_device),
+                [float(r) for r in args.check_ratios.split(",")] if args.check_ratios else (),
+            )
         elif args.stage == "thesis":
             stage_thesis(symbol, args.cache, log)
         elif args.stage == "larger":
             stage_larger(symbol, args.cache, log, args.nbs, args.maxfun)
         elif args.stage == "kappa":
-            stage_kappa(symbol, args.cache, log, args.nucleus, args.maxfun, args.sweeps,
-                        full_maxfun=args.full_maxfun)
+            stage_kappa(symbol, args.cache, log, args.nucleus, args.maxfun, args.sweeps, full_maxfun=args.full_maxfun)
         elif args.stage == "free":
-            stage_free(symbol, args.cache, log, occupations, args.nucleus,
-                       args.symmetries.split(",") if args.symmetries else None, args.maxfun, args.sweeps,
-                       args.rhobeg, args.rhoend, args.every, args.start)
+            stage_free(
+                symbol,
+                args.cache,
+                log,
+                occupations,
+                args.nucleus,
+                args.symmetries.split(",") if args.symmetries else None,
+                args.maxfun,
+                args.sweeps,
+                args.rhobeg,
+                args.rhoend,
+                args.every,
+                args.start,
+            )
         elif args.stage == "scftime":
             stage_scftime(symbol, args.cache, log)
         elif args.stage == "optimize":
-            stage_optimize(symbol, args.cache, log, args.maxfun, args.point_opt, args.timing, args.rhoend,
-                           args.restart, args.restart_rhobeg, args.blockwise, args.blockwise_maxfun)
+            stage_optimize(
+                symbol,
+                args.cache,
+                log,
+                args.maxfun,
+                args.point_opt,
+                args.timing,
+                args.rhoend,
+                args.restart,
+                args.restart_rhobeg,
+                args.blockwise,
+                args.blockwise_maxfun,
+            )
     if args.stage == "export":
         export_histories(args.cache, [SYMBOLS[atomic_number(e)] for e in args.elements], args.histories)
     if args.stage == "replay":

@@ -10,8 +10,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 THRESHOLD = 5e-9
 #: numerical Hartree-Fock limits (Eh): He as in tests/atom, the others as quoted in issue 5
-HF_LIMITS = {"He": -2.861679996, "Ne": -128.547098109, "Ar": -526.817512803, "Kr": -2752.054977344,
-             "Xe": -7232.138364, "Rn": -21866.772241}
+HF_LIMITS = {
+    "He": -2.861679996,
+    "Ne": -128.547098109,
+    "Ar": -526.817512803,
+    "Kr": -2752.054977344,
+    "Xe": -7232.138364,
+    "Rn": -21866.772241,
+}
 CLOSED_SHELL = [s for s, row in THESIS_TABLE_2_1.items() if row[3] == "1S"]
 #: closed-shell ground states that the Madelung order gets wrong (Pd: 4d10 5s0)
 OCCUPATIONS = {"Pd": ("s:4,p:3,d:2", "s1/2:4,p1/2:3,p3/2:3,d3/2:2,d5/2:2")}

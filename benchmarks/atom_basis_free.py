@@ -14,12 +14,12 @@ resumes at the first symmetry not done (from the saved best point).
 import os
 import time
 
+from atom_basis_common import load, save
+
 from hartree.atom import AtomSCFOptions, kernel, make_nucleus
 from hartree.atom.config import atomic_number
 from hartree.atom.optimize import NewuoaOptions, exponents_per_l, optimize_exponents, symmetry_exponents
 from hartree.atom.wtbs import Window, WTBSParameters, wtbs_exponents
-
-from atom_basis_common import load, save
 
 #: default order of the blocks: the largest incompleteness of the per-κ optimum first
 DEFAULT_ORDER = ("p1/2", "p3/2", "s1/2", "d3/2", "d5/2", "f5/2", "f7/2")
@@ -28,6 +28,7 @@ DEFAULT_ORDER = ("p1/2", "p3/2", "s1/2", "d3/2", "d5/2", "f5/2", "f7/2")
 def _device_label():
     """Where the SCFs run (AtomSCFOptions(device='auto')): the GPU's name or 'cpu'."""
     from hartree.gpu.device import gpu_status
+
     ok, name = gpu_status()
     return name if ok else "cpu"
 
@@ -52,8 +53,20 @@ def _fold_partial(d):
         d["runs"].append(dict(part, stop_reason="interrupted (checkpoint kept)"))
 
 
-def stage_free(element, cache, log, occupations, nucleus="gaussian", symmetries=None, maxfun=400, sweeps=1,
-               rhobeg=0.05, rhoend=1e-4, every=10, start_from="auto"):
+def stage_free(
+    element,
+    cache,
+    log,
+    occupations,
+    nucleus="gaussian",
+    symmetries=None,
+    maxfun=400,
+    sweeps=1,
+    rhobeg=0.05,
+    rhoend=1e-4,
+    every=10,
+    start_from="auto",
+):
     """Block-wise NEWUOA over free exponents (see the module docstring).  occupations(z, True)
     gives (block_shells, open_shells); start_from: 'auto' (point nucleus: the Gaussian free
     optimum where there is one) or 'kappa' (the per-κ WTBS optimum of the same nucleus).
@@ -72,8 +85,17 @@ def stage_free(element, cache, log, occupations, nucleus="gaussian", symmetries=
         else:
             start, e0 = kappa_start(cache, element, key)
             source = f"per-κ WTBS optimum (kappa_{element}.json, {key})"
-        d = doc[key] = {"start": source, "start_energy": e0, "exponents": start, "energy": e0, "evaluations": 0,
-                        "wall_time": 0.0, "runs": [], "sweeps_done": [], "history": []}
+        d = doc[key] = {
+            "start": source,
+            "start_energy": e0,
+            "exponents": start,
+            "energy": e0,
+            "evaluations": 0,
+            "wall_time": 0.0,
+            "runs": [],
+            "sweeps_done": [],
+            "history": [],
+        }
     _fold_partial(d)
     order = list(symmetries) if symmetries else [s for s in DEFAULT_ORDER if s in d["exponents"]]
     for sweep in range(sweeps):
@@ -91,33 +113,65 @@ def stage_free(element, cache, log, occupations, nucleus="gaussian", symmetries=
                     d["exponents"] = dict(d["exponents"], **entry["exponents"])
                     d["energy"] = entry["energy"]
                 if entry["evaluation"] % every == 0:
-                    d["partial"] = {"tag": tag, "evaluations": len(seen), "wall_time": time.perf_counter() - t0,
-                                    "start_energy": e_in, "energy": d["energy"], "load": os.getloadavg()[0]}
+                    d["partial"] = {
+                        "tag": tag,
+                        "evaluations": len(seen),
+                        "wall_time": time.perf_counter() - t0,
+                        "start_energy": e_in,
+                        "energy": d["energy"],
+                        "load": os.getloadavg()[0],
+                    }
                     save(cache, "free", element, doc)
 
-            log(f"{element} {nucleus} free sweep {sweep + 1} {sym}: {len(d['exponents'][sym])} exponents, "
-                f"maxfun {maxfun}, from {d['energy']:.10f}")
-            res = optimize_exponents(z, d["exponents"], nuc, AtomSCFOptions(),
-                                     NewuoaOptions(rhobeg=rhobeg, rhoend=rhoend, maxfun=maxfun), active=[sym],
-                                     block_shells=closed, open_shells=opened, callback=checkpoint)
+            log(
+                f"{element} {nucleus} free sweep {sweep + 1} {sym}: {len(d['exponents'][sym])} exponents, "
+                f"maxfun {maxfun}, from {d['energy']:.10f}"
+            )
+            res = optimize_exponents(
+                z,
+                d["exponents"],
+                nuc,
+                AtomSCFOptions(),
+                NewuoaOptions(rhobeg=rhobeg, rhoend=rhoend, maxfun=maxfun),
+                active=[sym],
+                block_shells=closed,
+                open_shells=opened,
+                callback=checkpoint,
+            )
             d.pop("partial", None)
             if res.energy <= d["energy"]:
                 d["exponents"], d["energy"] = res.exponents, res.energy
             d["evaluations"] += res.evaluations
             d["wall_time"] += res.wall_time
-            d["runs"].append({"tag": tag, "evaluations": res.evaluations, "wall_time": res.wall_time,
-                              "start_energy": res.start_energy, "energy": res.energy,
-                              "stop_reason": res.stop_reason, "load": os.getloadavg()[0]})
+            d["runs"].append(
+                {
+                    "tag": tag,
+                    "evaluations": res.evaluations,
+                    "wall_time": res.wall_time,
+                    "start_energy": res.start_energy,
+                    "energy": res.energy,
+                    "stop_reason": res.stop_reason,
+                    "load": os.getloadavg()[0],
+                }
+            )
             d["sweeps_done"].append(tag)
             d["device"] = _device_label()
             d["rhobeg"], d["rhoend"] = rhobeg, rhoend
             d.pop("point_at_optimum", None)
             save(cache, "free", element, doc)
-            log(f"{element} {nucleus} free {sym}: {res.start_energy:.10f} -> {res.energy:.10f} "
-                f"({res.evaluations} evaluations, {res.wall_time:.0f} s, {res.stop_reason})")
+            log(
+                f"{element} {nucleus} free {sym}: {res.start_energy:.10f} -> {res.energy:.10f} "
+                f"({res.evaluations} evaluations, {res.wall_time:.0f} s, {res.stop_reason})"
+            )
     if nucleus == "gaussian" and "point_at_optimum" not in d:
-        res = kernel(z, exponents_per_l(d["exponents"]), make_nucleus(z, "point"), AtomSCFOptions(),
-                     block_shells=closed, open_shells=opened)
+        res = kernel(
+            z,
+            exponents_per_l(d["exponents"]),
+            make_nucleus(z, "point"),
+            AtomSCFOptions(),
+            block_shells=closed,
+            open_shells=opened,
+        )
         e = res.energy
         d["point_at_optimum"] = {"energy": e, "iterations": res.iterations}
         save(cache, "free", element, doc)

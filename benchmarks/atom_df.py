@@ -25,6 +25,7 @@ nonrelativistic energy of Rn by 0.92 Eh).
 Writes JSON after every size (a run cut short keeps what it measured) and, with --merge,
 the Markdown table next to the thesis' numbers (Tesla C2050 GPU, CPU of the thesis).
 """
+
 import argparse
 import json
 import os
@@ -48,7 +49,7 @@ from hartree.errors import ConvergenceError  # noqa: E402
 Z = 86
 PROFILING_WTBS = WTBSParameters(6.87e-2, 1.83, 3.97, 0.78)
 THESIS_C = 137.03599976
-HF_LIMIT_RN = -21866.772241      # numerical HF limit (Froese Fischer; Saito 2009)
+HF_LIMIT_RN = -21866.772241  # numerical HF limit (Froese Fischer; Saito 2009)
 
 #: thesis Tables 3.2 (eint2, ms), 3.4 (formpq_alg2, ms per iteration), 3.6 (total, s),
 #: per n: integrals, CPU eint2, GPU eint2 + binary_search, CPU P/Q, GPU P/Q alg2,
@@ -76,8 +77,7 @@ def integral_count(n, nsym=7):
 
 
 def run_one(n, device, relativistic=True, model="gaussian"):
-    options = AtomSCFOptions(light_speed=THESIS_C, relativistic=relativistic, device=device,
-                             max_iterations=60)
+    options = AtomSCFOptions(light_speed=THESIS_C, relativistic=relativistic, device=device, max_iterations=60)
     nucleus = make_nucleus(Z, model)
     t0 = time.perf_counter()
     try:
@@ -86,18 +86,30 @@ def run_one(n, device, relativistic=True, model="gaussian"):
     except ConvergenceError as exc:
         res, converged = exc.result, False
     wall = time.perf_counter() - t0
-    return {"n": n, "relativistic": relativistic, "nucleus": model, "device": res.device, "converged": converged,
-            "energy": res.energy, "iterations": res.iterations, "scf_wall_s": wall,
-            "integrals_s": res.timings["integrals"], "fock_per_iteration_s": res.timings["fock_per_iteration"],
-            "fock_builds": res.timings["fock_builds"], "scf_loop_s": res.timings["scf_loop"],
-            "kernels_s": res.timings.get("kernels"), "integral_count": integral_count(n),
-            "thesis_integral_count": THESIS.get(n, (None,))[0]}
+    return {
+        "n": n,
+        "relativistic": relativistic,
+        "nucleus": model,
+        "device": res.device,
+        "converged": converged,
+        "energy": res.energy,
+        "iterations": res.iterations,
+        "scf_wall_s": wall,
+        "integrals_s": res.timings["integrals"],
+        "fock_per_iteration_s": res.timings["fock_per_iteration"],
+        "fock_builds": res.timings["fock_builds"],
+        "scf_loop_s": res.timings["scf_loop"],
+        "kernels_s": res.timings.get("kernels"),
+        "integral_count": integral_count(n),
+        "thesis_integral_count": THESIS.get(n, (None,))[0],
+    }
 
 
 def kernel_mappings(n, repeat=2):
     """Seconds of the integral kernels alone (synchronized) for the 2-D and 1-D mappings."""
     from hartree.atom import gpu as atom_gpu
     from hartree.atom.operators import build_one_electron
+
     ops = build_one_electron(exponents(n), make_nucleus(Z, "gaussian"), THESIS_C, True)
     backend = atom_gpu.CupyBackend()
     out = {}
@@ -112,17 +124,24 @@ def kernel_mappings(n, repeat=2):
 
 
 def environment(device):
-    env = {"python": platform.python_version(), "numpy": np.__version__, "machine": platform.machine(),
-           "cpu_count": os.cpu_count(), "load_average": os.getloadavg(),
-           "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+    env = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+    }
     try:
         import numba
+
         env["numba"] = numba.__version__
         env["numba_threads"] = numba.config.NUMBA_NUM_THREADS
     except ImportError:
         pass
     if device != "cpu":
         import cupy
+
         props = cupy.cuda.runtime.getDeviceProperties(0)
         env["gpu"] = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         env["cupy"] = cupy.__version__
@@ -132,11 +151,19 @@ def environment(device):
 
 def measure(args):
     sizes = [int(x) for x in args.sizes.split(",")]
-    out = {"benchmark": "atom_df", "element": "Rn", "nucleus": "gaussian", "light_speed": THESIS_C,
-           "wtbs": [PROFILING_WTBS.alpha, PROFILING_WTBS.beta, PROFILING_WTBS.delta, PROFILING_WTBS.gamma],
-           "device_requested": args.device, "environment": environment(args.device), "runs": []}
-    if args.device != "cpu":           # compile (or load) the kernels, note the cold cost
+    out = {
+        "benchmark": "atom_df",
+        "element": "Rn",
+        "nucleus": "gaussian",
+        "light_speed": THESIS_C,
+        "wtbs": [PROFILING_WTBS.alpha, PROFILING_WTBS.beta, PROFILING_WTBS.delta, PROFILING_WTBS.gamma],
+        "device_requested": args.device,
+        "environment": environment(args.device),
+        "runs": [],
+    }
+    if args.device != "cpu":  # compile (or load) the kernels, note the cold cost
         from hartree.atom import gpu as atom_gpu
+
         t0 = time.perf_counter()
         backend = atom_gpu.CupyBackend()
         out["kernel_load_s"] = time.perf_counter() - t0
@@ -145,11 +172,11 @@ def measure(args):
         out["environment"]["label"] = args.label
     t0 = time.perf_counter()
     for n in (sizes if args.warm_all else [10]) if not args.nonrelativistic_only else []:
-        run_one(n, args.device)     # warm-up: numba cache, cuBLAS/cuSPARSE handles, CuPy's kernels, memory pool
+        run_one(n, args.device)  # warm-up: numba cache, cuBLAS/cuSPARSE handles, CuPy's kernels, memory pool
     out["warmup_s"] = time.perf_counter() - t0
     for n in sizes if not args.nonrelativistic_only else []:
         rec = run_one(n, args.device)
-        if n == max(sizes) and args.repeat > 1:     # repeat the largest: spread of the timing
+        if n == max(sizes) and args.repeat > 1:  # repeat the largest: spread of the timing
             again = [rec] + [run_one(n, args.device) for _ in range(args.repeat - 1)]
             walls = sorted(r["scf_wall_s"] for r in again)
             rec = min(again, key=lambda r: r["scf_wall_s"])
@@ -188,18 +215,25 @@ def markdown(results):
     """Markdown of measurement dicts (CPU and/or GPU, any number) beside the thesis."""
     sets = [(_label(res), {r["n"]: r for r in res["runs"]}, res) for res in results if res["runs"]]
     sizes = sorted({n for _, runs, _ in sets for n in runs})
-    lines = ["# Atomic Dirac-Fock profiling benchmark (Rn, 7 κ symmetries, thesis WTBS)", "",
-             "Rn, Gaussian nucleus, c = 137.03599976, n functions in each of s1/2 .. f7/2 from the "
-             "WTBS α = 6.87e-2, β = 1.83, δ = 3.97, γ = 0.78 (`benchmarks/atom_df.py`).  Integrals: "
-             "upper triangle of one X matrix, T(T+1)/2 with T = 7 n(n+1)/2 (the thesis' count).  "
-             "Thesis: Tables 3.2 (eint2 + binary_search), 3.4 (formpq_alg2), 3.6 (totals, alg2) on a "
-             "Tesla C2050 and the thesis' CPU.", ""]
+    lines = [
+        "# Atomic Dirac-Fock profiling benchmark (Rn, 7 κ symmetries, thesis WTBS)",
+        "",
+        "Rn, Gaussian nucleus, c = 137.03599976, n functions in each of s1/2 .. f7/2 from the "
+        "WTBS α = 6.87e-2, β = 1.83, δ = 3.97, γ = 0.78 (`benchmarks/atom_df.py`).  Integrals: "
+        "upper triangle of one X matrix, T(T+1)/2 with T = 7 n(n+1)/2 (the thesis' count).  "
+        "Thesis: Tables 3.2 (eint2 + binary_search), 3.4 (formpq_alg2), 3.6 (totals, alg2) on a "
+        "Tesla C2050 and the thesis' CPU.",
+        "",
+    ]
     for label, _, res in sets:
         env = res["environment"]
-        lines.append(f"* {label}: numpy {env['numpy']}" + (f", cupy {env['cupy']}" if "cupy" in env else "")
-                     + (f", numba {env['numba']} ({env.get('numba_threads')} threads)" if "numba" in env else "")
-                     + f", BLAS threads {env.get('blas_threads')}"
-                     + (f"; warm-up {res['warmup_s']:.1f} s" if "warmup_s" in res else ""))
+        lines.append(
+            f"* {label}: numpy {env['numpy']}"
+            + (f", cupy {env['cupy']}" if "cupy" in env else "")
+            + (f", numba {env['numba']} ({env.get('numba_threads')} threads)" if "numba" in env else "")
+            + f", BLAS threads {env.get('blas_threads')}"
+            + (f"; warm-up {res['warmup_s']:.1f} s" if "warmup_s" in res else "")
+        )
         if "kernel_load_s" in res:
             regs = {k: v["num_regs"] for k, v in res["kernel_resources"].items()}
             lines.append(f"  NVRTC compile/load {res['kernel_load_s']:.2f} s (not in the timings); registers {regs}")
@@ -208,8 +242,13 @@ def markdown(results):
         return fmt.format(r[key] * scale) if r and r.get(key) is not None else "-"
 
     def table(title, head, cell, thesis_head, thesis_cell):
-        out = ["", f"### {title}", "", "| n | " + " | ".join([h for h in head] + thesis_head) + " |",
-               "|" + "---|" * (1 + len(head) + len(thesis_head))]
+        out = [
+            "",
+            f"### {title}",
+            "",
+            "| n | " + " | ".join([h for h in head] + thesis_head) + " |",
+            "|" + "---|" * (1 + len(head) + len(thesis_head)),
+        ]
         for n in sizes:
             t = THESIS.get(n)
             row = [cell(runs.get(n)) for _, runs, _ in sets]
@@ -217,39 +256,71 @@ def markdown(results):
         return out
 
     names = [label for label, _, _ in sets]
-    lines += table("Whole SCF: iterations / seconds (thesis Table 3.6)", names,
-                   lambda r: f"{r['iterations']} / {v(r, 'scf_wall_s')}" if r else "-",
-                   ["thesis CPU", "thesis GPU (alg2)"], lambda t: [f"{t[5]} / {t[6]}", f"{t[7]} / {t[8]}"])
-    lines += table("Two-electron integrals, ms (thesis Table 3.2 computes one X matrix; here the LL and SS "
-                   "exchange matrices, the LS one (3.8 X-matrix equivalents) and the Coulomb R⁰; GPU: "
-                   "tables + uploads + kernels, [kernels alone, 2-D tiles / 1-D loop])", names,
-                   lambda r: (v(r, "integrals_s", 1e3) + (" [{:.3g} / {:.3g}]".format(
-                       r["kernel_seconds_by_mapping"]["2d"] * 1e3, r["kernel_seconds_by_mapping"]["1d"] * 1e3)
-                       if r and r.get("kernel_seconds_by_mapping") else "")) if r else "-",
-                   ["thesis CPU", "thesis GPU"], lambda t: [str(t[1]), str(t[2])])
-    lines += table("Fock build (J and K, the P/Q supermatrices of eq. 3.9) per iteration, ms "
-                   "(thesis Table 3.4; GPU: upload of D, 3 GEMVs, 2 sparse products, download)", names,
-                   lambda r: v(r, "fock_per_iteration_s", 1e3), ["thesis CPU", "thesis GPU (alg2)"],
-                   lambda t: [str(t[3]), str(t[4])])
-    lines += table("Energies (Eh); 'no' = not converged", names,
-                   lambda r: (v(r, "energy", fmt="{:.9f}") + ("" if r["converged"] else " no")) if r else "-",
-                   [], lambda t: [])
+    lines += table(
+        "Whole SCF: iterations / seconds (thesis Table 3.6)",
+        names,
+        lambda r: f"{r['iterations']} / {v(r, 'scf_wall_s')}" if r else "-",
+        ["thesis CPU", "thesis GPU (alg2)"],
+        lambda t: [f"{t[5]} / {t[6]}", f"{t[7]} / {t[8]}"],
+    )
+    lines += table(
+        "Two-electron integrals, ms (thesis Table 3.2 computes one X matrix; here the LL and SS "
+        "exchange matrices, the LS one (3.8 X-matrix equivalents) and the Coulomb R⁰; GPU: "
+        "tables + uploads + kernels, [kernels alone, 2-D tiles / 1-D loop])",
+        names,
+        lambda r: (
+            (
+                v(r, "integrals_s", 1e3)
+                + (
+                    " [{:.3g} / {:.3g}]".format(
+                        r["kernel_seconds_by_mapping"]["2d"] * 1e3, r["kernel_seconds_by_mapping"]["1d"] * 1e3
+                    )
+                    if r and r.get("kernel_seconds_by_mapping")
+                    else ""
+                )
+            )
+            if r
+            else "-"
+        ),
+        ["thesis CPU", "thesis GPU"],
+        lambda t: [str(t[1]), str(t[2])],
+    )
+    lines += table(
+        "Fock build (J and K, the P/Q supermatrices of eq. 3.9) per iteration, ms "
+        "(thesis Table 3.4; GPU: upload of D, 3 GEMVs, 2 sparse products, download)",
+        names,
+        lambda r: v(r, "fock_per_iteration_s", 1e3),
+        ["thesis CPU", "thesis GPU (alg2)"],
+        lambda t: [str(t[3]), str(t[4])],
+    )
+    lines += table(
+        "Energies (Eh); 'no' = not converged",
+        names,
+        lambda r: (v(r, "energy", fmt="{:.9f}") + ("" if r["converged"] else " no")) if r else "-",
+        [],
+        lambda t: [],
+    )
     cpus = [runs for label, runs, res in sets if res["device_requested"] == "cpu"]
     gpus = [runs for label, runs, res in sets if res["device_requested"] != "cpu"]
     diffs = [abs(g[n]["energy"] - c[n]["energy"]) for c in cpus for g in gpus for n in sizes if n in c and n in g]
     if diffs:
         lines.append(f"\nLargest |E(GPU) - E(CPU)| over all sizes and machines: {max(diffs):.1e} Eh.")
-    for label, runs, res in sets:
+    for label, runs, _res in sets:
         big = runs.get(max(sizes))
         if big and big.get("scf_wall_all_s"):
-            lines.append(f"\n{label}: n = {big['n']} repeated: " + ", ".join(f"{x:.3f}" for x in big["scf_wall_all_s"]) + " s")
+            lines.append(
+                f"\n{label}: n = {big['n']} repeated: " + ", ".join(f"{x:.3f}" for x in big["scf_wall_all_s"]) + " s"
+            )
     for res in results:
         nr = res.get("nonrelativistic")
         if nr:
-            lines += ["", f"Nonrelativistic check ({_label(res)}, n = {nr['n']}, point nucleus, {nr['iterations']} iterations"
-                      f"{'' if nr['converged'] else ', NOT converged'}): "
-                      f"E = {nr['energy']:.6f} Eh, {nr['energy'] - nr['hf_limit']:+.6f} Eh from the numerical "
-                      f"HF limit {nr['hf_limit']}."]
+            lines += [
+                "",
+                f"Nonrelativistic check ({_label(res)}, n = {nr['n']}, point nucleus, {nr['iterations']} iterations"
+                f"{'' if nr['converged'] else ', NOT converged'}): "
+                f"E = {nr['energy']:.6f} Eh, {nr['energy'] - nr['hf_limit']:+.6f} Eh from the numerical "
+                f"HF limit {nr['hf_limit']}.",
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -263,8 +334,11 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=1, help="runs of the largest size (the fastest is reported)")
     ap.add_argument("--merge", nargs="+", metavar="JSON", help="merge measurement files into results/atom_df.*")
     ap.add_argument("--label", default=None, help="name of this machine in the tables (CPU runs)")
-    ap.add_argument("--nonrelativistic-only", action="store_true",
-                    help="only the nonrelativistic run at the largest n (no timing table)")
+    ap.add_argument(
+        "--nonrelativistic-only",
+        action="store_true",
+        help="only the nonrelativistic run at the largest n (no timing table)",
+    )
     args = ap.parse_args(argv)
     results_dir = os.path.join(HERE, "results")
     if args.merge:

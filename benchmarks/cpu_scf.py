@@ -12,6 +12,7 @@ compiled beforehand), the time of one full-density J+K build, cycles, energies a
 ratio hartree/PySCF-direct.  Writes
 benchmarks/results/cpu_scf.json and cpu_scf.md.
 """
+
 import argparse
 import json
 import os
@@ -61,14 +62,14 @@ def time_hartree(mol, basis, dm):
     engine.jk(dm)
     t_jk = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = hartree.scf.run(mol, basis, "rhf", engine=CPUEngine(mol, basis, screening_threshold=1e-13),
-                          conv_tol=1e-9)
+    res = hartree.scf.run(mol, basis, "rhf", engine=CPUEngine(mol, basis, screening_threshold=1e-13), conv_tol=1e-9)
     t_scf = time.perf_counter() - t0
     return t_jk, t_scf, res.energy, res.iterations
 
 
 def _pyscf_rhf(pmol, direct):
     from pyscf import scf
+
     mf = scf.RHF(pmol)
     mf.conv_tol = 1e-9
     mf.direct_scf_tol = 1e-13
@@ -103,12 +104,16 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--no-incore", action="store_true", help="skip PySCF's default incore SCF column")
-    ap.add_argument("--resume", help="JSON-lines file of rows already measured in this session "
-                                     "(the lines this script prints); their cases are not rerun")
+    ap.add_argument(
+        "--resume",
+        help="JSON-lines file of rows already measured in this session "
+        "(the lines this script prints); their cases are not rerun",
+    )
     args = ap.parse_args()
 
     import numba
     from pyscf import lib
+
     lib.num_threads(args.threads)
     numba.set_num_threads(args.threads)
 
@@ -118,8 +123,7 @@ def main():
 
     rows = []
     if args.resume:
-        rows = [json.loads(line) for line in Path(args.resume).read_text().splitlines()
-                if line.startswith("{")]
+        rows = [json.loads(line) for line in Path(args.resume).read_text().splitlines() if line.startswith("{")]
     done = {r["case"] for r in rows}
     for name in args.cases.split(","):
         if name in done:
@@ -133,37 +137,66 @@ def main():
         dm = a @ a.T
         h_jk, h_scf, h_e, h_cyc = time_hartree(mol, basis, dm)
         p_jk, p_scf, p_e, p_cyc, p_incore = time_pyscf(pmol, dm, not args.no_incore)
-        row = dict(case=name, basis=basis_name, natm=mol.natm, nao=basis.nao,
-                   hartree_jk_s=h_jk, pyscf_jk_s=p_jk, ratio_jk=h_jk / p_jk,
-                   hartree_scf_s=h_scf, pyscf_scf_s=p_scf, ratio_scf=h_scf / p_scf,
-                   pyscf_incore_scf_s=p_incore,
-                   hartree_cycles=h_cyc, pyscf_cycles=p_cyc,
-                   hartree_energy=h_e, pyscf_energy=p_e, energy_diff=h_e - p_e)
+        row = dict(
+            case=name,
+            basis=basis_name,
+            natm=mol.natm,
+            nao=basis.nao,
+            hartree_jk_s=h_jk,
+            pyscf_jk_s=p_jk,
+            ratio_jk=h_jk / p_jk,
+            hartree_scf_s=h_scf,
+            pyscf_scf_s=p_scf,
+            ratio_scf=h_scf / p_scf,
+            pyscf_incore_scf_s=p_incore,
+            hartree_cycles=h_cyc,
+            pyscf_cycles=p_cyc,
+            hartree_energy=h_e,
+            pyscf_energy=p_e,
+            energy_diff=h_e - p_e,
+        )
         print(json.dumps(row), flush=True)
         rows.append(row)
 
     import pyscf
-    meta = dict(benchmark="cpu_scf", date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                machine=platform.processor() or platform.machine(), cpu_count=os.cpu_count(),
-                threads=args.threads, python=platform.python_version(), numpy=np.__version__,
-                numba=numba.__version__, pyscf=pyscf.__version__, hartree=hartree.__version__,
-                conv_tol=1e-9, screening=1e-13)
+
+    meta = dict(
+        benchmark="cpu_scf",
+        date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        machine=platform.processor() or platform.machine(),
+        cpu_count=os.cpu_count(),
+        threads=args.threads,
+        python=platform.python_version(),
+        numpy=np.__version__,
+        numba=numba.__version__,
+        pyscf=pyscf.__version__,
+        hartree=hartree.__version__,
+        conv_tol=1e-9,
+        screening=1e-13,
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "cpu_scf.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=2))
-    md = ["# CPU SCF: hartree vs PySCF (same machine, same basis data)", "",
-          f"{meta['date']}, {meta['cpu_count']} cores, {args.threads} threads; numba {meta['numba']}, "
-          f"PySCF {meta['pyscf']}, hartree {meta['hartree']}. RHF, conv_tol 1e-9, screening 1e-13; "
-          "J+K = one full-density build of a random symmetric density (hartree warm: kernels "
-          "compiled, pair data cached). Both programs direct; 'PySCF incore' is PySCF's default, "
-          "which stores all ERIs for molecules this size.", "",
-          "| case | basis | nao | J+K hartree (s) | J+K PySCF (s) | ratio | SCF hartree (s) | SCF PySCF direct (s) | ratio | SCF PySCF incore (s) | cycles h/p | ΔE (Eh) |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    md = [
+        "# CPU SCF: hartree vs PySCF (same machine, same basis data)",
+        "",
+        f"{meta['date']}, {meta['cpu_count']} cores, {args.threads} threads; numba {meta['numba']}, "
+        f"PySCF {meta['pyscf']}, hartree {meta['hartree']}. RHF, conv_tol 1e-9, screening 1e-13; "
+        "J+K = one full-density build of a random symmetric density (hartree warm: kernels "
+        "compiled, pair data cached). Both programs direct; 'PySCF incore' is PySCF's default, "
+        "which stores all ERIs for molecules this size.",
+        "",
+        "| case | basis | nao | J+K hartree (s) | J+K PySCF (s) | ratio | SCF hartree (s) "
+        "| SCF PySCF direct (s) | ratio | SCF PySCF incore (s) | cycles h/p | ΔE (Eh) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        md.append(f"| {r['case']} | {r['basis']} | {r['nao']} | {r['hartree_jk_s']:.3f} | {r['pyscf_jk_s']:.3f} | "
-                  f"{r['ratio_jk']:.2f} | {r['hartree_scf_s']:.2f} | {r['pyscf_scf_s']:.2f} | {r['ratio_scf']:.2f} | "
-                  f"{'-' if r['pyscf_incore_scf_s'] is None else format(r['pyscf_incore_scf_s'], '.2f')} | "
-                  f"{r['hartree_cycles']}/{r['pyscf_cycles']} | {r['energy_diff']:.1e} |")
+        md.append(
+            f"| {r['case']} | {r['basis']} | {r['nao']} | {r['hartree_jk_s']:.3f} | {r['pyscf_jk_s']:.3f} | "
+            f"{r['ratio_jk']:.2f} | {r['hartree_scf_s']:.2f} | {r['pyscf_scf_s']:.2f} | {r['ratio_scf']:.2f} | "
+            f"{'-' if r['pyscf_incore_scf_s'] is None else format(r['pyscf_incore_scf_s'], '.2f')} | "
+            f"{r['hartree_cycles']}/{r['pyscf_cycles']} | {r['energy_diff']:.1e} |"
+        )
     (out / "cpu_scf.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
 

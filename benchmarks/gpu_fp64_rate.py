@@ -16,6 +16,7 @@ Achieved rate = FLOPs / warm J+K time; fraction = achieved / DGEMM rate.  FLOPs 
 the arithmetic the kernels really execute (screened quartets skipped), so the fraction says
 how busy the FP64 units are, not how much work an unscreened build would be.
 """
+
 import argparse
 import csv
 import io
@@ -35,9 +36,11 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.molecules import molecule_path  # noqa: E402
 
-METRICS = {"dfma": "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
-           "dmul": "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
-           "dadd": "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum"}
+METRICS = {
+    "dfma": "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+    "dmul": "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+    "dadd": "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+}
 THRESHOLD = 1e-13
 
 
@@ -45,6 +48,7 @@ def _engine(name, basis_name):
     from hartree.basis import load_basis
     from hartree.gpu import GPUEngine
     from hartree.molecule import Molecule
+
     mol = Molecule.from_xyz(str(molecule_path(name)))
     basis = load_basis(mol, basis_name)
     return mol, basis, GPUEngine(mol, basis, screening_threshold=THRESHOLD)
@@ -53,6 +57,7 @@ def _engine(name, basis_name):
 def inner(args):
     """One J+K build with the saved density (run under ncu)."""
     import cupy
+
     _, _, eng = _engine(args.molecule, args.basis)
     eng.prepare()
     dm = cupy.asarray(np.load(args.density))
@@ -87,8 +92,10 @@ def main(argv=None):
         return inner(args)
 
     import cupy
+
     from hartree.gpu import GPUEngine
     from hartree.scf import guess as scf_guess
+
     sys.path.insert(0, HERE)
     from gpu_jk import dgemm_rate
 
@@ -110,10 +117,27 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         dpath = os.path.join(tmp, "dm.npy")
         np.save(dpath, dm)
-        cmd = [args.ncu, "--csv", "--clock-control", "none", "--print-units", "base",
-               "-k", "regex:^jk_", "--metrics", ",".join(METRICS.values()),
-               sys.executable, os.path.abspath(__file__), "--inner", "--density", dpath,
-               "--molecule", args.molecule, "--basis", args.basis]
+        cmd = [
+            args.ncu,
+            "--csv",
+            "--clock-control",
+            "none",
+            "--print-units",
+            "base",
+            "-k",
+            "regex:^jk_",
+            "--metrics",
+            ",".join(METRICS.values()),
+            sys.executable,
+            os.path.abspath(__file__),
+            "--inner",
+            "--density",
+            dpath,
+            "--molecule",
+            args.molecule,
+            "--basis",
+            args.basis,
+        ]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ))
         t_ncu = time.perf_counter() - t0
@@ -125,12 +149,24 @@ def main(argv=None):
     dgemm = dgemm_rate()
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    res = {"device": name, "cupy": cupy.__version__, "molecule": args.molecule,
-           "basis": args.basis, "nao": basis.nao, "density": "SAD guess",
-           "screening_threshold": THRESHOLD, "jk_warm_median_s": t_jk, "jk_all_s": times,
-           "kernels_profiled": nkernels, "fp64_instructions": counts, "fp64_flops": flops,
-           "achieved_flops_per_s": flops / t_jk, "dgemm_flops_per_s": dgemm,
-           "fraction_of_dgemm": flops / t_jk / dgemm, "ncu_wall_s": t_ncu}
+    res = {
+        "device": name,
+        "cupy": cupy.__version__,
+        "molecule": args.molecule,
+        "basis": args.basis,
+        "nao": basis.nao,
+        "density": "SAD guess",
+        "screening_threshold": THRESHOLD,
+        "jk_warm_median_s": t_jk,
+        "jk_all_s": times,
+        "kernels_profiled": nkernels,
+        "fp64_instructions": counts,
+        "fp64_flops": flops,
+        "achieved_flops_per_s": flops / t_jk,
+        "dgemm_flops_per_s": dgemm,
+        "fraction_of_dgemm": flops / t_jk / dgemm,
+        "ncu_wall_s": t_ncu,
+    }
     print(json.dumps(res, indent=1))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

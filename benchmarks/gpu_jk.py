@@ -41,6 +41,7 @@ where either is above one.
 The device's FP64 DGEMM rate (cupy.matmul, 8192^3, warm) is measured in the same run.
 Writes JSON (after every molecule, so a run cut short keeps what it measured) and Markdown.
 """
+
 import argparse
 import json
 import os
@@ -56,15 +57,15 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from benchmarks.molecules import molecule_path  # noqa: E402
-from tests.helpers import to_pyscf  # noqa: E402  (same basis data, shell by shell)
 from hartree.cli.report import stage_times_text  # noqa: E402
+from tests.helpers import to_pyscf  # noqa: E402  (same basis data, shell by shell)
 
 SCF_CONV_TOL = 1e-9
 #: hartree's default gradient criterion: ||X^T (F D S - S D F) X||_F (hartree.scf.SCFOptions)
 SCF_CONV_TOL_GRAD = 1e-5
 #: the same criterion in PySCF's measure: for RHF its norm_gorb = ||2 F_vo||_F, while the
 #: commutator holds F_vo twice with D = 2 C_occ C_occ^T, so ||comm||_F = sqrt(2) norm_gorb
-G4_CONV_TOL_GRAD = SCF_CONV_TOL_GRAD / 2 ** 0.5
+G4_CONV_TOL_GRAD = SCF_CONV_TOL_GRAD / 2**0.5
 DIRECT_SCF_TOL = 1e-13
 
 
@@ -83,6 +84,7 @@ def warm_up(basis_name):
     """numba compile of the one-electron integrals (CPU) and a first GPU SCF, on water."""
     from hartree.molecule import Molecule
     from hartree.scf import run
+
     water = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
     t0 = time.perf_counter()
     run(water, basis_name, device="gpu", conv_tol=SCF_CONV_TOL)
@@ -93,12 +95,14 @@ def sad_density(mol, basis):
     """The SAD-guess total density (nao, nao) of hartree's GPU SCF, numpy."""
     from hartree.gpu import GPUEngine
     from hartree.scf import guess as scf_guess
+
     return scf_guess.sad_density(mol, basis, GPUEngine, DIRECT_SCF_TOL)
 
 
 def dgemm_rate(n=8192, repeat=5):
     """Measured FP64 matmul rate of the device, FLOP/s (2 n^3 per product, warm median)."""
     import cupy
+
     rng = cupy.random.default_rng(1)
     a, b = rng.random((n, n)), rng.random((n, n))
     a @ b
@@ -111,17 +115,22 @@ def dgemm_rate(n=8192, repeat=5):
         end.record()
         end.synchronize()
         t.append(cupy.cuda.get_elapsed_time(start, end) * 1e-3)
-    return 2.0 * n ** 3 / statistics.median(t)
+    return 2.0 * n**3 / statistics.median(t)
 
 
 def _scf_record(scf, wall_s):
     """JSON-ready summary of a hartree SCFResult timed whole (wall_s)."""
-    return {"energy": float(scf.energy), "cycles": scf.iterations, "wall_s": wall_s,
-            "converged": bool(scf.converged), "device": scf.device,
-            "timings": dict(scf.timings),
-            "times": [h.time for h in scf.history], "steps": [h.step for h in scf.history],
-            "note": "hartree.scf.run(device='gpu'): SAD guess, J/K + Fock + DIIS "
-                    "+ eigh on the GPU"}
+    return {
+        "energy": float(scf.energy),
+        "cycles": scf.iterations,
+        "wall_s": wall_s,
+        "converged": bool(scf.converged),
+        "device": scf.device,
+        "timings": dict(scf.timings),
+        "times": [h.time for h in scf.history],
+        "steps": [h.step for h in scf.history],
+        "note": "hartree.scf.run(device='gpu'): SAD guess, J/K + Fock + DIIS + eigh on the GPU",
+    }
 
 
 def _saved_paths(density_dir, mol_name, basis_name):
@@ -129,9 +138,21 @@ def _saved_paths(density_dir, mol_name, basis_name):
     return stem + ".npy", stem + ".json"
 
 
-def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_cycles=None,
-                 gpus=None, density_dir=None, reuse_scf=False, name=""):
+def hartree_side(
+    mol,
+    basis,
+    repeat,
+    profile,
+    run_scf=True,
+    jk_only=False,
+    scf_cycles=None,
+    gpus=None,
+    density_dir=None,
+    reuse_scf=False,
+    name="",
+):
     import cupy
+
     from hartree.gpu import GPUEngine
     from hartree.gpu.compile import resource_report
     from hartree.scf import guess as scf_guess
@@ -147,23 +168,27 @@ def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_c
         eng.prepare(with_j=False, with_k=True)
     t_setup_all = time.perf_counter() - t0
     b = eng._jk_builder()
-    multi = getattr(b, "builders", None)         # several GPUs: MultiJK
+    multi = getattr(b, "builders", None)  # several GPUs: MultiJK
     b0 = multi[0] if multi else b
 
-    res = {"setup_s": t_setup, "setup_all_flags_s": t_setup_all, "gpus": eng.ndevices,
-           "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b0.pairs.items()}}
+    res = {
+        "setup_s": t_setup,
+        "setup_all_flags_s": t_setup_all,
+        "gpus": eng.ndevices,
+        "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b0.pairs.items()},
+    }
     saved = _saved_paths(density_dir, name, basis.name) if density_dir else None
     if run_scf and reuse_scf and saved and os.path.exists(saved[0]):
         dm = np.load(saved[0])
         res["scf"] = dict(json.load(open(saved[1])), from_earlier_call=True)
-        res["density"] = ("converged RHF density of hartree's GPU SCF (an earlier call on "
-                          "the same machine; SCF time from there)")
+        res["density"] = (
+            "converged RHF density of hartree's GPU SCF (an earlier call on the same machine; SCF time from there)"
+        )
     elif run_scf:
-        scf_guess._SAD_CACHE.clear()                 # atoms' SCF counts as part of the SCF
+        scf_guess._SAD_CACHE.clear()  # atoms' SCF counts as part of the SCF
         sync()
         t0 = time.perf_counter()
-        scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL,
-                  screening_threshold=DIRECT_SCF_TOL, gpus=gpus)
+        scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL, screening_threshold=DIRECT_SCF_TOL, gpus=gpus)
         sync()
         t_scf = time.perf_counter() - t0
         dm = np.asarray(scf.density[0])
@@ -176,22 +201,35 @@ def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_c
     elif scf_cycles:
         sync()
         t0 = time.perf_counter()
-        scf = run(mol, basis, "rhf", device="gpu", conv_tol=SCF_CONV_TOL,
-                  screening_threshold=DIRECT_SCF_TOL, max_cycle=scf_cycles,
-                  allow_unconverged=True, gpus=gpus)
+        scf = run(
+            mol,
+            basis,
+            "rhf",
+            device="gpu",
+            conv_tol=SCF_CONV_TOL,
+            screening_threshold=DIRECT_SCF_TOL,
+            max_cycle=scf_cycles,
+            allow_unconverged=True,
+            gpus=gpus,
+        )
         sync()
         dm = np.asarray(scf.density[0])
-        res["partial_scf"] = {"cycles": scf.iterations, "wall_s": time.perf_counter() - t0,
-                              "energy": scf.energy, "converged": scf.converged,
-                              "times": [h.time for h in scf.history],
-                              "steps": [h.step for h in scf.history]}
-        res["density"] = (f"RHF density after {scf.iterations} cycles of hartree's GPU SCF "
-                          "(whole SCFs skipped above --scf-max-nao)")
+        res["partial_scf"] = {
+            "cycles": scf.iterations,
+            "wall_s": time.perf_counter() - t0,
+            "energy": scf.energy,
+            "converged": scf.converged,
+            "times": [h.time for h in scf.history],
+            "steps": [h.step for h in scf.history],
+        }
+        res["density"] = (
+            f"RHF density after {scf.iterations} cycles of hartree's GPU SCF (whole SCFs skipped above --scf-max-nao)"
+        )
     else:
         dm = sad_density(mol, basis)
         res["density"] = "SAD-guess density (SCFs skipped above --scf-max-nao)"
     dm_gpu = cupy.asarray(dm)
-    eng.jk(dm_gpu)                               # warm-up
+    eng.jk(dm_gpu)  # warm-up
     res["jk"] = _timed(lambda: eng.jk(dm_gpu), sync, repeat)
     res["quartet_lists"] = b0.last_lists
     if multi:
@@ -208,8 +246,7 @@ def hartree_side(mol, basis, repeat, profile, run_scf=True, jk_only=False, scf_c
         res["kernels"] = {}
         for (cls, wj, wk), mod in sorted(b._modules.items()):
             if wj and wk:
-                res["kernels"].update(resource_report(mod.module,
-                                                      [f"jk_{''.join(map(str, cls))}"]))
+                res["kernels"].update(resource_report(mod.module, [f"jk_{''.join(map(str, cls))}"]))
     J, K = eng.jk(dm_gpu)
     return res, dm, J.get(), K.get()
 
@@ -237,19 +274,23 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf=True, same_grad=False):
     vk = mf.get_k(pmol, dm_gpu, hermi=1)
     sync()
     t_first = time.perf_counter() - t0
-    from gpu4pyscf.__config__ import num_devices   # the GPUs its J/K spreads over
-    out = {"versions": {"gpu4pyscf": gpu4pyscf.__version__, "pyscf": pyscf.__version__},
-           "gpus": int(num_devices),
-           "first_get_j_plus_get_k_s": t_first,
-           "get_j": _timed(lambda: mf.get_j(pmol, dm_gpu, hermi=1), sync, repeat),
-           "get_k": _timed(lambda: mf.get_k(pmol, dm_gpu, hermi=1), sync, repeat),
-           "get_jk": _timed(lambda: mf.get_jk(pmol, dm_gpu, hermi=1), sync, repeat),
-           "max_abs_diff_J": float(np.abs(cupy.asnumpy(vj) - J).max()),
-           "max_abs_diff_K": float(np.abs(cupy.asnumpy(vk) - K).max()),
-           "max_abs_J": float(np.abs(J).max()), "max_abs_K": float(np.abs(K).max())}
+    from gpu4pyscf.__config__ import num_devices  # the GPUs its J/K spreads over
+
+    out = {
+        "versions": {"gpu4pyscf": gpu4pyscf.__version__, "pyscf": pyscf.__version__},
+        "gpus": int(num_devices),
+        "first_get_j_plus_get_k_s": t_first,
+        "get_j": _timed(lambda: mf.get_j(pmol, dm_gpu, hermi=1), sync, repeat),
+        "get_k": _timed(lambda: mf.get_k(pmol, dm_gpu, hermi=1), sync, repeat),
+        "get_jk": _timed(lambda: mf.get_jk(pmol, dm_gpu, hermi=1), sync, repeat),
+        "max_abs_diff_J": float(np.abs(cupy.asnumpy(vj) - J).max()),
+        "max_abs_diff_K": float(np.abs(cupy.asnumpy(vk) - K).max()),
+        "max_abs_J": float(np.abs(J).max()),
+        "max_abs_K": float(np.abs(K).max()),
+    }
     if not run_scf:
         return out
-    print("GPU4PySCF J/K (before its SCF):", json.dumps(out), flush=True)   # kept if cut
+    print("GPU4PySCF J/K (before its SCF):", json.dumps(out), flush=True)  # kept if cut
     mf2 = gscf.RHF(pmol)
     mf2.conv_tol = SCF_CONV_TOL
     if same_grad:
@@ -259,38 +300,71 @@ def gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf=True, same_grad=False):
     t0 = time.perf_counter()
     e = float(mf2.kernel())
     sync()
-    out["scf"] = {"energy": e, "wall_s": time.perf_counter() - t0,
-                  "cycles": getattr(mf2, "cycles", None), "converged": bool(mf2.converged),
-                  "conv_tol_grad": float(mf2.conv_tol_grad) if mf2.conv_tol_grad else None,
-                  "note": "gpu4pyscf.scf.RHF(mol).kernel(), conv_tol 1e-9, MINAO guess"
-                          + (", conv_tol_grad as hartree's" if same_grad else
-                             ", its default conv_tol_grad (sqrt(conv_tol))")}
+    out["scf"] = {
+        "energy": e,
+        "wall_s": time.perf_counter() - t0,
+        "cycles": getattr(mf2, "cycles", None),
+        "converged": bool(mf2.converged),
+        "conv_tol_grad": float(mf2.conv_tol_grad) if mf2.conv_tol_grad else None,
+        "note": "gpu4pyscf.scf.RHF(mol).kernel(), conv_tol 1e-9, MINAO guess"
+        + (", conv_tol_grad as hartree's" if same_grad else ", its default conv_tol_grad (sqrt(conv_tol))"),
+    }
     return out
 
 
-def bench_one(name, basis_name, repeat, with_g4, profile, scf_max_nao=None, jk_only=False,
-              scf_cycles=None, gpus=None, density_dir=None, reuse_scf=False, g4_scf=True,
-              same_grad=False):
+def bench_one(
+    name,
+    basis_name,
+    repeat,
+    with_g4,
+    profile,
+    scf_max_nao=None,
+    jk_only=False,
+    scf_cycles=None,
+    gpus=None,
+    density_dir=None,
+    reuse_scf=False,
+    g4_scf=True,
+    same_grad=False,
+):
     from hartree.basis import load_basis
     from hartree.molecule import Molecule
 
     mol = Molecule.from_xyz(str(molecule_path(name)))
     basis = load_basis(mol, basis_name)
-    res = {"molecule": name, "basis": basis_name, "nao": basis.nao, "ncart": basis.ncart,
-           "nshell": basis.nshell, "natm": mol.natm, "max_l": basis.max_l}
+    res = {
+        "molecule": name,
+        "basis": basis_name,
+        "nao": basis.nao,
+        "ncart": basis.ncart,
+        "nshell": basis.nshell,
+        "natm": mol.natm,
+        "max_l": basis.max_l,
+    }
     run_scf = scf_max_nao is None or basis.nao <= scf_max_nao
-    ours, dm, J, K = hartree_side(mol, basis, repeat, profile, run_scf, jk_only,
-                                  None if run_scf else scf_cycles, gpus, density_dir,
-                                  reuse_scf, name)
+    ours, dm, J, K = hartree_side(
+        mol,
+        basis,
+        repeat,
+        profile,
+        run_scf,
+        jk_only,
+        None if run_scf else scf_cycles,
+        gpus,
+        density_dir,
+        reuse_scf,
+        name,
+    )
     res.update(ours)
     res["tr_DJ"] = float(np.einsum("ij,ij", dm, J))
     res["tr_DK"] = float(np.einsum("ij,ij", dm, K))
     if with_g4:
         g4 = gpu4pyscf_side(mol, basis, dm, J, K, repeat, run_scf and g4_scf, same_grad)
         res["gpu4pyscf"] = g4
-        ratio = {"J+K": ours["jk"]["median_s"] / g4["get_jk"]["median_s"],
-                 "J+K vs get_j+get_k": ours["jk"]["median_s"] / (g4["get_j"]["median_s"]
-                                                                  + g4["get_k"]["median_s"])}
+        ratio = {
+            "J+K": ours["jk"]["median_s"] / g4["get_jk"]["median_s"],
+            "J+K vs get_j+get_k": ours["jk"]["median_s"] / (g4["get_j"]["median_s"] + g4["get_k"]["median_s"]),
+        }
         if "j_only" in ours:
             ratio["J"] = ours["j_only"]["median_s"] / g4["get_j"]["median_s"]
             ratio["K"] = ours["k_only"]["median_s"] / g4["get_k"]["median_s"]
@@ -329,30 +403,36 @@ def _options(meta):
 def markdown(meta, results):
     g4v = next((r["gpu4pyscf"]["versions"] for r in results if "gpu4pyscf" in r), None)
     dg = meta.get("dgemm_fp64_flops")
-    head = (f"# GPU J/K and SCF: hartree vs GPU4PySCF ({meta['device']}, {meta['date']})\n\n"
-            f"hartree generator {meta['generator_version']}{_options(meta)}, cupy {meta['cupy']}, "
-            "CUDA runtime "
-            f"{meta['cuda_runtime']}, driver {meta['driver']}, Python {meta['python']}"
-            + (f"; GPU4PySCF {g4v['gpu4pyscf']}, PySCF {g4v['pyscf']}" if g4v else "")
-            + (f"; measured FP64 DGEMM {dg / 1e12:.1f} TFLOP/s" if dg else "")
-            + f". Same molecule, basis data and density; direct_scf_tol {DIRECT_SCF_TOL:g}; "
-            f"SCF conv_tol {SCF_CONV_TOL:g}. Times are warm medians in seconds; ratio = "
-            "hartree / GPU4PySCF (< 1: hartree faster). J+K: hartree's one-pass build against "
-            "GPU4PySCF's get_jk (one call, both). SCF = whole RHF wall time (hartree: SAD "
-            "guess, kernels already compiled; GPU4PySCF: MINAO guess); '-' where the SCFs were "
-            "skipped (--scf-max-nao) and the SAD density was used for J/K.\n")
-    rows = ["| molecule | basis | nao | J | G4 get_j | ratio J | K | G4 get_k | ratio K | "
-            "J+K | G4 get_jk | ratio J+K | SCF (cycles) | G4 SCF (cycles) | ratio SCF | "
-            "E hartree - E G4 |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    head = (
+        f"# GPU J/K and SCF: hartree vs GPU4PySCF ({meta['device']}, {meta['date']})\n\n"
+        f"hartree generator {meta['generator_version']}{_options(meta)}, cupy {meta['cupy']}, "
+        "CUDA runtime "
+        f"{meta['cuda_runtime']}, driver {meta['driver']}, Python {meta['python']}"
+        + (f"; GPU4PySCF {g4v['gpu4pyscf']}, PySCF {g4v['pyscf']}" if g4v else "")
+        + (f"; measured FP64 DGEMM {dg / 1e12:.1f} TFLOP/s" if dg else "")
+        + f". Same molecule, basis data and density; direct_scf_tol {DIRECT_SCF_TOL:g}; "
+        f"SCF conv_tol {SCF_CONV_TOL:g}. Times are warm medians in seconds; ratio = "
+        "hartree / GPU4PySCF (< 1: hartree faster). J+K: hartree's one-pass build against "
+        "GPU4PySCF's get_jk (one call, both). SCF = whole RHF wall time (hartree: SAD "
+        "guess, kernels already compiled; GPU4PySCF: MINAO guess); '-' where the SCFs were "
+        "skipped (--scf-max-nao) and the SAD density was used for J/K.\n"
+    )
+    rows = [
+        "| molecule | basis | nao | J | G4 get_j | ratio J | K | G4 get_k | ratio K | "
+        "J+K | G4 get_jk | ratio J+K | SCF (cycles) | G4 SCF (cycles) | ratio SCF | "
+        "E hartree - E G4 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         g4 = r.get("gpu4pyscf", {})
         ra = r.get("ratio_hartree_over_gpu4pyscf", {})
         gs, hs = g4.get("scf", {}), r.get("scf", {})
-        scf_cell = (f"{_fmt(hs.get('wall_s'), '.2f')} ({hs.get('cycles', '-')})"
-                    + ("" if hs.get("converged", True) else " not converged"))
-        g4_cell = (f"{_fmt(gs.get('wall_s'), '.2f')} ({gs.get('cycles', '-')})"
-                   + ("" if gs.get("converged", True) else " not converged"))
+        scf_cell = f"{_fmt(hs.get('wall_s'), '.2f')} ({hs.get('cycles', '-')})" + (
+            "" if hs.get("converged", True) else " not converged"
+        )
+        g4_cell = f"{_fmt(gs.get('wall_s'), '.2f')} ({gs.get('cycles', '-')})" + (
+            "" if gs.get("converged", True) else " not converged"
+        )
         rows.append(
             f"| {_label(r)} | {r['basis']} | {r['nao']} | {_fmt(_med(r, 'j_only'))} | "
             f"{_fmt(g4.get('get_j', {}).get('median_s'))} | {_fmt(ra.get('J'), '.2f')} | "
@@ -360,18 +440,24 @@ def markdown(meta, results):
             f"{_fmt(ra.get('K'), '.2f')} | {_fmt(r['jk']['median_s'])} | "
             f"{_fmt(g4.get('get_jk', {}).get('median_s'))} | {_fmt(ra.get('J+K'), '.2f')} | "
             f"{scf_cell} | {g4_cell} | {_fmt(ra.get('SCF'), '.2f')} | "
-            f"{_fmt(r.get('energy_diff_hartree_minus_gpu4pyscf'), '.1e')} |")
-    extra = ["", "| molecule | basis | density used for J/K | setup (compile) s | hartree E (Eh) | "
-             "max abs J diff | max abs K diff | hartree SCF by stage (s) |",
-             "|---|---|---|---|---|---|---|---|"]
+            f"{_fmt(r.get('energy_diff_hartree_minus_gpu4pyscf'), '.1e')} |"
+        )
+    extra = [
+        "",
+        "| molecule | basis | density used for J/K | setup (compile) s | hartree E (Eh) | "
+        "max abs J diff | max abs K diff | hartree SCF by stage (s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         g4 = r.get("gpu4pyscf", {})
         e = r.get("scf", {}).get("energy")
-        extra.append(f"| {_label(r)} | {r['basis']} | {r.get('density', '-')} | "
-                     f"{_fmt(r['setup_all_flags_s'], '.1f')} | {_fmt(e, '.9f')} | "
-                     f"{_fmt(g4.get('max_abs_diff_J'), '.1e')} | "
-                     f"{_fmt(g4.get('max_abs_diff_K'), '.1e')} | "
-                     f"{stage_times_text(r.get('scf', {}).get('timings', {})) or '-'} |")
+        extra.append(
+            f"| {_label(r)} | {r['basis']} | {r.get('density', '-')} | "
+            f"{_fmt(r['setup_all_flags_s'], '.1f')} | {_fmt(e, '.9f')} | "
+            f"{_fmt(g4.get('max_abs_diff_J'), '.1e')} | "
+            f"{_fmt(g4.get('max_abs_diff_K'), '.1e')} | "
+            f"{stage_times_text(r.get('scf', {}).get('timings', {})) or '-'} |"
+        )
     return head + "\n" + "\n".join(rows + extra) + "\n"
 
 
@@ -379,18 +465,24 @@ def summary_line(r):
     """One line per case for the log."""
     g4 = r.get("gpu4pyscf", {})
     scf = r.get("scf", {})
-    line = (f"{r['molecule']:15s} {r['basis']:9s} nao={r['nao']:5d} "
-            f"setup {r['setup_all_flags_s']:.1f} s | J {_fmt(_med(r, 'j_only'))} "
-            f"K {_fmt(_med(r, 'k_only'))} J+K {r['jk']['median_s']:.4f}")
+    line = (
+        f"{r['molecule']:15s} {r['basis']:9s} nao={r['nao']:5d} "
+        f"setup {r['setup_all_flags_s']:.1f} s | J {_fmt(_med(r, 'j_only'))} "
+        f"K {_fmt(_med(r, 'k_only'))} J+K {r['jk']['median_s']:.4f}"
+    )
     if scf:
         line += f" | SCF {scf['wall_s']:.2f} s ({scf['cycles']} cyc) E {scf['energy']:.9f}"
     if g4:
-        line += (f" || G4 on {g4.get('gpus', '?')} GPU(s): J {g4['get_j']['median_s']:.4f} "
-                 f"K {g4['get_k']['median_s']:.4f} JK {g4['get_jk']['median_s']:.4f}")
+        line += (
+            f" || G4 on {g4.get('gpus', '?')} GPU(s): J {g4['get_j']['median_s']:.4f} "
+            f"K {g4['get_k']['median_s']:.4f} JK {g4['get_jk']['median_s']:.4f}"
+        )
         if "scf" in g4:
             line += f" SCF {g4['scf']['wall_s']:.2f} s ({g4['scf']['cycles']} cyc)"
-        line += (f" | ratio {json.dumps(r.get('ratio_hartree_over_gpu4pyscf'))} "
-                 f"| dJ {g4['max_abs_diff_J']:.1e} dK {g4['max_abs_diff_K']:.1e}")
+        line += (
+            f" | ratio {json.dumps(r.get('ratio_hartree_over_gpu4pyscf'))} "
+            f"| dJ {g4['max_abs_diff_J']:.1e} dK {g4['max_abs_diff_K']:.1e}"
+        )
     return line
 
 
@@ -400,8 +492,11 @@ def merge_runs(paths, out):
     runs = [json.load(open(p)) for p in paths]
     meta = dict(runs[0]["meta"])
     meta["merged_runs"] = [r["meta"] for r in runs[1:]]
-    doc = {"meta": meta, "results": [x for r in runs for x in r["results"]],
-           "errors": [e for r in runs for e in r.get("errors", [])]}
+    doc = {
+        "meta": meta,
+        "results": [x for r in runs for x in r["results"]],
+        "errors": [e for r in runs for e in r.get("errors", [])],
+    }
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
     with open(os.path.splitext(out)[0] + ".md", "w") as f:
@@ -411,74 +506,106 @@ def merge_runs(paths, out):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--molecules", nargs="+",
-                    default=["020_Vitamin_C", "057_Tamoxifen", "113_Taxol"])
+    ap.add_argument("--molecules", nargs="+", default=["020_Vitamin_C", "057_Tamoxifen", "113_Taxol"])
     ap.add_argument("--basis", nargs="+", default=["6-31g**"])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--gpu4pyscf", action="store_true",
-                    help="measure GPU4PySCF's get_j/get_k and RHF in the same run")
-    ap.add_argument("--profile", action="store_true",
-                    help="per-class kernel times (CUDA events, serialised) and registers")
-    ap.add_argument("--scf-max-nao", type=int, default=None,
-                    help="skip both SCFs above this many AOs (J/K then on the SAD density)")
-    ap.add_argument("--scf-cycles", type=int, default=None,
-                    help="above --scf-max-nao: J/K on the density after this many cycles of "
-                         "hartree's GPU SCF (a realistic density) instead of the SAD guess")
-    ap.add_argument("--jk-only", action="store_true",
-                    help="time hartree's J+K build only (no J-only / K-only kernels: a third "
-                         "of the compile time); GPU4PySCF's get_j/get_k are still timed")
-    ap.add_argument("--skip", nargs="*", default=[],
-                    help="MOLECULE:BASIS cases to leave out (e.g. 168_Valinomycin:def2-tzvp)")
-    ap.add_argument("--append", action="store_true",
-                    help="add to the results already in --out (one table over several runs "
-                         "of one machine)")
-    ap.add_argument("--gpus", default="0",
-                    help="hartree on these GPUs (default 0; e.g. 0,1); GPU4PySCF uses every "
-                         "visible GPU (CUDA_VISIBLE_DEVICES)")
-    ap.add_argument("--density-dir", default=None,
-                    help="save hartree's converged densities and SCF records there")
-    ap.add_argument("--reuse-scf", action="store_true",
-                    help="with --density-dir: take a saved density and SCF record instead of "
-                         "running hartree's SCF again (a case split over two calls)")
-    ap.add_argument("--same-grad", action="store_true",
-                    help="give GPU4PySCF's SCF hartree's gradient criterion (default: its own, "
-                         "sqrt(conv_tol) = 3.2e-5 in its norm, 4.5x looser than hartree's 1e-5)")
-    ap.add_argument("--no-g4-scf", action="store_true",
-                    help="with --gpu4pyscf: time its J/K only, not its whole SCF")
-    ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
-                    help="no measurement: join the results of these runs (calls of one machine "
-                         "in one session) into --out and its Markdown table")
+    ap.add_argument("--gpu4pyscf", action="store_true", help="measure GPU4PySCF's get_j/get_k and RHF in the same run")
+    ap.add_argument(
+        "--profile", action="store_true", help="per-class kernel times (CUDA events, serialised) and registers"
+    )
+    ap.add_argument(
+        "--scf-max-nao", type=int, default=None, help="skip both SCFs above this many AOs (J/K then on the SAD density)"
+    )
+    ap.add_argument(
+        "--scf-cycles",
+        type=int,
+        default=None,
+        help="above --scf-max-nao: J/K on the density after this many cycles of "
+        "hartree's GPU SCF (a realistic density) instead of the SAD guess",
+    )
+    ap.add_argument(
+        "--jk-only",
+        action="store_true",
+        help="time hartree's J+K build only (no J-only / K-only kernels: a third "
+        "of the compile time); GPU4PySCF's get_j/get_k are still timed",
+    )
+    ap.add_argument(
+        "--skip", nargs="*", default=[], help="MOLECULE:BASIS cases to leave out (e.g. 168_Valinomycin:def2-tzvp)"
+    )
+    ap.add_argument(
+        "--append",
+        action="store_true",
+        help="add to the results already in --out (one table over several runs of one machine)",
+    )
+    ap.add_argument(
+        "--gpus",
+        default="0",
+        help="hartree on these GPUs (default 0; e.g. 0,1); GPU4PySCF uses every visible GPU (CUDA_VISIBLE_DEVICES)",
+    )
+    ap.add_argument("--density-dir", default=None, help="save hartree's converged densities and SCF records there")
+    ap.add_argument(
+        "--reuse-scf",
+        action="store_true",
+        help="with --density-dir: take a saved density and SCF record instead of "
+        "running hartree's SCF again (a case split over two calls)",
+    )
+    ap.add_argument(
+        "--same-grad",
+        action="store_true",
+        help="give GPU4PySCF's SCF hartree's gradient criterion (default: its own, "
+        "sqrt(conv_tol) = 3.2e-5 in its norm, 4.5x looser than hartree's 1e-5)",
+    )
+    ap.add_argument("--no-g4-scf", action="store_true", help="with --gpu4pyscf: time its J/K only, not its whole SCF")
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="no measurement: join the results of these runs (calls of one machine "
+        "in one session) into --out and its Markdown table",
+    )
     ap.add_argument("--out", default=os.path.join(HERE, "results", "gpu_jk.json"))
     args = ap.parse_args(argv)
     if args.merge:
         return merge_runs(args.merge, args.out)
     import cupy
+
     from hartree.gpu import jkgen, jklist, pairs
     from hartree.gpu.codegen import GENERATOR_VERSION
     from hartree.gpu.pairs import PRIM_CUTOFF
+
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    meta = {"device": name, "cupy": cupy.__version__, "python": platform.python_version(),
-            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
-            "driver": cupy.cuda.runtime.driverGetVersion(),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "screening_threshold": DIRECT_SCF_TOL,
-            "scf_conv_tol": SCF_CONV_TOL, "generator_version": GENERATOR_VERSION,
-            "prim_cutoff": PRIM_CUTOFF, "repeat": args.repeat,
-            "visible_gpus": cupy.cuda.runtime.getDeviceCount(),
-            "kernel_options": {"pair_order": pairs.PAIR_ORDER, "ket_fast": jklist.KET_FAST,
-                               "warp_runs": jkgen.WARP_RUNS,
-                               "warp_runs_max_size": jkgen.WARP_RUNS_MAX_SIZE,
-                               "min_blocks_2": sorted("".join(map(str, c)) for c, m in
-                                                      jkgen.MIN_BLOCKS_BY_CLASS.items()
-                                                      if m == 2)},
-            "dgemm_fp64_flops": dgemm_rate()}
+    meta = {
+        "device": name,
+        "cupy": cupy.__version__,
+        "python": platform.python_version(),
+        "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
+        "driver": cupy.cuda.runtime.driverGetVersion(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "screening_threshold": DIRECT_SCF_TOL,
+        "scf_conv_tol": SCF_CONV_TOL,
+        "generator_version": GENERATOR_VERSION,
+        "prim_cutoff": PRIM_CUTOFF,
+        "repeat": args.repeat,
+        "visible_gpus": cupy.cuda.runtime.getDeviceCount(),
+        "kernel_options": {
+            "pair_order": pairs.PAIR_ORDER,
+            "ket_fast": jklist.KET_FAST,
+            "warp_runs": jkgen.WARP_RUNS,
+            "warp_runs_max_size": jkgen.WARP_RUNS_MAX_SIZE,
+            "min_blocks_2": sorted("".join(map(str, c)) for c, m in jkgen.MIN_BLOCKS_BY_CLASS.items() if m == 2),
+        },
+        "dgemm_fp64_flops": dgemm_rate(),
+    }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     results, errors = [], []
     if args.append and os.path.exists(args.out):
         old = json.load(open(args.out))
         results, errors = old["results"], old.get("errors", [])
         meta["earlier_runs"] = old["meta"].get("earlier_runs", []) + [
-            {k: v for k, v in old["meta"].items() if k != "earlier_runs"}]
+            {k: v for k, v in old["meta"].items() if k != "earlier_runs"}
+        ]
     for basis_name in args.basis:
         todo = [m for m in args.molecules if f"{m}:{basis_name}" not in args.skip]
         if not todo:
@@ -488,15 +615,26 @@ def main(argv=None):
             t0 = time.perf_counter()
             try:
                 gpus = [int(g) for g in args.gpus.split(",")]
-                r = bench_one(mol, basis_name, args.repeat, args.gpu4pyscf, args.profile,
-                              args.scf_max_nao, args.jk_only, args.scf_cycles, gpus,
-                              args.density_dir, args.reuse_scf, not args.no_g4_scf,
-                              args.same_grad)
-            except Exception:                    # keep going; the error is recorded
+                r = bench_one(
+                    mol,
+                    basis_name,
+                    args.repeat,
+                    args.gpu4pyscf,
+                    args.profile,
+                    args.scf_max_nao,
+                    args.jk_only,
+                    args.scf_cycles,
+                    gpus,
+                    args.density_dir,
+                    args.reuse_scf,
+                    not args.no_g4_scf,
+                    args.same_grad,
+                )
+            except Exception:  # keep going; the error is recorded
                 import traceback
+
                 traceback.print_exc()
-                errors.append({"molecule": mol, "basis": basis_name,
-                               "error": traceback.format_exc()[-2000:]})
+                errors.append({"molecule": mol, "basis": basis_name, "error": traceback.format_exc()[-2000:]})
                 continue
             r["bench_wall_s"] = time.perf_counter() - t0
             results.append(r)

@@ -21,6 +21,7 @@ the INT8 tensor-core Ozaki split.
 Times are device times of the whole mgemm call (operands already on the device), GFLOP/s
 counts 2 N^3 for every scheme.
 """
+
 import argparse
 import json
 import os
@@ -34,24 +35,29 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-SALTS = [(1e-2, 90.0), (1e-3, 90.0), (1e-4, 90.0), (1e-2, 9990.0), (1e-3, 9990.0),
-         (1e-4, 9990.0)]
+SALTS = [(1e-2, 90.0), (1e-3, 90.0), (1e-4, 90.0), (1e-2, 9990.0), (1e-3, 9990.0), (1e-4, 9990.0)]
 
 
 def _env():
     import cupy as cp
+
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    return {"device": name, "cupy": cp.__version__,
-            "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
-            "driver": cp.cuda.runtime.driverGetVersion(), "python": platform.python_version(),
-            "numpy": np.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC",
-                                                          time.gmtime())}
+    return {
+        "device": name,
+        "cupy": cp.__version__,
+        "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
+        "driver": cp.cuda.runtime.driverGetVersion(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    }
 
 
 def _time(fn, repeat=3, warm=True):
     """Median device seconds of fn() between CUDA events (after one warm-up call)."""
     import cupy as cp
+
     if warm:
         fn()
     out = []
@@ -89,9 +95,10 @@ def _save(res, out):
 def _section(res, out, name, fn):
     """Run one benchmark section; an exception is recorded in the JSON, not fatal."""
     import traceback
+
     try:
         fn()
-    except Exception:                       # keep the other sections' numbers
+    except Exception:  # keep the other sections' numbers
         res.setdefault("errors", {})[name] = traceback.format_exc()[-2000:]
         print(res["errors"][name], flush=True)
     _save(res, out)
@@ -103,8 +110,9 @@ def _mp2_shapes(res, out, p, shapes, deadline):
     import cupy as cp
 
     from hartree.linalg import mgemm
+
     rng = cp.random.default_rng(5)
-    for (m_, k_) in shapes:
+    for m_, k_ in shapes:
         if time.perf_counter() > deadline:
             res.setdefault("skipped", []).append(f"RI-MP2 shape {m_}x{k_}")
             break
@@ -112,24 +120,25 @@ def _mp2_shapes(res, out, p, shapes, deadline):
         y = rng.standard_normal((m_, k_)) * cp.exp(rng.standard_normal((m_, k_)))
         ref = x @ y.T
         scale = float(cp.mean(cp.abs(x) @ cp.abs(y.T)))
-        row = {"m": m_, "n": m_, "k": k_,
-               "dgemm_s": _time(lambda: mgemm(x, y, transb=True), repeat=2)}
+        row = {"m": m_, "n": m_, "k": k_, "dgemm_s": _time(lambda: mgemm(x, y, transb=True), repeat=2)}
         for s in (3, 4, 5):
-            row[f"ozaki{s}_s"] = _time(lambda: mgemm(x, y, transb=True, precision="ozaki",
-                                                     slices=s), repeat=2)
+            row[f"ozaki{s}_s"] = _time(lambda: mgemm(x, y, transb=True, precision="ozaki", slices=s), repeat=2)
             c = mgemm(x, y, transb=True, precision="ozaki", slices=s)
             row[f"ozaki{s}_rms_rel"] = _rms(cp, c, ref) / scale
         row["tf32_s"] = _time(lambda: mgemm(x, y, transb=True, precision="tf32"), repeat=2)
-        row["tf32x3_s"] = _time(lambda: mgemm(x, y, transb=True, precision="tf32x3"),
-                                repeat=2)
+        row["tf32x3_s"] = _time(lambda: mgemm(x, y, transb=True, precision="tf32x3"), repeat=2)
         c = mgemm(x, y, transb=True, precision="tf32x3")
         row["tf32x3_rms_rel"] = _rms(cp, c, ref) / scale
         c32 = mgemm(x, y, transb=True, precision="fp32")
         row["fp32_rms_rel"] = _rms(cp, c32, ref) / scale
         c, info = mgemm(x, y, transb=True, precision="mixed", return_info=True)
-        row["mixed"] = [info.precision, info.slices, info.notes,
-                        _time(lambda: mgemm(x, y, transb=True, precision="mixed"), repeat=2),
-                        _rms(cp, c, ref) / scale]
+        row["mixed"] = [
+            info.precision,
+            info.slices,
+            info.notes,
+            _time(lambda: mgemm(x, y, transb=True, precision="mixed"), repeat=2),
+            _rms(cp, c, ref) / scale,
+        ]
         p.setdefault("mp2_shape", []).append(row)
         print(json.dumps(row), flush=True)
         _save(res, out)
@@ -140,13 +149,14 @@ def probe(out, budget, n=8192):
 
     from hartree.linalg import mgemm, mgemm_gpu
     from hartree.linalg.mgemm import MGEMMInfo
+
     t_start = time.perf_counter()
     res = {"env": _env(), "probe": {}}
     p = res["probe"]
     rng = cp.random.default_rng(1)
     a = rng.uniform(-1.0, 1.0, (n, n))
     b = rng.uniform(-1.0, 1.0, (n, n))
-    fl = 2.0 * n ** 3
+    fl = 2.0 * n**3
 
     def rates():
         p["dgemm_tflops"] = fl / _time(lambda: a @ b) / 1e12
@@ -171,21 +181,30 @@ def probe(out, budget, n=8192):
                 break
             t = _time(lambda: mgemm(a, b, precision="ozaki", slices=s), repeat=2)
             c = mgemm(a, b, precision="ozaki", slices=s)
-            p["ozaki"].append({"slices": s, "seconds": t, "tflops_equiv": fl / t / 1e12,
-                               "speedup_vs_dgemm": fl / t / 1e12 / p["dgemm_tflops"],
-                               "rms_rel_vs_dgemm": _rms(cp, c, ref) / scale})
+            p["ozaki"].append(
+                {
+                    "slices": s,
+                    "seconds": t,
+                    "tflops_equiv": fl / t / 1e12,
+                    "speedup_vs_dgemm": fl / t / 1e12 / p["dgemm_tflops"],
+                    "rms_rel_vs_dgemm": _rms(cp, c, ref) / scale,
+                }
+            )
             print(json.dumps(p["ozaki"][-1]), flush=True)
             _save(res, out)
         c, info = mgemm(a, b, precision="mixed", return_info=True)
-        p["mixed"] = {"scheme": info.precision, "slices": info.slices,
-                      "seconds": _time(lambda: mgemm(a, b, precision="mixed"), repeat=2),
-                      "rms_rel_vs_dgemm": _rms(cp, c, ref) / scale,
-                      "estimated_error": info.estimated_error, "notes": info.notes}
+        p["mixed"] = {
+            "scheme": info.precision,
+            "slices": info.slices,
+            "seconds": _time(lambda: mgemm(a, b, precision="mixed"), repeat=2),
+            "rms_rel_vs_dgemm": _rms(cp, c, ref) / scale,
+            "estimated_error": info.estimated_error,
+            "notes": info.notes,
+        }
         print(json.dumps(p["mixed"]), flush=True)
 
     def mp2_shape():
-        _mp2_shapes(res, out, p, ((n, n // 4), (n // 2, n // 8), (n // 4, n // 4)),
-                    t_start + budget)
+        _mp2_shapes(res, out, p, ((n, n // 4), (n // 2, n // 8), (n // 4, n // 4)), t_start + budget)
 
     def streamed():
         # streamed cleaver: host operands, 16 tiles, one stream (no overlap) versus two
@@ -196,35 +215,40 @@ def probe(out, budget, n=8192):
         for ns in (1, 2, 1, 2):
             info = MGEMMInfo(precision="fp64", shape=(n, n, n))
             t0 = time.perf_counter()
-            c = mgemm_gpu.streamed(ha, hb, (n // 4, n // 4, n), lambda x, y: x @ y, info,
-                                   nstreams=ns)
+            c = mgemm_gpu.streamed(ha, hb, (n // 4, n // 4, n), lambda x, y: x @ y, info, nstreams=ns)
             p[f"streamed_fp64_{ns}streams_s"] = time.perf_counter() - t0
         p["streamed_tiles"] = info.tiles
         p["streamed_transfer_GB"] = info.transfer_bytes / 1e9
         p["streamed_max_abs_diff"] = float(np.max(np.abs(c[:64] - ha[:64] @ hb)))
         print(json.dumps({k: v for k, v in p.items() if k.startswith("streamed")}), flush=True)
 
-    for name, fn in (("rates", rates), ("split", split), ("mp2_shape", mp2_shape),
-                     ("streamed", streamed)):
+    for name, fn in (("rates", rates), ("split", split), ("mp2_shape", mp2_shape), ("streamed", streamed)):
         _section(res, out, name, fn)
     res["probe_seconds"] = time.perf_counter() - t_start
     _save(res, out)
     return res
 
 
-SEED_SCHEMES = [("fp64", {}), ("fp32", {}), ("tf32", {}), ("tf32x3", {}),
-                ("heterogeneous", {"cutoff": 2.0}),
-                ("bitwise", {"upper_bits": 12}), ("ozaki4", {"slices": 4}),
-                ("ozaki", {}), ("mixed", {})]
+SEED_SCHEMES = [
+    ("fp64", {}),
+    ("fp32", {}),
+    ("tf32", {}),
+    ("tf32x3", {}),
+    ("heterogeneous", {"cutoff": 2.0}),
+    ("bitwise", {"upper_bits": 12}),
+    ("ozaki4", {"slices": 4}),
+    ("ozaki", {}),
+    ("mixed", {}),
+]
 
 
 def seed(out, sizes, budget):
     import cupy as cp
 
     from hartree.linalg import mgemm
+
     t_start = time.perf_counter()
-    res = {"env": _env(), "seed_sizes": sizes, "speed_error": [], "bitwise": [],
-           "ozaki_slices": [], "skipped": []}
+    res = {"env": _env(), "seed_sizes": sizes, "speed_error": [], "bitwise": [], "ozaki_slices": [], "skipped": []}
 
     def left():
         return budget - (time.perf_counter() - t_start)
@@ -245,7 +269,7 @@ def seed(out, sizes, budget):
             b[s, s] = rng.uniform(1.0, 2.0, (n, n))
         mask = np.zeros((size, size), bool)
         for i in range(blocks):
-            mask[i * n:(i + 1) * n, i * n:(i + 1) * n] = True
+            mask[i * n : (i + 1) * n, i * n : (i + 1) * n] = True
         a, b = cp.asarray(a), cp.asarray(b)
         ref = a @ b
         cm = cp.asarray(mask)
@@ -256,11 +280,9 @@ def seed(out, sizes, budget):
         s32 = rms(mgemm(a, b, precision="fp32"))
         row = {"n": n, "blocks": blocks, "rms_fp32": s32, "enhancement": {}}
         for nu in range(4, 24):
-            row["enhancement"][nu] = s32 / max(rms(mgemm(a, b, precision="bitwise",
-                                                         upper_bits=nu)), 1e-300)
+            row["enhancement"][nu] = s32 / max(rms(mgemm(a, b, precision="bitwise", upper_bits=nu)), 1e-300)
         res["bitwise"].append(row)
-        print(json.dumps({"n": n, "best": max(row["enhancement"].items(),
-                                              key=lambda kv: kv[1])}), flush=True)
+        print(json.dumps({"n": n, "best": max(row["enhancement"].items(), key=lambda kv: kv[1])}), flush=True)
         _save(res, out)
     # --- seed figs. 4 and 5: speed and RMS error against GPU DGEMM, salted matrices ---
     for n in sizes:
@@ -279,16 +301,27 @@ def seed(out, sizes, budget):
                 if left() < 3 or (big and name == "bitwise"):
                     continue
                 c, info = mgemm(a, b, precision=prec, return_info=True, **kw)
-                t = _time(lambda: mgemm(a, b, precision=prec, **kw), repeat=1 if big else 3,
-                          warm=not big)
-                row["schemes"][name] = {"seconds": t, "gflops": 2.0 * n ** 3 / t / 1e9,
-                                        "rms_vs_fp64": _rms(cp, c, ref), "scheme": info.precision,
-                                        "slices": info.slices,
-                                        "estimated_error": info.estimated_error}
+                t = _time(lambda: mgemm(a, b, precision=prec, **kw), repeat=1 if big else 3, warm=not big)
+                row["schemes"][name] = {
+                    "seconds": t,
+                    "gflops": 2.0 * n**3 / t / 1e9,
+                    "rms_vs_fp64": _rms(cp, c, ref),
+                    "scheme": info.precision,
+                    "slices": info.slices,
+                    "estimated_error": info.estimated_error,
+                }
             res["speed_error"].append(row)
-            print(json.dumps({"n": n, "frac": frac, "lo": lo,
-                              **{k: (round(v["seconds"], 5), v["rms_vs_fp64"])
-                                 for k, v in row["schemes"].items()}}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "n": n,
+                        "frac": frac,
+                        "lo": lo,
+                        **{k: (round(v["seconds"], 5), v["rms_vs_fp64"]) for k, v in row["schemes"].items()},
+                    }
+                ),
+                flush=True,
+            )
             _save(res, out)
             del a, b, ref
     # --- INT8 Ozaki split: error and time versus slices ---
@@ -305,15 +338,20 @@ def seed(out, sizes, budget):
             if left() < 2:
                 break
             c = mgemm(a, b, precision="ozaki", slices=s)
-            row["slices"][s] = {"seconds": _time(lambda: mgemm(a, b, precision="ozaki",
-                                                               slices=s), repeat=2),
-                                "rms_vs_fp64": _rms(cp, c, ref)}
+            row["slices"][s] = {
+                "seconds": _time(lambda: mgemm(a, b, precision="ozaki", slices=s), repeat=2),
+                "rms_vs_fp64": _rms(cp, c, ref),
+            }
         res["ozaki_slices"].append(row)
         _save(res, out)
     # RI-MP2-shaped product again (after the fused row statistics), if time is left
     if left() > 4:
-        _section(res, out, "mp2_shape", lambda: _mp2_shapes(
-            res, out, res.setdefault("probe_mp2", {}), ((8192, 2048),), t_start + budget))
+        _section(
+            res,
+            out,
+            "mp2_shape",
+            lambda: _mp2_shapes(res, out, res.setdefault("probe_mp2", {}), ((8192, 2048),), t_start + budget),
+        )
     res["seed_seconds"] = time.perf_counter() - t_start
     _save(res, out)
     return res
@@ -321,13 +359,14 @@ def seed(out, sizes, budget):
 
 def _mp2_line(r):
     """One Markdown line for an RI-MP2-shaped measurement row."""
-    oz = ", ".join(f"ozaki S={s} {r[f'ozaki{s}_s']:.4f} s (rel {r[f'ozaki{s}_rms_rel']:.1e})"
-                   for s in (3, 4, 5))
+    oz = ", ".join(f"ozaki S={s} {r[f'ozaki{s}_s']:.4f} s (rel {r[f'ozaki{s}_rms_rel']:.1e})" for s in (3, 4, 5))
     mx = r["mixed"]
-    return (f"RI-MP2 shape {r['m']}x{r['n']}x{r['k']}: DGEMM {r['dgemm_s']:.4f} s, {oz}, "
-            f"FP32 rel {r.get('fp32_rms_rel', float('nan')):.1e}, TF32 {r['tf32_s']:.4f} s, "
-            f"TF32x3 {r.get('tf32x3_s', 0):.4f} s (rel {r.get('tf32x3_rms_rel', 0):.1e}); "
-            f"mixed -> {mx[0]} S={mx[1]} {mx[3]:.4f} s (rel {mx[4]:.1e})")
+    return (
+        f"RI-MP2 shape {r['m']}x{r['n']}x{r['k']}: DGEMM {r['dgemm_s']:.4f} s, {oz}, "
+        f"FP32 rel {r.get('fp32_rms_rel', float('nan')):.1e}, TF32 {r['tf32_s']:.4f} s, "
+        f"TF32x3 {r.get('tf32x3_s', 0):.4f} s (rel {r.get('tf32x3_rms_rel', 0):.1e}); "
+        f"mixed -> {mx[0]} S={mx[1]} {mx[3]:.4f} s (rel {mx[4]:.1e})"
+    )
 
 
 def report(path, out):
@@ -335,79 +374,101 @@ def report(path, out):
     res = json.load(open(path))
     os.makedirs(out, exist_ok=True)
     env = res.get("env", {})
-    lines = [f"# mgemm on the GPU ({env.get('device', '?')}, {env.get('date', '?')})", "",
-             f"cupy {env.get('cupy')}, CUDA runtime {env.get('cuda_runtime')}, driver "
-             f"{env.get('driver')}, Python {env.get('python')}, numpy {env.get('numpy')}. "
-             "Device times (CUDA events, medians of warm repeats) of whole mgemm calls on "
-             "device-resident operands; RMS errors against GPU DGEMM.", ""]
+    lines = [
+        f"# mgemm on the GPU ({env.get('device', '?')}, {env.get('date', '?')})",
+        "",
+        f"cupy {env.get('cupy')}, CUDA runtime {env.get('cuda_runtime')}, driver "
+        f"{env.get('driver')}, Python {env.get('python')}, numpy {env.get('numpy')}. "
+        "Device times (CUDA events, medians of warm repeats) of whole mgemm calls on "
+        "device-resident operands; RMS errors against GPU DGEMM.",
+        "",
+    ]
     if res.get("env_seed"):
         e2 = res["env_seed"]
-        lines += [f"Seed-figure sections measured in a second run: {e2.get('device')}, "
-                  f"{e2.get('date')}, cupy {e2.get('cupy')}.", ""]
+        lines += [
+            f"Seed-figure sections measured in a second run: {e2.get('device')}, "
+            f"{e2.get('date')}, cupy {e2.get('cupy')}.",
+            "",
+        ]
     p = res.get("probe")
     if p:
-        lines += ["## Rates (N = 8192, warm)", "",
-                  "| DGEMM TFLOP/s | SGEMM | TF32 | INT8 TOP/s (gemmEx, exact) "
-                  "| slicing s/operand (S=5) |",
-                  "|---|---|---|---|---|",
-                  f"| {p['dgemm_tflops']:.1f} | {p['sgemm_tflops']:.1f} | {p['tf32_tflops']:.1f} "
-                  f"| {p['int8_tops']:.0f} ({p['int8_exact']}) | "
-                  f"{p.get('slice_s_per_operand', float('nan')):.4f} |", ""]
+        lines += [
+            "## Rates (N = 8192, warm)",
+            "",
+            "| DGEMM TFLOP/s | SGEMM | TF32 | INT8 TOP/s (gemmEx, exact) | slicing s/operand (S=5) |",
+            "|---|---|---|---|---|",
+            f"| {p['dgemm_tflops']:.1f} | {p['sgemm_tflops']:.1f} | {p['tf32_tflops']:.1f} "
+            f"| {p['int8_tops']:.0f} ({p['int8_exact']}) | "
+            f"{p.get('slice_s_per_operand', float('nan')):.4f} |",
+            "",
+        ]
         if p.get("ozaki"):
-            lines += ["| Ozaki slices S | s | speed-up vs DGEMM | RMS error / mean abs(A)abs(B) |",
-                      "|---|---|---|---|"]
-            lines += [f"| {o['slices']} | {o['seconds']:.4f} | {o['speedup_vs_dgemm']:.2f} | "
-                      f"{o['rms_rel_vs_dgemm']:.1e} |" for o in p["ozaki"]]
+            lines += ["| Ozaki slices S | s | speed-up vs DGEMM | RMS error / mean abs(A)abs(B) |", "|---|---|---|---|"]
+            lines += [
+                f"| {o['slices']} | {o['seconds']:.4f} | {o['speedup_vs_dgemm']:.2f} | {o['rms_rel_vs_dgemm']:.1e} |"
+                for o in p["ozaki"]
+            ]
             lines.append("")
         if p.get("mixed"):
             mx = p["mixed"]
-            lines.append(f"mixed at N = 8192: {mx['scheme']} S={mx['slices']}, "
-                         f"{mx['seconds']:.4f} s, RMS error {mx['rms_rel_vs_dgemm']:.1e} "
-                         f"(estimated {mx['estimated_error']:.1e}); {mx['notes']}")
+            lines.append(
+                f"mixed at N = 8192: {mx['scheme']} S={mx['slices']}, "
+                f"{mx['seconds']:.4f} s, RMS error {mx['rms_rel_vs_dgemm']:.1e} "
+                f"(estimated {mx['estimated_error']:.1e}); {mx['notes']}"
+            )
             lines.append("")
         for r in p.get("mp2_shape", []):
             lines.append(_mp2_line(r))
         if "streamed_fp64_2streams_s" in p:
-            lines.append(f"Streamed cleaver, host operands N = 8192, fp64, {p['streamed_tiles']} "
-                         f"tiles, {p['streamed_transfer_GB']:.1f} GB moved: one stream "
-                         f"{p['streamed_fp64_1streams_s']:.3f} s, two streams (overlap) "
-                         f"{p['streamed_fp64_2streams_s']:.3f} s (wall, second of two runs).")
+            lines.append(
+                f"Streamed cleaver, host operands N = 8192, fp64, {p['streamed_tiles']} "
+                f"tiles, {p['streamed_transfer_GB']:.1f} GB moved: one stream "
+                f"{p['streamed_fp64_1streams_s']:.3f} s, two streams (overlap) "
+                f"{p['streamed_fp64_2streams_s']:.3f} s (wall, second of two runs)."
+            )
         lines.append("")
     for r in res.get("probe_mp2", {}).get("mp2_shape", []):
         lines += ["", "Second run (batch 2, fused row statistics): " + _mp2_line(r)]
     rows = res.get("speed_error", [])
     if rows:
         names = [n for n, _ in SEED_SCHEMES]
-        lines += ["## Seed figs. 4/5: time (s) and RMS error against FP64, salted N x N", "",
-                  "| N | salt | " + " | ".join(names) + " |",
-                  "|---|---|" + "---|" * len(names)]
+        lines += [
+            "## Seed figs. 4/5: time (s) and RMS error against FP64, salted N x N",
+            "",
+            "| N | salt | " + " | ".join(names) + " |",
+            "|---|---|" + "---|" * len(names),
+        ]
         for r in rows:
             cells = []
             for nm in names:
                 v = r["schemes"].get(nm)
                 cells.append("-" if v is None else f"{v['seconds']:.2e} s / {v['rms_vs_fp64']:.1e}")
-            lines.append(f"| {r['n']} | {r['frac']:g} x [{r['salt'][0]:g},{r['salt'][1]:g}] | "
-                         + " | ".join(cells) + " |")
+            lines.append(
+                f"| {r['n']} | {r['frac']:g} x [{r['salt'][0]:g},{r['salt'][1]:g}] | " + " | ".join(cells) + " |"
+            )
         lines.append("")
     for r in res.get("bitwise", []):
         best = max(r["enhancement"].items(), key=lambda kv: kv[1])
-        lines.append(f"Bitwise (seed fig. 2), N = {r['n']}: best enhancement {best[1]:.0f} at "
-                     f"n_u = {best[0]} (RMS fp32 {r['rms_fp32']:.1e}).")
+        lines.append(
+            f"Bitwise (seed fig. 2), N = {r['n']}: best enhancement {best[1]:.0f} at "
+            f"n_u = {best[0]} (RMS fp32 {r['rms_fp32']:.1e})."
+        )
     for r in res.get("ozaki_slices", []):
-        lines.append(f"Ozaki N = {r['n']}, salt {r['frac']:g}: DGEMM {r['dgemm_s']:.4f} s; "
-                     + ", ".join(f"S={s}: {v['seconds']:.4f} s {v['rms_vs_fp64']:.1e}"
-                                 for s, v in r["slices"].items()))
+        lines.append(
+            f"Ozaki N = {r['n']}, salt {r['frac']:g}: DGEMM {r['dgemm_s']:.4f} s; "
+            + ", ".join(f"S={s}: {v['seconds']:.4f} s {v['rms_vs_fp64']:.1e}" for s, v in r["slices"].items())
+        )
     for t in res.get("tests", []):
         lines += ["", "Tests on the device: " + t]
     if res.get("errors"):
-        lines += ["", "Errors: " + "; ".join(f"{k}: {v.splitlines()[-1]}"
-                                            for k, v in res["errors"].items())]
+        lines += ["", "Errors: " + "; ".join(f"{k}: {v.splitlines()[-1]}" for k, v in res["errors"].items())]
     if res.get("skipped"):
         lines += ["", "Not run (time budget): " + "; ".join(res["skipped"])]
     with open(os.path.join(out, "mgemm.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -417,11 +478,13 @@ def report(path, out):
         for nm in [n for n, _ in SEED_SCHEMES]:
             fracs = [1e-2, 1e-3, 1e-4] if nm == "heterogeneous" else [1e-3]
             for frac in fracs:
-                pts = sorted((r["n"], r["schemes"][nm]["gflops"]) for r in rows
-                             if nm in r["schemes"] and r["frac"] == frac and r["salt"][0] == 90.0)
+                pts = sorted(
+                    (r["n"], r["schemes"][nm]["gflops"])
+                    for r in rows
+                    if nm in r["schemes"] and r["frac"] == frac and r["salt"][0] == 90.0
+                )
                 if len(pts) > 1:
-                    ax.loglog(*zip(*pts), "o-", ms=3,
-                              label=nm + (f" f={frac:g}" if nm == "heterogeneous" else ""))
+                    ax.loglog(*zip(*pts), "o-", ms=3, label=nm + (f" f={frac:g}" if nm == "heterogeneous" else ""))
         ax.set_xlabel("N")
         ax.set_ylabel("GFLOP/s (2 N^3 / device time)")
         ax.set_title("mgemm speed, salt in [90, 110] (seed fig. 4)")
@@ -431,17 +494,29 @@ def report(path, out):
         plt.close(fig)
         fig, ax = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
         styles = {1e-2: "-", 1e-3: "--", 1e-4: ":"}
-        colors = {"fp32": "C0", "tf32": "C1", "heterogeneous": "C2", "bitwise": "C3",
-                  "ozaki4": "C4", "ozaki": "C5", "mixed": "C6", "tf32x3": "C7"}
+        colors = {
+            "fp32": "C0",
+            "tf32": "C1",
+            "heterogeneous": "C2",
+            "bitwise": "C3",
+            "ozaki4": "C4",
+            "ozaki": "C5",
+            "mixed": "C6",
+            "tf32x3": "C7",
+        }
         for j, lo in enumerate((90.0, 9990.0)):
             for nm, col in colors.items():
                 for frac, ls in styles.items():
-                    pts = sorted((r["n"], r["schemes"][nm]["rms_vs_fp64"]) for r in rows
-                                 if nm in r["schemes"] and r["frac"] == frac
-                                 and r["salt"][0] == lo and r["schemes"][nm]["rms_vs_fp64"] > 0)
+                    pts = sorted(
+                        (r["n"], r["schemes"][nm]["rms_vs_fp64"])
+                        for r in rows
+                        if nm in r["schemes"]
+                        and r["frac"] == frac
+                        and r["salt"][0] == lo
+                        and r["schemes"][nm]["rms_vs_fp64"] > 0
+                    )
                     if pts:
-                        ax[j].loglog(*zip(*pts), ls, color=col, marker=".",
-                                     label=f"{nm} f={frac:g}")
+                        ax[j].loglog(*zip(*pts), ls, color=col, marker=".", label=f"{nm} f={frac:g}")
             ax[j].set_xlabel("N")
             ax[j].set_title(f"RMS error vs FP64, salt in [{lo:g}, {lo + 20:g}] (seed fig. 5)")
         ax[0].set_ylabel("RMS error of one element")
@@ -453,8 +528,12 @@ def report(path, out):
         fig, ax = plt.subplots(figsize=(6, 4.5))
         for r in res["bitwise"]:
             nus = sorted(int(k) for k in r["enhancement"])
-            ax.semilogy(nus, [r["enhancement"][str(k) if str(k) in r["enhancement"] else k]
-                              for k in nus], "o-", label=f"N = {r['n']}")
+            ax.semilogy(
+                nus,
+                [r["enhancement"][str(k) if str(k) in r["enhancement"] else k] for k in nus],
+                "o-",
+                label=f"N = {r['n']}",
+            )
         ax.set_xlabel("upper bits n_u")
         ax.set_ylabel("enhancement RMS(fp32)/RMS(bitwise)")
         ax.set_title("bitwise MGEMM on [1, 2] (seed fig. 2)")
@@ -471,14 +550,20 @@ def report(path, out):
         ax[1].plot(ss, [o["speedup_vs_dgemm"] for o in p["ozaki"]], "o-", label="N = 8192")
         for r in p.get("mp2_shape", []):
             t = [(s_, r[f"ozaki{s_}_s"]) for s_ in (3, 4, 5)]
-            ax[1].plot([x[0] for x in t], [r["dgemm_s"] / x[1] for x in t], "s--",
-                       label=f"{r['m']}x{r['n']}x{r['k']} (RI-MP2 shape)")
+            ax[1].plot(
+                [x[0] for x in t],
+                [r["dgemm_s"] / x[1] for x in t],
+                "s--",
+                label=f"{r['m']}x{r['n']}x{r['k']} (RI-MP2 shape)",
+            )
         ax[1].axhline(1.0, color="k", lw=0.5)
         ax[1].set_xlabel("slices S")
         ax[1].set_ylabel("speed-up over DGEMM")
         ax[1].legend(fontsize=8)
-        fig.suptitle(f"INT8 Ozaki split, {env.get('device', '')}: DGEMM "
-                     f"{p['dgemm_tflops']:.1f} TFLOP/s, INT8 {p['int8_tops']:.0f} TOP/s")
+        fig.suptitle(
+            f"INT8 Ozaki split, {env.get('device', '')}: DGEMM "
+            f"{p['dgemm_tflops']:.1f} TFLOP/s, INT8 {p['int8_tops']:.0f} TOP/s"
+        )
         fig.tight_layout()
         fig.savefig(os.path.join(out, "mgemm_ozaki_rates.png"), dpi=110)
         plt.close(fig)
@@ -508,8 +593,7 @@ def merge(probe_json, seed_json, out):
     res = json.load(open(probe_json))
     b2 = json.load(open(seed_json))
     res["env_seed"] = b2["env"]
-    for k in ("seed_sizes", "speed_error", "bitwise", "ozaki_slices", "skipped", "probe_mp2",
-              "seed_seconds", "tests"):
+    for k in ("seed_sizes", "speed_error", "bitwise", "ozaki_slices", "skipped", "probe_mp2", "seed_seconds", "tests"):
         if k in b2:
             res[k] = b2[k]
     if b2.get("errors"):
@@ -523,8 +607,7 @@ def main():
     ap.add_argument("--seed", action="store_true")
     ap.add_argument("--report", metavar="JSON")
     ap.add_argument("--merge", nargs=2, metavar=("PROBE_JSON", "SEED_JSON"))
-    ap.add_argument("--sizes", type=int, nargs="+",
-                    default=[128, 256, 512, 1024, 2048, 4096, 8192, 16384])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[128, 256, 512, 1024, 2048, 4096, 8192, 16384])
     ap.add_argument("--probe-n", type=int, default=8192)
     ap.add_argument("--budget", type=float, default=60.0, help="seconds per section set")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))

@@ -7,6 +7,7 @@ Search order: the folder named by $HARTREE_MOLECULES, ../shared/molecules beside
 checkout (the project's shared material), tests/gpu/data (committed copies of a few), and
 .dev/molecules (copies carried to the GPU machine, where ../shared does not travel).
 """
+
 import os
 from pathlib import Path
 
@@ -18,8 +19,7 @@ def search_dirs():
     dirs = []
     if os.environ.get("HARTREE_MOLECULES"):
         dirs.append(Path(os.environ["HARTREE_MOLECULES"]))
-    dirs += [ROOT.parent / "shared" / "molecules", ROOT / "tests" / "gpu" / "data",
-             ROOT / ".dev" / "molecules"]
+    dirs += [ROOT.parent / "shared" / "molecules", ROOT / "tests" / "gpu" / "data", ROOT / ".dev" / "molecules"]
     return dirs
 
 
@@ -30,5 +30,8 @@ def molecule_path(name):
     for d in search_dirs():
         if (d / fname).is_file():
             return d / fname
-    raise FileNotFoundError(f"{fname} not found in " + ", ".join(str(d) for d in search_dirs())
-                            + " (set HARTREE_MOLECULES to the folder that holds it)")
+    raise FileNotFoundError(
+        f"{fname} not found in "
+        + ", ".join(str(d) for d in search_dirs())
+        + " (set HARTREE_MOLECULES to the folder that holds it)"
+    )

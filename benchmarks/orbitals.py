@@ -65,15 +65,20 @@ def c60_orbitals(mol, basis, kind):
     nocc = mol.nelectron // 2
     if str(kind).endswith(".npz"):
         data = np.load(kind)
-        return (data["mo_coeff"], data["mo_occ"][:data["mo_coeff"].shape[1]],
-                f"RHF/6-31G* orbitals from hartree's GPU SCF (E = {float(data['energy']):.8f} Eh, "
-                f"{os.path.basename(kind)} saved by benchmarks/orbitals_gpu.py --orbitals scf)")
+        return (
+            data["mo_coeff"],
+            data["mo_occ"][: data["mo_coeff"].shape[1]],
+            f"RHF/6-31G* orbitals from hartree's GPU SCF (E = {float(data['energy']):.8f} Eh, "
+            f"{os.path.basename(kind)} saved by benchmarks/orbitals_gpu.py --orbitals scf)",
+        )
     if kind == "hcore":
         import scipy.linalg
+
         e, c = scipy.linalg.eigh(pmol.intor("int1e_kin") + pmol.intor("int1e_nuc"), pmol.intor("int1e_ovlp"))
         note = "core-Hamiltonian orbitals (timing does not depend on the values)"
     else:
         from pyscf.scf import hf
+
         e, c = hf._init_guess_huckel_orbitals(pmol)
         note = "PySCF Hueckel-guess orbitals (timing does not depend on the values)"
     occ = np.zeros(len(e))
@@ -93,12 +98,18 @@ def best_of(n, function):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--orbitals", default="huckel",
-                        help="huckel, hcore, or an npz of RHF orbitals saved by benchmarks/orbitals_gpu.py "
-                             "(keys mo_coeff, mo_occ, energy)")
-    parser.add_argument("--gpu-sample", default=None,
-                        help="only compare orbitals_gpu_sample.npz (from benchmarks/orbitals_gpu.py) with PySCF "
-                             "on its sub-lattice and add the result to orbitals_gpu.json/.md beside it")
+    parser.add_argument(
+        "--orbitals",
+        default="huckel",
+        help="huckel, hcore, or an npz of RHF orbitals saved by benchmarks/orbitals_gpu.py "
+        "(keys mo_coeff, mo_occ, energy)",
+    )
+    parser.add_argument(
+        "--gpu-sample",
+        default=None,
+        help="only compare orbitals_gpu_sample.npz (from benchmarks/orbitals_gpu.py) with PySCF "
+        "on its sub-lattice and add the result to orbitals_gpu.json/.md beside it",
+    )
     parser.add_argument("--scratch", default="/tmp", help="folder for the cube files written")
     parser.add_argument("--no-picture", action="store_true")
     args = parser.parse_args()
@@ -130,9 +141,10 @@ def main():
     evaluate_orbitals(basis, coeff, small, method="separable", dtype=np.float32)
     evaluate_orbitals(basis, coeff, small, method="ao")
     t_sep64, psi64 = best_of(3, lambda: evaluate_orbitals(basis, coeff, lattice, method="separable")[0])
-    t_sep32, psi32 = best_of(3, lambda: evaluate_orbitals(basis, coeff, lattice, method="separable",
-                                                          dtype=np.float32)[0])
-    mid = SHAPE[0] // 2 - 4   # 8 central planes: the least screening, so the extrapolation is an upper bound
+    t_sep32, psi32 = best_of(
+        3, lambda: evaluate_orbitals(basis, coeff, lattice, method="separable", dtype=np.float32)[0]
+    )
+    mid = SHAPE[0] // 2 - 4  # 8 central planes: the least screening, so the extrapolation is an upper bound
     slab = Lattice(origin=lattice.origin + mid * lattice.axes[0], axes=lattice.axes, shape=(8,) + SHAPE[1:])
     t_ao_slab, psi_ao = best_of(1, lambda: evaluate_orbitals(basis, coeff, slab, method="ao")[0])
     t_ao = t_ao_slab * SHAPE[0] / slab.shape[0]
@@ -157,25 +169,47 @@ def main():
     scale = float(np.abs(ref).max())
     record = {
         "case": "C60 RHF/6-31G* (cartesian, 900 functions), HOMO, 172x173x169 lattice",
-        "orbitals": note, "homo_index_1based": homo + 1,
-        "lattice": {"shape": list(SHAPE), "points": lattice.npoints,
-                    "spacing_angstrom": [round(float(s), 6) for s in spacings]},
+        "orbitals": note,
+        "homo_index_1based": homo + 1,
+        "lattice": {
+            "shape": list(SHAPE),
+            "points": lattice.npoints,
+            "spacing_angstrom": [round(float(s), 6) for s in spacings],
+        },
         "device": f"cpu: {platform.processor() or platform.machine()}, {os.cpu_count()} cores visible, "
-                  f"numba {numba.get_num_threads()} threads",
+        f"numba {numba.get_num_threads()} threads",
         "load_average_at_start": list(os.getloadavg()),
-        "versions": {"hartree": hartree.__version__, "numpy": np.__version__, "numba": numba.__version__,
-                     "pyscf": __import__("pyscf").__version__, "python": platform.python_version()},
-        "hartree_seconds": {"separable_fp64": t_sep64, "separable_fp32": t_sep32,
-                            "ao_block_fp64_extrapolated": t_ao, "ao_block_fp64_8_central_planes": t_ao_slab,
-                            "cube_write": t_write, "total_fp64_with_cube": t_sep64 + t_write},
-        "pyscf_seconds": {"cubegen_compute": t_pyscf, "cubegen_write": t_pyscf_write,
-                          "cubegen_total": t_pyscf + t_pyscf_write},
-        "speedup_vs_pyscf": {"compute_fp64": t_pyscf / t_sep64, "compute_fp32": t_pyscf / t_sep32,
-                             "total_with_cube": (t_pyscf + t_pyscf_write) / (t_sep64 + t_write)},
-        "errors_vs_pyscf": {"max_abs_fp64": float(np.abs(psi64 - ref).max()),
-                            "max_abs_fp32_relative_to_max": float(np.abs(psi32 - ref).max()) / scale,
-                            "max_abs_ao_path_slab": float(np.abs(psi_ao - ref[mid:mid + 8]).max()),
-                            "max_abs_value": scale},
+        "versions": {
+            "hartree": hartree.__version__,
+            "numpy": np.__version__,
+            "numba": numba.__version__,
+            "pyscf": __import__("pyscf").__version__,
+            "python": platform.python_version(),
+        },
+        "hartree_seconds": {
+            "separable_fp64": t_sep64,
+            "separable_fp32": t_sep32,
+            "ao_block_fp64_extrapolated": t_ao,
+            "ao_block_fp64_8_central_planes": t_ao_slab,
+            "cube_write": t_write,
+            "total_fp64_with_cube": t_sep64 + t_write,
+        },
+        "pyscf_seconds": {
+            "cubegen_compute": t_pyscf,
+            "cubegen_write": t_pyscf_write,
+            "cubegen_total": t_pyscf + t_pyscf_write,
+        },
+        "speedup_vs_pyscf": {
+            "compute_fp64": t_pyscf / t_sep64,
+            "compute_fp32": t_pyscf / t_sep32,
+            "total_with_cube": (t_pyscf + t_pyscf_write) / (t_sep64 + t_write),
+        },
+        "errors_vs_pyscf": {
+            "max_abs_fp64": float(np.abs(psi64 - ref).max()),
+            "max_abs_fp32_relative_to_max": float(np.abs(psi32 - ref).max()) / scale,
+            "max_abs_ao_path_slab": float(np.abs(psi_ao - ref[mid : mid + 8]).max()),
+            "max_abs_value": scale,
+        },
         "vmd_record_seconds": {"GTX 480 single precision JIT": 0.135, "4 x Tesla C1060": 0.111},
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -184,8 +218,16 @@ def main():
     print(markdown(record))
     if not args.no_picture:
         from hartree.grid.picture import render_png
-        render_png(RESULTS / "c60_homo.png", mol, lattice, psi64, 0.02,
-                   title=f"C60 HOMO (orbital {homo + 1}), isovalue 0.02 a.u.", overwrite=True)
+
+        render_png(
+            RESULTS / "c60_homo.png",
+            mol,
+            lattice,
+            psi64,
+            0.02,
+            title=f"C60 HOMO (orbital {homo + 1}), isovalue 0.02 a.u.",
+            overwrite=True,
+        )
 
 
 def compare_gpu_sample(path, pmol, lattice):
@@ -193,13 +235,15 @@ def compare_gpu_sample(path, pmol, lattice):
     orbital coefficients saved beside the values), written into orbitals_gpu.json/.md there."""
     data = np.load(path)
     k = int(data["sample"])
-    sub_lattice = Lattice(origin=lattice.origin, axes=lattice.axes * k,
-                          shape=tuple(-(-n // k) for n in lattice.shape))
+    sub_lattice = Lattice(origin=lattice.origin, axes=lattice.axes * k, shape=tuple(-(-n // k) for n in lattice.shape))
     sub = (pmol.eval_gto("GTOval", sub_lattice.points()) @ data["coeff"]).reshape(sub_lattice.shape)
     scale = float(np.abs(sub).max())
-    check = {"points": int(sub.size), "sample_step": k,
-             "max_abs_fp64_vs_pyscf": float(np.abs(data["fp64"] - sub).max()),
-             "max_abs_fp32_vs_pyscf_relative_to_max": float(np.abs(data["fp32"] - sub).max()) / scale}
+    check = {
+        "points": int(sub.size),
+        "sample_step": k,
+        "max_abs_fp64_vs_pyscf": float(np.abs(data["fp64"] - sub).max()),
+        "max_abs_fp32_vs_pyscf_relative_to_max": float(np.abs(data["fp32"] - sub).max()) / scale,
+    }
     print("GPU sample vs PySCF:", check)
     gpu_json = Path(path).with_name("orbitals_gpu.json")
     if gpu_json.exists():
@@ -208,31 +252,33 @@ def compare_gpu_sample(path, pmol, lattice):
         gpu_json.write_text(json.dumps(record, indent=2) + "\n")
         md = gpu_json.with_suffix(".md")
         if md.exists():
-            md.write_text(md.read_text() + f"\nChecked against PySCF's cubegen values (CPU, benchmarks/orbitals.py) on "
-                          f"{check['points']} points of the same lattice (every {k}th point along each axis): max |GPU - "
-                          f"PySCF| {check['max_abs_fp64_vs_pyscf']:.1e} (FP64), "
-                          f"{check['max_abs_fp32_vs_pyscf_relative_to_max']:.1e} of the largest value (FP32).\n")
+            md.write_text(
+                md.read_text() + f"\nChecked against PySCF's cubegen values (CPU, benchmarks/orbitals.py) on "
+                f"{check['points']} points of the same lattice (every {k}th point along each axis): max |GPU - "
+                f"PySCF| {check['max_abs_fp64_vs_pyscf']:.1e} (FP64), "
+                f"{check['max_abs_fp32_vs_pyscf_relative_to_max']:.1e} of the largest value (FP32).\n"
+            )
 
 
 def markdown(r):
     h, p, s, e = r["hartree_seconds"], r["pyscf_seconds"], r["speedup_vs_pyscf"], r["errors_vs_pyscf"]
     return f"""# Orbital lattice benchmark (CPU)
 
-{r['case']}; {r['lattice']['points']} points, spacings {r['lattice']['spacing_angstrom']} Angstrom.
-Orbitals: {r['orbitals']}. Device: {r['device']}; load average at start {r['load_average_at_start']}.
+{r["case"]}; {r["lattice"]["points"]} points, spacings {r["lattice"]["spacing_angstrom"]} Angstrom.
+Orbitals: {r["orbitals"]}. Device: {r["device"]}; load average at start {r["load_average_at_start"]}.
 
 | step | hartree (s) | PySCF cubegen (s) |
 |---|---|---|
-| HOMO values, FP64 (separable path) | {h['separable_fp64']:.3f} | {p['cubegen_compute']:.2f} |
-| HOMO values, FP32 (separable path) | {h['separable_fp32']:.3f} | - |
-| HOMO values, FP64, AO-block path (8 central planes, extrapolated) | {h['ao_block_fp64_extrapolated']:.2f} | - |
-| cube file written | {h['cube_write']:.3f} | {p['cubegen_write']:.2f} |
-| total, FP64 + cube | {h['total_fp64_with_cube']:.3f} | {p['cubegen_total']:.2f} |
+| HOMO values, FP64 (separable path) | {h["separable_fp64"]:.3f} | {p["cubegen_compute"]:.2f} |
+| HOMO values, FP32 (separable path) | {h["separable_fp32"]:.3f} | - |
+| HOMO values, FP64, AO-block path (8 central planes, extrapolated) | {h["ao_block_fp64_extrapolated"]:.2f} | - |
+| cube file written | {h["cube_write"]:.3f} | {p["cubegen_write"]:.2f} |
+| total, FP64 + cube | {h["total_fp64_with_cube"]:.3f} | {p["cubegen_total"]:.2f} |
 
-Speed-up over PySCF: compute {s['compute_fp64']:.0f}x (FP64), {s['compute_fp32']:.0f}x (FP32);
-with the cube file {s['total_with_cube']:.0f}x.
-Agreement with PySCF: max |diff| {e['max_abs_fp64']:.1e} (FP64), {e['max_abs_fp32_relative_to_max']:.1e} of the
-largest value (FP32), {e['max_abs_ao_path_slab']:.1e} (AO-block path); largest |value| {e['max_abs_value']:.3f}.
+Speed-up over PySCF: compute {s["compute_fp64"]:.0f}x (FP64), {s["compute_fp32"]:.0f}x (FP32);
+with the cube file {s["total_with_cube"]:.0f}x.
+Agreement with PySCF: max |diff| {e["max_abs_fp64"]:.1e} (FP64), {e["max_abs_fp32_relative_to_max"]:.1e} of the
+largest value (FP32), {e["max_abs_ao_path_slab"]:.1e} (AO-block path); largest |value| {e["max_abs_value"]:.3f}.
 hartree times are the best of 3 warm runs (numba compiled beforehand); PySCF's is one run.
 The machine was shared with other jobs (load average above), so absolute times are noisy.
 VMD record (2010): 0.135 s on a GTX 480 (FP32, JIT kernel), 0.111 s on four Tesla C1060s.

@@ -33,6 +33,7 @@ The device FP64 DGEMM, TF32 and INT8 rates (8192^3, warm) are measured in the sa
 that the times can be read against the hardware.  JSON and Markdown are rewritten after
 every step (a run cut short keeps what it measured).
 """
+
 import argparse
 import json
 import math
@@ -49,32 +50,32 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.molecules import molecule_path  # noqa: E402
 
-KCAL = 627.509474            # kcal/mol per Eh
+KCAL = 627.509474  # kcal/mol per Eh
 SCF_CONV_TOL = 1e-9
 ALKANES = ("C8H18", "C16H34", "C24H50", "C32H66", "C40H82")
 DEFAULT_MOLECULES = ALKANES + ("113_Taxol", "168_Valinomycin")
 
-CC, CH = 1.54, 1.09                          # bond lengths, Angstrom
-TETRA = math.acos(-1.0 / 3.0)                # 109.47 degrees
+CC, CH = 1.54, 1.09  # bond lengths, Angstrom
+TETRA = math.acos(-1.0 / 3.0)  # 109.47 degrees
 
 
 def alkane_xyz(n):
     """XYZ text of the all-trans n-alkane CnH(2n+2), Angstrom (zigzag in the xy plane)."""
     dx, dy = CC * math.sin(TETRA / 2), CC * math.cos(TETRA / 2)
 
-    def carbon(i):                                  # also i = -1 and n (virtual neighbours)
+    def carbon(i):  # also i = -1 and n (virtual neighbours)
         return np.array([i * dx, dy * (i % 2), 0.0])
 
     atoms = [("C", carbon(i)) for i in range(n)]
     z = np.array([0.0, 0.0, 1.0])
     for i in range(n):
         c = carbon(i)
-        u = 2 * c - carbon(i - 1) - carbon(i + 1)           # in-plane, away from neighbours
+        u = 2 * c - carbon(i - 1) - carbon(i + 1)  # in-plane, away from neighbours
         u /= np.linalg.norm(u)
-        for s in (1.0, -1.0):                               # the two out-of-plane hydrogens
+        for s in (1.0, -1.0):  # the two out-of-plane hydrogens
             atoms.append(("H", c + CH * (math.cos(TETRA / 2) * u + s * math.sin(TETRA / 2) * z)))
         for j in ((i - 1,) if i == 0 else ()) + ((i + 1,) if i == n - 1 else ()):
-            v = carbon(j) - c                               # end carbon: H where C would be
+            v = carbon(j) - c  # end carbon: H where C would be
             atoms.append(("H", c + CH * v / np.linalg.norm(v)))
     lines = [str(len(atoms)), f"n-C{n}H{2 * n + 2}, all-trans (hartree benchmarks/rimp2.py)"]
     lines += [f"{s} {p[0]:.6f} {p[1]:.6f} {p[2]:.6f}" for s, p in atoms]
@@ -83,13 +84,15 @@ def alkane_xyz(n):
 
 def load_molecule(name):
     from hartree.molecule import Molecule
+
     if name in ALKANES:
-        return Molecule.from_string(alkane_xyz(int(name[1:name.index("H")])))
+        return Molecule.from_string(alkane_xyz(int(name[1 : name.index("H")])))
     return Molecule.from_xyz(str(molecule_path(name)))
 
 
 def _sync():
     import cupy
+
     cupy.cuda.get_current_stream().synchronize()
 
 
@@ -99,22 +102,25 @@ def gemm_rates():
     import cupy
 
     from hartree.linalg import mgemm_gpu
+
     n = 8192
     a = cupy.random.default_rng(0).standard_normal((n, n))
     a32 = a.astype(cupy.float32)
     q = cupy.asarray(np.random.default_rng(1).integers(-127, 128, (n, n)), dtype=cupy.int8)
     c32 = cupy.empty((n, n), dtype=cupy.int32)
     out = {}
-    for name, fn in (("fp64_tflops", lambda: a @ a),
-                     ("tf32_tflops", lambda: mgemm_gpu.tf32_matmul(a32, a32)),
-                     ("int8_tops", lambda: mgemm_gpu.int8_gemm_nt(q, q, c32))):
+    for name, fn in (
+        ("fp64_tflops", lambda: a @ a),
+        ("tf32_tflops", lambda: mgemm_gpu.tf32_matmul(a32, a32)),
+        ("int8_tops", lambda: mgemm_gpu.int8_gemm_nt(q, q, c32)),
+    ):
         fn()
         _sync()
         t0 = time.perf_counter()
         for _ in range(3):
             fn()
         _sync()
-        out[name] = round(3 * 2 * n ** 3 / (time.perf_counter() - t0) / 1e12, 1)
+        out[name] = round(3 * 2 * n**3 / (time.perf_counter() - t0) / 1e12, 1)
     return out
 
 
@@ -122,11 +128,17 @@ def environment():
     import cupy
 
     from hartree.gpu.device import gpu_status
-    return {"device": gpu_status()[1], "cupy": cupy.__version__,
-            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(), "numpy": np.__version__,
-            "python": platform.python_version(), "host": platform.node(),
-            "cpu_count": os.cpu_count(), "date_utc": time.strftime("%Y-%m-%d %H:%M:%S",
-                                                                    time.gmtime())}
+
+    return {
+        "device": gpu_status()[1],
+        "cupy": cupy.__version__,
+        "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "cpu_count": os.cpu_count(),
+        "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+    }
 
 
 def warm_up(log):
@@ -135,6 +147,7 @@ def warm_up(log):
     import hartree.scf
     from hartree import mp2
     from hartree.molecule import Molecule
+
     t0 = time.perf_counter()
     mol = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
     scf = hartree.scf.run(mol, "cc-pvdz", device="gpu")
@@ -143,8 +156,9 @@ def warm_up(log):
     import cupy
 
     from hartree.linalg import mgemm
+
     a = cupy.random.default_rng(0).standard_normal((256, 256))
-    mgemm(a, a, transb=True, precision="ozaki", slices=2)      # slicing kernels, INT8 GEMM
+    mgemm(a, a, transb=True, precision="ozaki", slices=2)  # slicing kernels, INT8 GEMM
     _sync()
     log(f"warm-up (water/cc-pVDZ SCF + MP2 fp64, mixed): {time.perf_counter() - t0:.1f} s")
     return round(time.perf_counter() - t0, 2)
@@ -158,14 +172,18 @@ def cpu_dgemm_rate():
     t0 = time.perf_counter()
     for _ in range(2):
         a @ a
-    return 2 * 2 * n ** 3 / (time.perf_counter() - t0)
+    return 2 * 2 * n**3 / (time.perf_counter() - t0)
 
 
 def mp2_flops(nao, naux, nocc, nvir):
     """FP64 FLOPs of the RI-MP2 GEMMs: the two AO->MO transforms of (mu nu|P), B = (ia|P)
     L^-T, and the (ia|jb) products over pairs j <= i (nocc (nocc+1)/2 nvir^2 naux x 2)."""
-    return (2.0 * nao * nao * nocc * naux + 2.0 * nao * nocc * nvir * naux
-            + 2.0 * nocc * nvir * naux * naux + nocc * (nocc + 1.0) * nvir * nvir * naux)
+    return (
+        2.0 * nao * nao * nocc * naux
+        + 2.0 * nao * nocc * nvir * naux
+        + 2.0 * nocc * nvir * naux * naux
+        + nocc * (nocc + 1.0) * nvir * nvir * naux
+    )
 
 
 def cpu_lower_bound(rate, nao, naux, nocc, nvir):
@@ -181,8 +199,9 @@ def gpu4pyscf_available():
         pass
     try:
         import gpu4pyscf.mp.dfmp2  # noqa: F401
+
         return True, ""
-    except Exception as exc:                    # not installed, or broken
+    except Exception as exc:  # not installed, or broken
         return False, f"{type(exc).__name__}: {exc}"
 
 
@@ -196,6 +215,7 @@ def run_gpu4pyscf(mol, scf, aux, nfrozen, calls=2):
     from gpu4pyscf.mp import dfmp2
 
     from tests.helpers import pyscf_basis_dict, to_pyscf
+
     pmol = to_pyscf(mol, scf.basis)
     paux = to_pyscf(mol, aux)
     assert pmol.nao == scf.basis.nao and paux.nao == aux.nao
@@ -205,9 +225,11 @@ def run_gpu4pyscf(mol, scf, aux, nfrozen, calls=2):
     mf.mo_energy = np.asarray(scf.mo_energy)
     mf.e_tot = float(scf.energy)
     mf.converged = True
-    out = {"versions": {"gpu4pyscf": gpu4pyscf.__version__, "pyscf": pyscf.__version__},
-           "note": "gpu4pyscf.mp.dfmp2.DFMP2(mf, auxbasis=<our aux basis as a Mole>), "
-                   "with_t2=False, frozen = ours, on hartree's converged orbitals"}
+    out = {
+        "versions": {"gpu4pyscf": gpu4pyscf.__version__, "pyscf": pyscf.__version__},
+        "note": "gpu4pyscf.mp.dfmp2.DFMP2(mf, auxbasis=<our aux basis as a Mole>), "
+        "with_t2=False, frozen = ours, on hartree's converged orbitals",
+    }
     times = []
     aux_forms = [("Mole", paux), ("basis dict", pyscf_basis_dict(mol, aux))]
     for _ in range(calls):
@@ -222,17 +244,17 @@ def run_gpu4pyscf(mol, scf, aux, nfrozen, calls=2):
                 e = pt.kernel()
                 _sync()
                 break
-            except Exception as exc:        # the other way of naming the aux basis, once
+            except Exception as exc:  # the other way of naming the aux basis, once
                 if len(aux_forms) == 1:
                     raise
-                out.setdefault("retries", []).append(f"auxbasis as {form}: "
-                                                     f"{type(exc).__name__}: {exc}")
+                out.setdefault("retries", []).append(f"auxbasis as {form}: {type(exc).__name__}: {exc}")
                 aux_forms.pop(0)
         times.append(time.perf_counter() - t0)
         e = float(e[0] if isinstance(e, tuple) else e)
         cupy.get_default_memory_pool().free_all_blocks()
-    out.update(e_corr=e, first_s=round(times[0], 3), mp2_s=round(times[-1], 3), calls=calls,
-               auxbasis_given_as=aux_forms[0][0])
+    out.update(
+        e_corr=e, first_s=round(times[0], 3), mp2_s=round(times[-1], 3), calls=calls, auxbasis_given_as=aux_forms[0][0]
+    )
     return out
 
 
@@ -247,12 +269,14 @@ def run_molecule(name, basis, args, log, rec, save, state):
     mol = load_molecule(name)
     rec.update(natm=mol.natm, basis=basis, nelectron=mol.nelectron)
     t0 = time.perf_counter()
-    scf = hartree.scf.run(mol, basis, device="gpu", conv_tol=args.scf_conv_tol,
-                          conv_tol_grad=args.scf_conv_tol_grad)
-    rec.update(scf_s=round(time.perf_counter() - t0, 2), scf_iterations=scf.iterations,
-               scf_energy=float(scf.energy), nao=scf.basis.nao)
-    log(f"{name}/{basis}: SCF {rec['scf_s']} s, {scf.iterations} cycles, "
-        f"E = {scf.energy:.8f}")
+    scf = hartree.scf.run(mol, basis, device="gpu", conv_tol=args.scf_conv_tol, conv_tol_grad=args.scf_conv_tol_grad)
+    rec.update(
+        scf_s=round(time.perf_counter() - t0, 2),
+        scf_iterations=scf.iterations,
+        scf_energy=float(scf.energy),
+        nao=scf.basis.nao,
+    )
+    log(f"{name}/{basis}: SCF {rec['scf_s']} s, {scf.iterations} cycles, E = {scf.energy:.8f}")
     save()
     aux = mp2.load_aux_basis(mol, scf.basis)
     t0 = time.perf_counter()
@@ -262,21 +286,26 @@ def run_molecule(name, basis, args, log, rec, save, state):
     ref = None
     for p in args.precisions:
         import cupy
+
         cupy.get_default_memory_pool().free_all_blocks()
         _sync()
         t0 = time.perf_counter()
         res = mp2.run(scf, frozen_core=args.frozen_core, device="gpu", precision=p)
         _sync()
         dt = time.perf_counter() - t0
-        rec.update(naux=res.naux, nocc=res.nocc, nvir=res.nvir, aux_basis=res.aux_basis,
-                   nfrozen=res.frozen_core)
-        rec["runs"][p] = {"mp2_s": round(dt, 3), "e_corr": res.correlation_energy,
-                          "e_os": res.opposite_spin, "e_ss": res.same_spin,
-                          "scheme": res.precision, "device": res.device,
-                          "stages_s": {k: round(v, 3) for k, v in res.timings.items()},
-                          "gemm": res.gemm, "notes": res.notes}
-        log(f"  gpu {p}: {dt:.2f} s  E_corr = {res.correlation_energy:.10f}  "
-            f"stages {rec['runs'][p]['stages_s']}")
+        rec.update(naux=res.naux, nocc=res.nocc, nvir=res.nvir, aux_basis=res.aux_basis, nfrozen=res.frozen_core)
+        rec["runs"][p] = {
+            "mp2_s": round(dt, 3),
+            "e_corr": res.correlation_energy,
+            "e_os": res.opposite_spin,
+            "e_ss": res.same_spin,
+            "scheme": res.precision,
+            "device": res.device,
+            "stages_s": {k: round(v, 3) for k, v in res.timings.items()},
+            "gemm": res.gemm,
+            "notes": res.notes,
+        }
+        log(f"  gpu {p}: {dt:.2f} s  E_corr = {res.correlation_energy:.10f}  stages {rec['runs'][p]['stages_s']}")
         for n in res.notes:
             log(f"    {n}")
         ref = rec["runs"].get("fp64", {}).get("e_corr")
@@ -288,36 +317,39 @@ def run_molecule(name, basis, args, log, rec, save, state):
     if mol.natm <= args.cpu_max_atoms:
         t0 = time.perf_counter()
         res = mp2.run(scf, frozen_core=args.frozen_core, device="cpu")
-        rec["cpu_fp64"] = {"mp2_s": round(time.perf_counter() - t0, 2),
-                           "e_corr": res.correlation_energy,
-                           "stages_s": {k: round(v, 3) for k, v in res.timings.items()},
-                           "gpu_fp64_minus_cpu_eh": (ref - res.correlation_energy
-                                                     if ref is not None else None)}
+        rec["cpu_fp64"] = {
+            "mp2_s": round(time.perf_counter() - t0, 2),
+            "e_corr": res.correlation_energy,
+            "stages_s": {k: round(v, 3) for k, v in res.timings.items()},
+            "gpu_fp64_minus_cpu_eh": (ref - res.correlation_energy if ref is not None else None),
+        }
         log(f"  cpu fp64: {rec['cpu_fp64']['mp2_s']} s  E_corr = {res.correlation_energy:.10f}")
     if "cpu_rate" not in state:
         state["cpu_rate"] = cpu_dgemm_rate()
         log(f"  cpu DGEMM rate {state['cpu_rate'] / 1e9:.0f} GFLOP/s (numpy, 4096^3)")
-    est = cpu_lower_bound(state["cpu_rate"], **sizes)         # also where measured: a check
-    rec["cpu_fp64_estimate"] = {"mp2_s_at_least": round(est, 2),
-                                "cpu_dgemm_gflops": round(state["cpu_rate"] / 1e9, 1),
-                                "gemm_flops": mp2_flops(**sizes)}
+    est = cpu_lower_bound(state["cpu_rate"], **sizes)  # also where measured: a check
+    rec["cpu_fp64_estimate"] = {
+        "mp2_s_at_least": round(est, 2),
+        "cpu_dgemm_gflops": round(state["cpu_rate"] / 1e9, 1),
+        "gemm_flops": mp2_flops(**sizes),
+    }
     if "cpu_fp64" not in rec:
         log(f"  cpu fp64: not run; at least {est:.0f} s (GEMM FLOPs / CPU DGEMM rate)")
     save()
     if state.get("gpu4pyscf"):
         import cupy
+
         cupy.get_default_memory_pool().free_all_blocks()
         try:
             g4 = run_gpu4pyscf(mol, scf, aux, rec.get("nfrozen", 0), args.gpu4pyscf_calls)
             if ref is not None:
                 g4["hartree_fp64_minus_gpu4pyscf_eh"] = ref - g4["e_corr"]
             rec["gpu4pyscf"] = g4
-            log(f"  gpu4pyscf dfmp2: {g4['mp2_s']} s (first {g4['first_s']} s)  "
-                f"E_corr = {g4['e_corr']:.10f}")
-        except Exception as exc:                 # record, go on
+            log(f"  gpu4pyscf dfmp2: {g4['mp2_s']} s (first {g4['first_s']} s)  E_corr = {g4['e_corr']:.10f}")
+        except Exception as exc:  # record, go on
             import traceback
-            rec["gpu4pyscf"] = {"error": f"{type(exc).__name__}: {exc}",
-                                "traceback": traceback.format_exc()[-2000:]}
+
+            rec["gpu4pyscf"] = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-2000:]}
             log(f"  gpu4pyscf failed: {type(exc).__name__}: {exc}")
         save()
 
@@ -329,25 +361,31 @@ def _f(x, fmt):
 def markdown(doc):
     env = doc["environment"]
     precs = doc["precisions"]
-    g4v = next((r["gpu4pyscf"]["versions"] for r in doc["results"]
-                if "versions" in r.get("gpu4pyscf", {})), None)
-    lines = ["# RI-MP2 on the GPU: times and energy errors (seed Tables II/III redone)", "",
-             f"Device: {env.get('device')}; cupy {env.get('cupy')}, CUDA runtime "
-             f"{env.get('cuda_runtime')}; measured GEMM rates {doc.get('gemm_rates')} "
-             f"(TFLOP/s or TOP/s, 8192^3); {env.get('date_utc')} UTC.  Default RIFIT "
-             f"auxiliary basis, {'frozen core' if doc['frozen_core'] else 'all electrons'}.  "
-             "MP2 times (s) are after the SCF with kernels compiled (wall time of "
-             "hartree.mp2.run); errors are E_corr(precision) - E_corr(GPU FP64) in kcal/mol.  "
-             f"CPU FP64: the GPU machine's CPU ({env.get('cpu_count')} cores), run up to "
-             f"{doc['cpu_max_atoms']} atoms; '>= N (est.)' = not run, lower bound from the FP64 "
-             "GEMM FLOPs at the CPU's DGEMM rate measured in the same run."
-             + (f"  GPU4PySCF {g4v['gpu4pyscf']} (PySCF {g4v['pyscf']}) DF-MP2 on our "
-                "orbitals, same basis data; its time is its last call (of --gpu4pyscf-calls)."
-                if g4v else ("  GPU4PySCF: " + doc.get("gpu4pyscf_status", "not run"))),
-             "", "| molecule | basis | atoms | nao | naux | occ/vir | SCF s | "
-             + " | ".join(f"{p} s | {p} err" for p in precs)
-             + " | CPU fp64 s | GPU-CPU Eh | GPU4PySCF s | ours-G4 Eh |",
-             "|" + "---|" * (7 + 2 * len(precs) + 4)]
+    g4v = next((r["gpu4pyscf"]["versions"] for r in doc["results"] if "versions" in r.get("gpu4pyscf", {})), None)
+    lines = [
+        "# RI-MP2 on the GPU: times and energy errors (seed Tables II/III redone)",
+        "",
+        f"Device: {env.get('device')}; cupy {env.get('cupy')}, CUDA runtime "
+        f"{env.get('cuda_runtime')}; measured GEMM rates {doc.get('gemm_rates')} "
+        f"(TFLOP/s or TOP/s, 8192^3); {env.get('date_utc')} UTC.  Default RIFIT "
+        f"auxiliary basis, {'frozen core' if doc['frozen_core'] else 'all electrons'}.  "
+        "MP2 times (s) are after the SCF with kernels compiled (wall time of "
+        "hartree.mp2.run); errors are E_corr(precision) - E_corr(GPU FP64) in kcal/mol.  "
+        f"CPU FP64: the GPU machine's CPU ({env.get('cpu_count')} cores), run up to "
+        f"{doc['cpu_max_atoms']} atoms; '>= N (est.)' = not run, lower bound from the FP64 "
+        "GEMM FLOPs at the CPU's DGEMM rate measured in the same run."
+        + (
+            f"  GPU4PySCF {g4v['gpu4pyscf']} (PySCF {g4v['pyscf']}) DF-MP2 on our "
+            "orbitals, same basis data; its time is its last call (of --gpu4pyscf-calls)."
+            if g4v
+            else ("  GPU4PySCF: " + doc.get("gpu4pyscf_status", "not run"))
+        ),
+        "",
+        "| molecule | basis | atoms | nao | naux | occ/vir | SCF s | "
+        + " | ".join(f"{p} s | {p} err" for p in precs)
+        + " | CPU fp64 s | GPU-CPU Eh | GPU4PySCF s | ours-G4 Eh |",
+        "|" + "---|" * (7 + 2 * len(precs) + 4),
+    ]
     notes = []
     for r in doc["results"]:
         tag = f"{r['molecule']}/{r.get('basis', doc.get('basis'))}"
@@ -356,13 +394,18 @@ def markdown(doc):
         if "scf_s" not in r:
             lines.append(f"| {r['molecule']} | {r.get('basis', '')} | not run to the end |")
             continue
-        cells = [r["molecule"], r.get("basis", doc.get("basis")), r.get("natm", ""),
-                 r.get("nao", ""), r.get("naux", ""),
-                 f"{r.get('nocc', '')}/{r.get('nvir', '')}", r.get("scf_s", "")]
+        cells = [
+            r["molecule"],
+            r.get("basis", doc.get("basis")),
+            r.get("natm", ""),
+            r.get("nao", ""),
+            r.get("naux", ""),
+            f"{r.get('nocc', '')}/{r.get('nvir', '')}",
+            r.get("scf_s", ""),
+        ]
         for p in precs:
             run = r.get("runs", {}).get(p)
-            cells += ([f"{run['mp2_s']:.2f}", f"{run.get('error_kcal', float('nan')):+.5f}"]
-                      if run else ["", ""])
+            cells += [f"{run['mp2_s']:.2f}", f"{run.get('error_kcal', float('nan')):+.5f}"] if run else ["", ""]
         cpu = r.get("cpu_fp64")
         if cpu:
             cells += [cpu["mp2_s"], _f(cpu.get("gpu_fp64_minus_cpu_eh"), ".1e")]
@@ -378,42 +421,77 @@ def markdown(doc):
             if "error" in g4:
                 notes.append(f"{tag}: GPU4PySCF failed: {g4['error']}")
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    lines += ["", "Per-stage GPU times (s; energy = (ia|jb) GEMMs + slicing + energy kernel + "
-              "calibration):", "", "| molecule | basis | precision | setup | metric | "
-              "three-index | B | energy | GEMMs | slicing | energy kernel | calibration |",
-              "|" + "---|" * 12]
+    lines += [
+        "",
+        "Per-stage GPU times (s; energy = (ia|jb) GEMMs + slicing + energy kernel + calibration):",
+        "",
+        "| molecule | basis | precision | setup | metric | "
+        "three-index | B | energy | GEMMs | slicing | energy kernel | calibration |",
+        "|" + "---|" * 12,
+    ]
     for r in doc["results"]:
         for p, run in r.get("runs", {}).items():
             st = run["stages_s"]
-            lines.append("| " + " | ".join(str(x) for x in (
-                r["molecule"], r.get("basis", ""), p, st.get("setup_compile", ""),
-                st.get("metric", ""), st.get("three_index", ""), st.get("B", ""),
-                st.get("energy", ""), st.get("energy_gemm", ""), st.get("energy_slices", ""),
-                st.get("energy_kernel", ""), st.get("energy_calibration", ""))) + " |")
-    lines += ["", "Schemes that ran per precision: "
-              + "; ".join(sorted({f"{p}: {run['scheme']}" for r in doc["results"]
-                                  for p, run in r.get("runs", {}).items()})),
-              "", "'mixed' on the GPU (hartree/mp2/energy_gpu.py): B = (ia|P) L^-T in FP64, "
-              "(ia|jb) by mgemm's INT8 Ozaki split (slices rounded to nearest) with the slice "
-              "count calibrated on the energy of the first block pair against FP64; the energy "
-              "kernel reads the INT32 diagonal products directly.  fp32/tf32: that mgemm "
-              "scheme for both GEMM steps."]
-    cal = sorted({n for r in doc["results"] for run in r.get("runs", {}).values()
-                  for n in run.get("notes", [])})
-    lines += [""] + [f"- {r['molecule']}/{r.get('basis', '')}: {n}" for r in doc["results"]
-                     for run in r.get("runs", {}).values() for n in run.get("notes", [])
-                     if n in cal]
-    goal = next((r for r in doc["results"] if r["molecule"] == "168_Valinomycin"
-                 and r.get("basis", "cc-pvdz").lower() == "cc-pvdz" and "runs" in r), None)
+            lines.append(
+                "| "
+                + " | ".join(
+                    str(x)
+                    for x in (
+                        r["molecule"],
+                        r.get("basis", ""),
+                        p,
+                        st.get("setup_compile", ""),
+                        st.get("metric", ""),
+                        st.get("three_index", ""),
+                        st.get("B", ""),
+                        st.get("energy", ""),
+                        st.get("energy_gemm", ""),
+                        st.get("energy_slices", ""),
+                        st.get("energy_kernel", ""),
+                        st.get("energy_calibration", ""),
+                    )
+                )
+                + " |"
+            )
+    lines += [
+        "",
+        "Schemes that ran per precision: "
+        + "; ".join(sorted({f"{p}: {run['scheme']}" for r in doc["results"] for p, run in r.get("runs", {}).items()})),
+        "",
+        "'mixed' on the GPU (hartree/mp2/energy_gpu.py): B = (ia|P) L^-T in FP64, "
+        "(ia|jb) by mgemm's INT8 Ozaki split (slices rounded to nearest) with the slice "
+        "count calibrated on the energy of the first block pair against FP64; the energy "
+        "kernel reads the INT32 diagonal products directly.  fp32/tf32: that mgemm "
+        "scheme for both GEMM steps.",
+    ]
+    cal = sorted({n for r in doc["results"] for run in r.get("runs", {}).values() for n in run.get("notes", [])})
+    lines += [""] + [
+        f"- {r['molecule']}/{r.get('basis', '')}: {n}"
+        for r in doc["results"]
+        for run in r.get("runs", {}).values()
+        for n in run.get("notes", [])
+        if n in cal
+    ]
+    goal = next(
+        (
+            r
+            for r in doc["results"]
+            if r["molecule"] == "168_Valinomycin" and r.get("basis", "cc-pvdz").lower() == "cc-pvdz" and "runs" in r
+        ),
+        None,
+    )
     if goal and "fp64" in goal["runs"] and "mixed" in goal["runs"]:
         f64, mix = goal["runs"]["fp64"], goal["runs"]["mixed"]
         speed = f64["mp2_s"] / mix["mp2_s"]
         err = abs(mix.get("error_kcal", float("nan")))
-        lines += ["", f"Goal check, valinomycin/cc-pVDZ on {env.get('device')}: FP64 "
-                  f"{f64['mp2_s']:.2f} s (goal < 15 s: {'met' if f64['mp2_s'] < 15 else 'MISSED'})"
-                  f"; mixed {mix['mp2_s']:.2f} s = {speed:.2f}x faster (goal >= 1.5x: "
-                  f"{'met' if speed >= 1.5 else 'MISSED'}) with error {err:.2g} kcal/mol (goal "
-                  f"<= 0.1: {'met' if err <= 0.1 else 'MISSED'})."]
+        lines += [
+            "",
+            f"Goal check, valinomycin/cc-pVDZ on {env.get('device')}: FP64 "
+            f"{f64['mp2_s']:.2f} s (goal < 15 s: {'met' if f64['mp2_s'] < 15 else 'MISSED'})"
+            f"; mixed {mix['mp2_s']:.2f} s = {speed:.2f}x faster (goal >= 1.5x: "
+            f"{'met' if speed >= 1.5 else 'MISSED'}) with error {err:.2g} kcal/mol (goal "
+            f"<= 0.1: {'met' if err <= 0.1 else 'MISSED'}).",
+        ]
     lines += [""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(lines)
 
@@ -427,38 +505,58 @@ def main(argv=None):
     ap.add_argument("--precisions", nargs="+", default=["fp64", "mixed", "fp32", "tf32"])
     ap.add_argument("--cpu-max-atoms", type=int, default=26)
     ap.add_argument("--gpu4pyscf", choices=("auto", "on", "off"), default="auto")
-    ap.add_argument("--gpu4pyscf-calls", type=int, default=2,
-                    help="DF-MP2 calls per molecule (the last one is timed)")
+    ap.add_argument("--gpu4pyscf-calls", type=int, default=2, help="DF-MP2 calls per molecule (the last one is timed)")
     ap.add_argument("--scf-conv-tol", type=float, default=SCF_CONV_TOL)
     ap.add_argument("--scf-conv-tol-grad", type=float, default=1e-5)
     ap.add_argument("--no-warm-up", dest="warm_up", action="store_false")
     ap.add_argument("--no-frozen-core", dest="frozen_core", action="store_false")
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "rimp2"),
-                    help="output path without extension (.json and .md are written)")
-    ap.add_argument("--merge", nargs="+", metavar="JSON",
-                    help="only combine the results of earlier runs (JSON files written by this "
-                         "script in one device session, e.g. cut into time-boxed parts) into "
-                         "--out; the environment of the first is kept")
+    ap.add_argument(
+        "--out",
+        default=os.path.join(HERE, "results", "rimp2"),
+        help="output path without extension (.json and .md are written)",
+    )
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="JSON",
+        help="only combine the results of earlier runs (JSON files written by this "
+        "script in one device session, e.g. cut into time-boxed parts) into "
+        "--out; the environment of the first is kept",
+    )
     args = ap.parse_args(argv)
     if args.merge:
         docs = [json.load(open(path)) for path in args.merge]
-        doc = dict(docs[0], results=[r for d in docs for r in d["results"]],
-                   precisions=list(dict.fromkeys(p for d in docs for p in d["precisions"])),
-                   parts=[{"file": os.path.basename(path), "environment": d["environment"],
-                           "molecules": [f"{r['molecule']}/{r.get('basis', '')}"
-                                         for r in d["results"]],
-                           "cpu_max_atoms": d["cpu_max_atoms"]}
-                          for path, d in zip(args.merge, docs)])
+        doc = dict(
+            docs[0],
+            results=[r for d in docs for r in d["results"]],
+            precisions=list(dict.fromkeys(p for d in docs for p in d["precisions"])),
+            parts=[
+                {
+                    "file": os.path.basename(path),
+                    "environment": d["environment"],
+                    "molecules": [f"{r['molecule']}/{r.get('basis', '')}" for r in d["results"]],
+                    "cpu_max_atoms": d["cpu_max_atoms"],
+                }
+                for path, d in zip(args.merge, docs)
+            ],
+        )
         doc["cpu_max_atoms"] = max(d["cpu_max_atoms"] for d in docs)
         with open(args.out + ".json", "w") as f:
             json.dump(doc, f, indent=1, default=str)
         with open(args.out + ".md", "w") as f:
             f.write(markdown(doc))
         return 0
-    doc = {"benchmark": "rimp2", "basis": args.basis, "tz_basis": args.tz_basis,
-           "precisions": args.precisions, "frozen_core": args.frozen_core,
-           "cpu_max_atoms": args.cpu_max_atoms, "scf_conv_tol": args.scf_conv_tol,
-           "environment": environment(), "results": []}
+    doc = {
+        "benchmark": "rimp2",
+        "basis": args.basis,
+        "tz_basis": args.tz_basis,
+        "precisions": args.precisions,
+        "frozen_core": args.frozen_core,
+        "cpu_max_atoms": args.cpu_max_atoms,
+        "scf_conv_tol": args.scf_conv_tol,
+        "environment": environment(),
+        "results": [],
+    }
 
     def log(msg):
         print(msg, flush=True)
@@ -478,19 +576,19 @@ def main(argv=None):
         if args.gpu4pyscf == "on" and not ok:
             log(f"GPU4PySCF asked for but {doc['gpu4pyscf_status']}")
     doc["gemm_rates"] = gemm_rates()
-    log(f"{doc['environment']['device']}: {doc['gemm_rates']}; GPU4PySCF "
-        f"{doc.get('gpu4pyscf_status', 'off')}")
+    log(f"{doc['environment']['device']}: {doc['gemm_rates']}; GPU4PySCF {doc.get('gpu4pyscf_status', 'off')}")
     if args.warm_up:
         doc["warm_up_s"] = warm_up(log)
     write()
-    jobs = ([tuple(m.split("@", 1)) if "@" in m else (m, args.basis) for m in args.molecules]
-            + [(m, args.tz_basis) for m in args.tz_molecules])
+    jobs = [tuple(m.split("@", 1)) if "@" in m else (m, args.basis) for m in args.molecules] + [
+        (m, args.tz_basis) for m in args.tz_molecules
+    ]
     for name, basis in jobs:
         rec = {"molecule": name, "basis": basis}
         doc["results"].append(rec)
         try:
             run_molecule(name, basis, args, log, rec, write, state)
-        except Exception as exc:                 # record and go on with the next molecule
+        except Exception as exc:  # record and go on with the next molecule
             rec["error"] = f"{type(exc).__name__}: {exc}"
             log(f"{name}/{basis}: failed: {type(exc).__name__}: {exc}")
         write()

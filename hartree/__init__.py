@@ -5,9 +5,20 @@
 >>> res = hartree.scf.run(mol, basis="cc-pvdz", method="rhf")
 """
 
-__version__ = "0.1.0"
+from . import linalg, mp2, scf
+from ._version import __version__
+from .errors import BasisError, ConvergenceError, DeviceError, HartreeError, InputError
+from .molecule import Molecule
 
-from .errors import HartreeError, InputError, BasisError, ConvergenceError, DeviceError  # noqa: E402
-from .molecule import Molecule  # noqa: E402
-from . import scf  # noqa: E402
-from . import linalg, mp2  # noqa: E402
+__all__ = [
+    "__version__",
+    "Molecule",
+    "scf",
+    "mp2",
+    "linalg",
+    "HartreeError",
+    "InputError",
+    "BasisError",
+    "ConvergenceError",
+    "DeviceError",
+]

@@ -49,7 +49,8 @@ its record; a reader that finds entry and record disagreeing looks again under t
 Two processes compiling the same entry both end with a valid one (the second uses the
 first's).
 
-Pruning (:mod:`hartree.cache_admin`, with ``info`` and ``clear``): ``prune`` drops entries whose record is missing or damaged, names another
+Pruning (:mod:`hartree.cache_admin`, with ``info`` and ``clear``): ``prune`` drops entries whose
+record is missing or damaged, names another
 hartree version, or names key sources that no longer exist or changed, and entries not
 used for ``older_than_days`` (the record's mtime is touched on every load).  Entries this
 process loaded or stored are kept with ``keep_current``.  ``clear`` removes kind
@@ -81,7 +82,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .errors import InputError
 from .io.files import atomic_path
 
@@ -97,11 +98,11 @@ KINDS = {
     "eri_gen": "generated numba module of unrolled ERI kernels, with numba's cache",
 }
 
-_PACKAGE = Path(__file__).resolve().parent          # .../hartree
+_PACKAGE = Path(__file__).resolve().parent  # .../hartree
 _lock = threading.Lock()
-_checked = {}      # str(path) -> ((dev, ino, size, mtime_ns), sha256): hashed by this process
-_in_use = set()    # str(path) of entries this process loaded or stored (prune keeps them)
-_STALE_TEMP_S = 86400.0   # hidden leftovers (temporary files, build dirs) older than this go
+_checked = {}  # str(path) -> ((dev, ino, size, mtime_ns), sha256): hashed by this process
+_in_use = set()  # str(path) of entries this process loaded or stored (prune keeps them)
+_STALE_TEMP_S = 86400.0  # hidden leftovers (temporary files, build dirs) older than this go
 
 
 class CacheError(InputError):
@@ -132,19 +133,24 @@ def kind_dir(kind, create=True):
         raise ValueError(f"unknown cache kind {kind!r} (known: {', '.join(KINDS)})")
     path = root(create) / kind
     if create:
-        _private_dir(path, f"the {kind} cache directory", _kind_hint(path, kind),
-                     repair=_is_default(path), entries=True)
+        _private_dir(
+            path, f"the {kind} cache directory", _kind_hint(path, kind), repair=_is_default(path), entries=True
+        )
     return path
 
 
 def _root_hint(path):
-    return (f"make it private ('chmod 700 {path}', then 'hartree cache clear' unless only you "
-            "could write there) or set HARTREE_CACHE_DIR to a private directory")
+    return (
+        f"make it private ('chmod 700 {path}', then 'hartree cache clear' unless only you "
+        "could write there) or set HARTREE_CACHE_DIR to a private directory"
+    )
 
 
 def _kind_hint(path, kind):
-    return (f"remove it with 'hartree cache clear --kind {kind}' (it is made again, private) "
-            f"or run 'chmod 700 {path}' if only you could write there")
+    return (
+        f"remove it with 'hartree cache clear --kind {kind}' (it is made again, private) "
+        f"or run 'chmod 700 {path}' if only you could write there"
+    )
 
 
 def _private_dir(path, what, hint, repair=False, entries=False):
@@ -155,8 +161,10 @@ def _private_dir(path, what, hint, repair=False, entries=False):
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
     except OSError as exc:
-        raise CacheError(f"cannot create {what} {path}: {(exc.strerror or str(exc)).lower()}; "
-                         "set HARTREE_CACHE_DIR to a directory of your own") from None
+        raise CacheError(
+            f"cannot create {what} {path}: {(exc.strerror or str(exc)).lower()}; "
+            "set HARTREE_CACHE_DIR to a directory of your own"
+        ) from None
     problem = _problem(path, what)
     if problem and repair and _repairable(path):
         if entries:
@@ -164,9 +172,11 @@ def _private_dir(path, what, hint, repair=False, entries=False):
             os.makedirs(path, mode=0o700)
         else:
             os.chmod(path, 0o700)
-        warnings.warn(f"{what} {path} was writable by group or others; it is private (0700) "
-                      "now" + (" and its entries were discarded" if entries else ""),
-                      stacklevel=3)
+        warnings.warn(
+            f"{what} {path} was writable by group or others; it is private (0700) "
+            "now" + (" and its entries were discarded" if entries else ""),
+            stacklevel=3,
+        )
         problem = _problem(path, what)
     if problem:
         raise CacheError(f"{problem}; {hint}")
@@ -190,13 +200,16 @@ def _problem(path, what):
     if not stat.S_ISDIR(st.st_mode):
         return f"{what} {path} is not a directory"
     if st.st_uid != os.geteuid():
-        return (f"{what} {path} belongs to another user (uid {st.st_uid}); hartree loads "
-                "compiled code from its cache and uses only a directory of its own")
+        return (
+            f"{what} {path} belongs to another user (uid {st.st_uid}); hartree loads "
+            "compiled code from its cache and uses only a directory of its own"
+        )
     if st.st_mode & 0o022:
-        who = " and ".join(w for w, bit in (("its group", 0o020), ("others", 0o002))
-                           if st.st_mode & bit)
-        return (f"{what} {path} is writable by {who} (mode {stat.S_IMODE(st.st_mode):04o}), "
-                "who could plant code that hartree loads")
+        who = " and ".join(w for w, bit in (("its group", 0o020), ("others", 0o002)) if st.st_mode & bit)
+        return (
+            f"{what} {path} is writable by {who} (mode {stat.S_IMODE(st.st_mode):04o}), "
+            "who could plant code that hartree loads"
+        )
     return None
 
 
@@ -246,9 +259,13 @@ def _read_record(path):
         record = json.loads(_record_path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if (not isinstance(record, dict) or record.get("format") != FORMAT
-            or not isinstance(record.get("sha256"), str) or not isinstance(record.get("size"), int)
-            or "key" not in record):
+    if (
+        not isinstance(record, dict)
+        or record.get("format") != FORMAT
+        or not isinstance(record.get("sha256"), str)
+        or not isinstance(record.get("size"), int)
+        or "key" not in record
+    ):
         return None
     return record
 
@@ -315,8 +332,7 @@ def _locked(path, blocking=True):
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except OSError as exc:
-        raise CacheError(f"cannot use the cache lock {lock}: "
-                         f"{(exc.strerror or str(exc)).lower()}") from None
+        raise CacheError(f"cannot use the cache lock {lock}: {(exc.strerror or str(exc)).lower()}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
@@ -327,7 +343,7 @@ def _locked(path, blocking=True):
             taken = False
         if taken:
             with contextlib.suppress(OSError):
-                os.utime(fd)           # a lock in use is never an old orphan for prune
+                os.utime(fd)  # a lock in use is never an old orphan for prune
         yield taken
     finally:
         os.close(fd)
@@ -339,7 +355,7 @@ def _hit(path, key, expect_sha256):
     if not _verify(path, key, expect_sha256):
         return False
     with contextlib.suppress(OSError):
-        os.utime(_record_path(path))        # the record's mtime: last use, for prune
+        os.utime(_record_path(path))  # the record's mtime: last use, for prune
     with _lock:
         _in_use.add(str(path))
     return True
@@ -352,7 +368,7 @@ def load(kind, key, suffix, prefix="", expect_sha256=None):
         return path
     if not (os.path.lexists(path) or os.path.lexists(_record_path(path))):
         return None
-    with _locked(path):           # a store may be half done: look again once it is over
+    with _locked(path):  # a store may be half done: look again once it is over
         if _hit(path, key, expect_sha256):
             return path
         _discard(path)
@@ -391,7 +407,7 @@ def _write(path, kind, key, data, build):
     """Entry then record, each atomically (the entry's lock is held)."""
     if (data is None) == (build is None):
         raise ValueError("give exactly one of data and build")
-    _rm(_record_path(path))                  # never an old record beside a new entry
+    _rm(_record_path(path))  # never an old record beside a new entry
     with atomic_path(path) as tmp:
         if data is not None:
             with open(tmp, "wb") as handle:
@@ -401,9 +417,15 @@ def _write(path, kind, key, data, build):
     found = _hash_open_file(path)
     if found is None:
         raise CacheError(f"the cache entry {path} could not be read back after writing it")
-    record = {"format": FORMAT, "kind": kind, "key": _canonical(key), "sha256": found[1],
-              "size": found[0][2], "hartree": __version__,
-              "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    record = {
+        "format": FORMAT,
+        "kind": kind,
+        "key": _canonical(key),
+        "sha256": found[1],
+        "size": found[0][2],
+        "hartree": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     with atomic_path(_record_path(path)) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         json.dump(record, handle, indent=1, sort_keys=True)
     with _lock:
@@ -415,8 +437,8 @@ def _write(path, kind, key, data, build):
 def _module_file(dotted):
     """File of the hartree module (or package) ``dotted``, or None (not hartree's / a name)."""
     parts = dotted.split(".")
-    if parts[0] != "hartree" or len(parts) == 1:      # not hartree's, or its top-level
-        return None                                   # __init__ (version, re-exports only)
+    if parts[0] != "hartree" or len(parts) == 1:  # not hartree's, or its top-level
+        return None  # __init__ (version, re-exports only)
     base = _PACKAGE.joinpath(*parts[1:])
     if (base / "__init__.py").is_file():
         return base / "__init__.py"
@@ -447,7 +469,7 @@ def _imported(text, package):
         level = len(module) - len(module.lstrip("."))
         if level:
             parts = package.split(".")
-            parts = parts[:len(parts) - level + 1]
+            parts = parts[: len(parts) - level + 1]
             module = ".".join(parts + ([module[level:]] if module[level:] else []))
         yield module
         yield from (f"{module}.{name}" for name in _names(names))
@@ -523,8 +545,9 @@ def shared_library(kind, source, flags, compiler="g++"):
             cpp = os.path.join(work, "source.cpp")
             with open(cpp, "w", encoding="utf-8") as handle:
                 handle.write(source)
-            done = subprocess.run([identity["path"], *flags, "-o", tmp, cpp],
-                                  capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                [identity["path"], *flags, "-o", tmp, cpp], capture_output=True, text=True, check=False
+            )
         if done.returncode:
             raise RuntimeError(f"{compiler} {' '.join(flags)} failed:\n{done.stderr[-3000:]}")
 

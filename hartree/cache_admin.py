@@ -12,8 +12,8 @@ import stat
 import time
 from pathlib import Path
 
-from . import __version__
 from . import cache as store
+from ._version import __version__
 from .cache import (
     _STALE_TEMP_S,
     KINDS,
@@ -53,8 +53,7 @@ def info():
         out["other"] = sorted(n for n in os.listdir(top) if n not in KINDS and n != "compiled")
     for kind in KINDS:
         d = top / kind
-        row = {"path": str(d), "entries": 0, "bytes": 0, "oldest_use": None,
-               "newest_use": None, "problem": None}
+        row = {"path": str(d), "entries": 0, "bytes": 0, "oldest_use": None, "newest_use": None, "problem": None}
         if d.is_dir():
             problem = _problem(d, f"the {kind} cache directory")
             row["problem"] = problem and f"{problem}; {_kind_hint(d, kind)}"
@@ -87,12 +86,11 @@ def clear(kind=None):
         except FileNotFoundError:
             continue
         if stat.S_ISLNK(st.st_mode):
-            os.remove(d)                      # a link where a kind directory belongs: drop it
+            os.remove(d)  # a link where a kind directory belongs: drop it
             removed[k] = 0
             continue
         if st.st_uid != os.geteuid():
-            raise CacheError(f"the {k} cache directory {d} belongs to another user; "
-                             "it was left alone")
+            raise CacheError(f"the {k} cache directory {d} belongs to another user; it was left alone")
         removed[k] = sum(1 for name in os.listdir(d) if _is_entry(name))
         shutil.rmtree(d)
     with store._lock:
@@ -165,11 +163,11 @@ def _prune_kind(d, cutoff, current):
                 if taken and _stale(path, cutoff) is not None:
                     _discard(path)
                     count += 1
-        elif name.endswith(".json") and not os.path.lexists(d / name[:-5]):    # orphan record
+        elif name.endswith(".json") and not os.path.lexists(d / name[:-5]):  # orphan record
             with _locked(d / name[:-5], blocking=False) as taken:
                 if taken and not os.path.lexists(d / name[:-5]):
                     _rm(path)
-    for name in os.listdir(d):              # orphan locks, leftovers of dead writes and builds
+    for name in os.listdir(d):  # orphan locks, leftovers of dead writes and builds
         path = d / name
         if name.endswith(".lock") and not os.path.lexists(d / name[:-5]) and _old(path, 3600):
             with _locked(d / name[:-5], blocking=False) as taken:
@@ -178,7 +176,7 @@ def _prune_kind(d, cutoff, current):
         elif name.startswith(".") and _old(path, _STALE_TEMP_S):
             _rm(path)
     pycache = d / "__pycache__"
-    if pycache.is_dir():                    # bytecode and numba cache of removed modules
+    if pycache.is_dir():  # bytecode and numba cache of removed modules
         for name in os.listdir(pycache):
             if not (d / (name.split(".", 1)[0] + ".py")).exists():
                 _rm(pycache / name)

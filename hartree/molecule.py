@@ -57,8 +57,7 @@ class Molecule:
         symbols = tuple(element_symbol(z) for z in numbers)  # raises for Z outside 1..118
         if self.symbols is not None:
             given = tuple(self.symbols)
-            if len(given) != numbers.size or any(atomic_number(s) != z
-                                                  for s, z in zip(given, numbers)):
+            if len(given) != numbers.size or any(atomic_number(s) != z for s, z in zip(given, numbers)):
                 raise InputError("molecule symbols do not match its atomic numbers")
         try:
             coords = np.array(self.coords, dtype=np.float64).reshape(numbers.size, 3)
@@ -71,8 +70,7 @@ class Molecule:
         charge = _as_int(self.charge, "charge")
         nelectron = int(numbers.sum()) - charge
         if nelectron < 0:
-            raise InputError(f"charge {charge} leaves {nelectron} electrons; "
-                             "a molecule needs at least 0")
+            raise InputError(f"charge {charge} leaves {nelectron} electrons; a molecule needs at least 0")
         mult = self.multiplicity
         mult = (1 if nelectron % 2 == 0 else 2) if mult is None else _as_int(mult, "multiplicity")
         _check_multiplicity(mult, nelectron)
@@ -127,8 +125,9 @@ class Molecule:
 
     def replace(self, **changes):
         """A copy with some fields changed (validated again), e.g. mol.replace(charge=1)."""
-        kw = dict(numbers=self.numbers, coords=self.coords, charge=self.charge,
-                  multiplicity=self.multiplicity, symbols=None)
+        kw = dict(
+            numbers=self.numbers, coords=self.coords, charge=self.charge, multiplicity=self.multiplicity, symbols=None
+        )
         if "charge" in changes and "multiplicity" not in changes:
             kw["multiplicity"] = None
         kw.update(changes)
@@ -175,7 +174,8 @@ class Molecule:
 
     def to_qcschema(self):
         """QCSchema molecule dict (schema_version 2): symbols, geometry (bohr, flat)."""
-        from . import __version__
+        from ._version import __version__
+
         return {
             "schema_name": "qcschema_molecule",
             "schema_version": 2,
@@ -184,8 +184,7 @@ class Molecule:
             "geometry": [float(x) for x in self.coords.ravel()],
             "molecular_charge": float(self.charge),
             "molecular_multiplicity": int(self.multiplicity),
-            "provenance": {"creator": "hartree", "version": __version__,
-                           "routine": "hartree.Molecule.to_qcschema"},
+            "provenance": {"creator": "hartree", "version": __version__, "routine": "hartree.Molecule.to_qcschema"},
         }
 
     @classmethod
@@ -207,10 +206,10 @@ class Molecule:
         raise InputError(f"cannot tell the format of {path}: use a .xyz or .json file")
 
     def __repr__(self):
-        formula = "".join(f"{s}{self.symbols.count(s) if self.symbols.count(s) > 1 else ''}"
-                          for s in dict.fromkeys(self.symbols))
-        return (f"Molecule({formula}, natm={self.natm}, charge={self.charge}, "
-                f"multiplicity={self.multiplicity})")
+        formula = "".join(
+            f"{s}{self.symbols.count(s) if self.symbols.count(s) > 1 else ''}" for s in dict.fromkeys(self.symbols)
+        )
+        return f"Molecule({formula}, natm={self.natm}, charge={self.charge}, multiplicity={self.multiplicity})"
 
 
 # ---------------------------------------------------------------- validation
@@ -230,12 +229,13 @@ def _check_multiplicity(mult, nelectron):
     if mult < 1:
         raise InputError(f"multiplicity must be at least 1, got {mult}")
     if mult > nelectron + 1:
-        raise InputError(f"multiplicity {mult} is impossible with {nelectron} electrons "
-                         f"(at most {nelectron + 1})")
+        raise InputError(f"multiplicity {mult} is impossible with {nelectron} electrons (at most {nelectron + 1})")
     if (mult - 1) % 2 != nelectron % 2:
-        raise InputError(f"multiplicity {mult} is incompatible with {nelectron} electrons "
-                         f"(an {'even' if nelectron % 2 == 0 else 'odd'} electron count needs "
-                         f"an {'odd' if nelectron % 2 == 0 else 'even'} multiplicity)")
+        raise InputError(
+            f"multiplicity {mult} is incompatible with {nelectron} electrons "
+            f"(an {'even' if nelectron % 2 == 0 else 'odd'} electron count needs "
+            f"an {'odd' if nelectron % 2 == 0 else 'even'} multiplicity)"
+        )
 
 
 def _check_distances(coords, symbols):
@@ -247,8 +247,10 @@ def _check_distances(coords, symbols):
     if len(pairs):
         i, j = sorted(pairs[0])
         d = float(np.linalg.norm(coords[i] - coords[j]))
-        raise InputError(f"atoms {i + 1} ({symbols[i]}) and {j + 1} ({symbols[j]}) are "
-                         f"{d:.3g} bohr apart (less than {MIN_DISTANCE} bohr)")
+        raise InputError(
+            f"atoms {i + 1} ({symbols[i]}) and {j + 1} ({symbols[j]}) are "
+            f"{d:.3g} bohr apart (less than {MIN_DISTANCE} bohr)"
+        )
 
 
 # ---------------------------------------------------------------- parsing
@@ -271,24 +273,25 @@ def _from_text(text, source, charge, multiplicity, unit):
         # full XYZ block: count line, comment line, atom lines
         count = int(header[0])
         comment = lines[first + 1] if first + 1 < len(lines) else ""
-        body = [(n + 1, line) for n, line in enumerate(lines[first + 2:], start=first + 2)
-                if line.strip()]
+        body = [(n + 1, line) for n, line in enumerate(lines[first + 2 :], start=first + 2) if line.strip()]
         if count != len(body):
-            raise InputError(f"{source}: the count line says {count} atoms but "
-                             f"{len(body)} atom lines follow")
+            raise InputError(f"{source}: the count line says {count} atoms but {len(body)} atom lines follow")
         q, m = _comment_keys(comment, source, first + 2)
         charge = q if charge is None else charge
         multiplicity = m if multiplicity is None else multiplicity
     else:
-        body = [(n + 1, part) for n, line in enumerate(lines) for part in line.split(";")
-                if part.strip()]
+        body = [(n + 1, part) for n, line in enumerate(lines) for part in line.split(";") if part.strip()]
     numbers, coords = [], []
     for lineno, line in body:
         z, xyz = _atom_line(line, source, lineno)
         numbers.append(z)
         coords.append(xyz)
-    return Molecule(numbers=numbers, coords=np.array(coords) * scale,
-                    charge=0 if charge is None else charge, multiplicity=multiplicity)
+    return Molecule(
+        numbers=numbers,
+        coords=np.array(coords) * scale,
+        charge=0 if charge is None else charge,
+        multiplicity=multiplicity,
+    )
 
 
 def _atom_line(line, source, lineno):
@@ -305,11 +308,12 @@ def _atom_line(line, source, lineno):
     try:
         xyz = [float(p) for p in parts[1:]]
     except ValueError:
-        raise InputError(f"{source} line {lineno}: expected 'symbol x y z', got {shown!r}") \
-            from None
+        raise InputError(f"{source} line {lineno}: expected 'symbol x y z', got {shown!r}") from None
     if not all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in xyz):
-        raise InputError(f"{source} line {lineno}: coordinates must be finite numbers of at "
-                         f"most {MAX_COORDINATE:g} in size, got {shown!r}")
+        raise InputError(
+            f"{source} line {lineno}: coordinates must be finite numbers of at "
+            f"most {MAX_COORDINATE:g} in size, got {shown!r}"
+        )
     return z, xyz
 
 
@@ -347,15 +351,15 @@ def _from_qcschema_dict(data, where):
     except (TypeError, ValueError):
         raise InputError(f"{where}: 'geometry' must be a list of numbers") from None
     if coords.size != 3 * len(numbers):
-        raise InputError(f"{where}: 'geometry' has {coords.size} numbers, expected "
-                         f"3 x {len(numbers)} atoms")
+        raise InputError(f"{where}: 'geometry' has {coords.size} numbers, expected 3 x {len(numbers)} atoms")
     atomic_numbers = data.get("atomic_numbers")
     if atomic_numbers is not None and atomic_numbers != numbers:
         raise InputError(f"{where}: 'atomic_numbers' disagree with 'symbols'")
     charge = data.get("molecular_charge", 0)
     mult = data.get("molecular_multiplicity")
     try:
-        return Molecule(numbers=numbers, coords=coords.reshape(-1, 3),
-                        charge=_as_int(charge, "molecular_charge"), multiplicity=mult)
+        return Molecule(
+            numbers=numbers, coords=coords.reshape(-1, 3), charge=_as_int(charge, "molecular_charge"), multiplicity=mult
+        )
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None

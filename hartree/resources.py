@@ -41,9 +41,10 @@ def _meminfo_available():
 
 
 def _cgroup_available():
-    for limit_path, usage_path in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+    for limit_path, usage_path in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+    ):
         try:
             with open(limit_path, encoding="ascii") as handle:
                 limit = handle.read().strip()
@@ -70,8 +71,7 @@ def _address_space_available():
 
 def available_memory():
     """Bytes of memory this process can still allocate, or None when unknown."""
-    values = [v for v in (_meminfo_available(), _cgroup_available(), _address_space_available())
-              if v is not None]
+    values = [v for v in (_meminfo_available(), _cgroup_available(), _address_space_available()) if v is not None]
     return min(values) if values else None
 
 
@@ -80,8 +80,9 @@ def check_memory(nbytes, what, hint=""):
     available; ``what`` and ``hint`` complete the message."""
     have = available_memory()
     if have is not None and nbytes > have:
-        raise ResourceError(f"{what} needs {size_text(nbytes)} of memory, {size_text(have)} available"
-                            + (f"; {hint}" if hint else ""))
+        raise ResourceError(
+            f"{what} needs {size_text(nbytes)} of memory, {size_text(have)} available" + (f"; {hint}" if hint else "")
+        )
 
 
 def file_size_limit():
@@ -96,8 +97,9 @@ def check_disk(path, nbytes, hint=""):
     limit = file_size_limit()
     extra = f"; {hint}" if hint else ""
     if limit is not None and nbytes > limit:
-        raise ResourceError(f"{path} would be {size_text(nbytes)}, above the file-size limit of "
-                            f"{size_text(limit)} (ulimit -f){extra}")
+        raise ResourceError(
+            f"{path} would be {size_text(nbytes)}, above the file-size limit of {size_text(limit)} (ulimit -f){extra}"
+        )
     directory = os.path.dirname(os.path.abspath(path))
     try:
         free = shutil.disk_usage(directory).free

@@ -13,6 +13,7 @@
   writable by others, as any hartree cache).  Tests that need their own cache still set
   ``HARTREE_CACHE_DIR`` with ``monkeypatch``.
 """
+
 import os
 import shutil
 import tempfile
@@ -24,7 +25,7 @@ from hartree.gpu.device import gpu_available
 _saved = {}
 
 
-@pytest.hookimpl(trylast=True)      # after pytest's tmpdir plugin made config._tmp_path_factory
+@pytest.hookimpl(trylast=True)  # after pytest's tmpdir plugin made config._tmp_path_factory
 def pytest_configure(config):
     reuse = os.environ.get("HARTREE_TEST_CACHE_DIR")
     factory = getattr(config, "_tmp_path_factory", None)
@@ -32,7 +33,7 @@ def pytest_configure(config):
         path, owned = os.path.abspath(os.path.expanduser(reuse)), False
     elif factory is not None:
         path, owned = str(factory.mktemp("hartree-cache")), False
-    else:                            # tmpdir plugin disabled: a private random directory
+    else:  # tmpdir plugin disabled: a private random directory
         path, owned = tempfile.mkdtemp(prefix="hartree-cache-"), True
     _saved.update(previous=os.environ.get("HARTREE_CACHE_DIR"), path=path, owned=owned)
     os.environ["HARTREE_CACHE_DIR"] = path

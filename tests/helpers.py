@@ -50,12 +50,19 @@ def to_pyscf(molecule, basis, **kw):
 
     if not hasattr(basis, "shell_l"):
         basis = load_basis(molecule, basis)
-    atoms = [(f"{s}{i + 1}", tuple(map(float, xyz)))
-             for i, (s, xyz) in enumerate(zip(molecule.symbols, molecule.coords))]
+    atoms = [
+        (f"{s}{i + 1}", tuple(map(float, xyz))) for i, (s, xyz) in enumerate(zip(molecule.symbols, molecule.coords))
+    ]
     kw.setdefault("verbose", 0)
-    return pyscf.gto.M(atom=atoms, basis=pyscf_basis_dict(molecule, basis), unit="Bohr",
-                       charge=molecule.charge, spin=molecule.multiplicity - 1,
-                       cart=not basis.pure, **kw)
+    return pyscf.gto.M(
+        atom=atoms,
+        basis=pyscf_basis_dict(molecule, basis),
+        unit="Bohr",
+        charge=molecule.charge,
+        spin=molecule.multiplicity - 1,
+        cart=not basis.pure,
+        **kw,
+    )
 
 
 def pyscf_reference_mol(molecule, basis_name, cartesian=False, **kw):
@@ -82,17 +89,22 @@ def pyscf_reference_mol(molecule, basis_name, cartesian=False, **kw):
                 for l, row in zip(sh["angular_momentum"], rows):
                     shells.append([l, *([e, c] for e, c in zip(exps, row))])
             else:
-                shells.append([sh["angular_momentum"][0],
-                               *([e, *col] for e, col in zip(exps, zip(*rows)))])
+                shells.append([sh["angular_momentum"][0], *([e, *col] for e, col in zip(exps, zip(*rows)))])
         basis[el] = shells
     atoms = [(s, tuple(map(float, xyz))) for s, xyz in zip(molecule.symbols, molecule.coords)]
     kw.setdefault("verbose", 0)
-    return pyscf.gto.M(atom=atoms, basis=basis, unit="Bohr", charge=molecule.charge,
-                       spin=molecule.multiplicity - 1, cart=cartesian, **kw)
+    return pyscf.gto.M(
+        atom=atoms,
+        basis=basis,
+        unit="Bohr",
+        charge=molecule.charge,
+        spin=molecule.multiplicity - 1,
+        cart=cartesian,
+        **kw,
+    )
 
 
-def random_molecule(rng, natm=4, elements=("H", "C", "N", "O"), box=4.0, min_dist=1.2,
-                    charge=None):
+def random_molecule(rng, natm=4, elements=("H", "C", "N", "O"), box=4.0, min_dist=1.2, charge=None):
     """A random neutral-or-charged closed/open-shell molecule for property tests.
 
     rng: numpy Generator; positions uniform in a cube of side `box` Angstrom, resampled

@@ -44,7 +44,7 @@ def test_store_load_round_trip(root):
     for d in (root, root / "cuda"):
         assert os.stat(d).st_mode & 0o777 == 0o700
     assert cache.load("cuda", {"what": "other"}, ".bin") is None
-    assert cache.load("emulate", key, ".bin") is None          # kinds are separate
+    assert cache.load("emulate", key, ".bin") is None  # kinds are separate
 
 
 def test_get_or_build_builds_once(root):
@@ -65,7 +65,7 @@ def test_get_or_build_builds_once(root):
 def test_corrupted_entry_detected_and_removed(root, fresh_process):
     path = cache.store("cuda", "k", ".cubin", data=b"A" * 64)
     time.sleep(0.01)
-    path.write_bytes(b"B" * 64)                    # same size, other content
+    path.write_bytes(b"B" * 64)  # same size, other content
     if fresh_process:
         cache._checked.clear()
     assert cache.load("cuda", "k", ".cubin") is None
@@ -93,8 +93,7 @@ def test_expected_content_is_enforced(root):
     path = cache.get_or_build("eri_gen", "k", ".py", data="x = 1\n", prefix="mod_")
     assert path.name.startswith("mod_") and path.read_text() == "x = 1\n"
     # a valid entry with a record that matches, but not the content the caller generated
-    assert cache.load("eri_gen", "k", ".py", prefix="mod_",
-                      expect_sha256=cache.sha256_bytes("x = 2\n")) is None
+    assert cache.load("eri_gen", "k", ".py", prefix="mod_", expect_sha256=cache.sha256_bytes("x = 2\n")) is None
     path = cache.get_or_build("eri_gen", "k", ".py", data="x = 2\n", prefix="mod_")
     assert path.read_text() == "x = 2\n"
 
@@ -170,12 +169,13 @@ def test_prune(root, monkeypatch):
     old = cache.store("cuda", "old", ".cubin", data=b"2")
     used_old = cache.store("cuda", "used-old", ".cubin", data=b"3")
     other_version = cache.store("emulate", "v", ".so", data=b"4")
-    gone = cache.store("eri_gen", {"sources": {"hartree/no_such_module.py": "0" * 64}}, ".py",
-                       data="x = 1\n", prefix="m_")
-    changed = cache.store("eri_gen", {"sources": {"hartree/cache.py": "0" * 64}}, ".py",
-                          data="x = 2\n", prefix="m_")
-    current = cache.store("eri_gen", {"sources": cache.module_sources("import hartree.cache")},
-                          ".py", data="x = 3\n", prefix="m_")
+    gone = cache.store(
+        "eri_gen", {"sources": {"hartree/no_such_module.py": "0" * 64}}, ".py", data="x = 1\n", prefix="m_"
+    )
+    changed = cache.store("eri_gen", {"sources": {"hartree/cache.py": "0" * 64}}, ".py", data="x = 2\n", prefix="m_")
+    current = cache.store(
+        "eri_gen", {"sources": cache.module_sources("import hartree.cache")}, ".py", data="x = 3\n", prefix="m_"
+    )
     (root / "eri_gen" / "__pycache__").mkdir()
     stale_pyc = root / "eri_gen" / "__pycache__" / f"{gone.stem}.cpython-3.pyc"
     stale_pyc.write_bytes(b"")
@@ -197,17 +197,16 @@ def test_prune(root, monkeypatch):
     assert fresh.exists() and used_old.exists()
     for p in (old, other_version, gone, changed, current, no_record, orphan, leftover, stale_pyc):
         assert not p.exists(), p
-    assert cache_admin.prune(older_than_days=30, keep_current=False) == {"cuda": 1, "emulate": 0,
-                                                                   "eri_gen": 0}
+    assert cache_admin.prune(older_than_days=30, keep_current=False) == {"cuda": 1, "emulate": 0, "eri_gen": 0}
     assert fresh.exists() and not used_old.exists()
 
 
 def test_info_and_clear(root):
-    assert cache_admin.info()["exists"] is False and not root.exists()       # info creates nothing
+    assert cache_admin.info()["exists"] is False and not root.exists()  # info creates nothing
     a = cache.store("cuda", "a", ".cubin", data=b"x" * 100)
     cache.store("cuda", "b", ".cubin", data=b"y" * 50)
     cache.store("grid_emulate", "c", ".so", data=b"z")
-    (root / "compiled").mkdir()                  # first-run markers (cli.first_run): known
+    (root / "compiled").mkdir()  # first-run markers (cli.first_run): known
     (root / "mine").mkdir()
     _age(a, 2)
     report = cache_admin.info()
@@ -220,7 +219,7 @@ def test_info_and_clear(root):
     assert cache_admin.clear("cuda") == {"cuda": 2}
     assert cache_admin.info()["kinds"]["cuda"]["entries"] == 0
     assert cache_admin.clear() == {"grid_emulate": 1}
-    assert (root / "compiled").is_dir()                  # only the kinds are removed
+    assert (root / "compiled").is_dir()  # only the kinds are removed
 
 
 def test_concurrent_builds_in_threads(root):
@@ -284,32 +283,41 @@ print(p.read_text())
 
 def test_two_processes_build_one_entry(root):
     env = dict(os.environ, HARTREE_CACHE_DIR=str(root))
-    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, name], env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for name in ("first", "second")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD, name], env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for name in ("first", "second")
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     texts = {out.strip() for out, _ in outs}
-    assert len(texts) == 1 and texts <= {"first", "second"}     # one built, the other reused
+    assert len(texts) == 1 and texts <= {"first", "second"}  # one built, the other reused
 
 
 def test_module_sources_follow_imports():
     from hartree.integrals.eri_codegen import module_key, module_source
+
     sources = module_key(module_source([(0, 0, 0, 0)]))["sources"]
-    for name in ("hartree/integrals/eri_prim.py", "hartree/integrals/rys.py",
-                 "hartree/integrals/eri_kernel.py", "hartree/integrals/jk.py",
-                 "hartree/integrals/eri_pairs.py", "hartree/basis/__init__.py",
-                 "hartree/basis/angular.py"):
+    for name in (
+        "hartree/integrals/eri_prim.py",
+        "hartree/integrals/rys.py",
+        "hartree/integrals/eri_kernel.py",
+        "hartree/integrals/jk.py",
+        "hartree/integrals/eri_pairs.py",
+        "hartree/basis/__init__.py",
+        "hartree/basis/angular.py",
+    ):
         assert name in sources, name
     assert "hartree/__init__.py" not in sources and "hartree/scf/driver.py" not in sources
     assert all(len(v) == 64 for v in sources.values())
     text = "from .eri_prim import (BOYS_TABLE,  # comment\n    U)\n"
-    assert "hartree/integrals/eri_prim.py" in cache.module_sources(text,
-                                                                   package="hartree.integrals")
+    assert "hartree/integrals/eri_prim.py" in cache.module_sources(text, package="hartree.integrals")
 
 
 def test_eri_module_content_checked_before_import(root, monkeypatch):
     from hartree.integrals import eri_codegen
+
     monkeypatch.setattr(eri_codegen, "_LOADED", {})
     classes = [(0, 0, 0, 0)]
     mod = eri_codegen.load_module(classes)
@@ -328,6 +336,7 @@ def test_eri_module_content_checked_before_import(root, monkeypatch):
 @pytest.mark.skipif(not cache.shutil.which("g++"), reason="needs g++")
 def test_shared_library_keyed_by_flags(root):
     import ctypes
+
     src = 'extern "C" int answer() { return 42; }\n'
     a = cache.shared_library("emulate", src, ["-O0", "-shared", "-fPIC"])
     b = cache.shared_library("emulate", src, ["-O1", "-shared", "-fPIC"])

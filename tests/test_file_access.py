@@ -22,11 +22,11 @@ ALLOWED = {
     "io/files.py": "the one reader and atomic writer",
     "resources.py": "reads /proc and cgroup files of the running process",
     "scf/checkpoint.py": "HDF5 through h5py on the atomic writer's temporary file; the seal "
-                         "reads and writes the user block of that file",
+    "reads and writes the user block of that file",
     "cache.py": "the compile cache: entries written through atomic_path, hashed when loaded",
     "cli/first_run.py": "an empty marker file in the cache directory",
     "cli/orbitals_command.py": "numpy and h5py write the atomic writer's temporary files; "
-                               "--points .npy read with allow_pickle=False",
+    "--points .npy read with allow_pickle=False",
     "grid/stream.py": "numpy memory map and h5py on the atomic writer's temporary files",
     "grid/picture.py": "matplotlib writes the atomic writer's temporary file",
     "atom/plot.py": "matplotlib writes the atomic writer's temporary file",
@@ -37,9 +37,23 @@ ALLOWED = {
 }
 
 _FUNCTIONS = {"open"}
-_METHODS = {"write_text", "write_bytes", "read_text", "read_bytes", "savefig", "dump", "File",
-            "save", "savez", "savez_compressed", "load", "loadtxt", "savetxt", "genfromtxt",
-            "fdopen"}
+_METHODS = {
+    "write_text",
+    "write_bytes",
+    "read_text",
+    "read_bytes",
+    "savefig",
+    "dump",
+    "File",
+    "save",
+    "savez",
+    "savez_compressed",
+    "load",
+    "loadtxt",
+    "savetxt",
+    "genfromtxt",
+    "fdopen",
+}
 _OWNERS = {"json", "h5py", "np", "numpy", "os", "fig", "plt"}
 
 
@@ -55,8 +69,7 @@ def _file_calls(tree):
         elif isinstance(func, ast.Attribute) and func.attr in _METHODS:
             owner = func.value
             name = owner.id if isinstance(owner, ast.Name) else None
-            if func.attr in ("write_text", "write_bytes", "read_text", "read_bytes", "savefig") \
-                    or name in _OWNERS:
+            if func.attr in ("write_text", "write_bytes", "read_text", "read_bytes", "savefig") or name in _OWNERS:
                 found.append((node.lineno, f"{name or '...'}.{func.attr}"))
     return found
 
@@ -71,10 +84,12 @@ def test_no_file_access_outside_the_io_layer(path):
     if relative in ALLOWED:
         return
     calls = _file_calls(ast.parse(path.read_text(), filename=str(path)))
-    assert not calls, (f"{relative} opens or writes files itself at "
-                       f"{', '.join(f'line {n} ({what})' for n, what in calls)}: use "
-                       "hartree.io.files (read_text, read_json, atomic_path) or add the module "
-                       "to ALLOWED with its reason")
+    assert not calls, (
+        f"{relative} opens or writes files itself at "
+        f"{', '.join(f'line {n} ({what})' for n, what in calls)}: use "
+        "hartree.io.files (read_text, read_json, atomic_path) or add the module "
+        "to ALLOWED with its reason"
+    )
 
 
 def test_allowed_modules_exist():

@@ -47,13 +47,15 @@ SECONDS_PER_RUN = 30
 #: Examples per input kind: a fixed sequence in CI (derandomized, about a minute in all);
 #: HARTREE_FUZZ_EXAMPLES=2000 HARTREE_FUZZ_RANDOM=1 for a longer, random hunt.
 EXAMPLES = int(os.environ.get("HARTREE_FUZZ_EXAMPLES", "150"))
-NUMBERS = ["nan", "inf", "-inf", "1e999", "-5", "0", "1e308", "-1e-300", "99999999999999999999",
-           "2.5", "1e6", "-0"]
+NUMBERS = ["nan", "inf", "-inf", "1e999", "-5", "0", "1e308", "-1e-300", "99999999999999999999", "2.5", "1e6", "-0"]
 _NUMBER = re.compile(rb"[-+]?\d+\.?\d*(?:[eEdD][-+]?\d+)?")
-FUZZ_SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
-                         derandomize=not os.environ.get("HARTREE_FUZZ_RANDOM"), database=None,
-                         suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                HealthCheck.too_slow])
+FUZZ_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not os.environ.get("HARTREE_FUZZ_RANDOM"),
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 class _TooLong(Exception):
@@ -111,27 +113,26 @@ def check(argv, folder, outputs):
 def mutated(draw, data):
     """Bytes of ``data`` after one to three random mutations."""
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["truncate", "flip", "insert", "delete_line",
-                                     "double_line", "number", "number"]))
+        kind = draw(st.sampled_from(["truncate", "flip", "insert", "delete_line", "double_line", "number", "number"]))
         if not data:
             break
         at = draw(st.integers(0, len(data) - 1))
         if kind == "truncate":
             data = data[:at]
         elif kind == "flip":
-            data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1:]
+            data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
         elif kind == "insert":
             data = data[:at] + draw(st.binary(min_size=1, max_size=8)) + data[at:]
         elif kind in ("delete_line", "double_line"):
             lines = data.split(b"\n")
             n = draw(st.integers(0, len(lines) - 1))
-            lines[n:n + 1] = [] if kind == "delete_line" else [lines[n], lines[n]]
+            lines[n : n + 1] = [] if kind == "delete_line" else [lines[n], lines[n]]
             data = b"\n".join(lines)
         else:
             numbers = list(_NUMBER.finditer(data))
             if numbers:
                 m = numbers[draw(st.integers(0, len(numbers) - 1))]
-                data = data[:m.start()] + draw(st.sampled_from(NUMBERS)).encode() + data[m.end():]
+                data = data[: m.start()] + draw(st.sampled_from(NUMBERS)).encode() + data[m.end() :]
     return data
 
 
@@ -141,9 +142,21 @@ def valid(tmp_path_factory):
     folder = tmp_path_factory.mktemp("fuzz_valid")
     (folder / "water.xyz").write_text(WATER)
     (folder / "he.inp").write_text(HELIUM_INP)
-    code, _, err = run(["run", folder / "water.xyz", "-b", "sto-3g", "-q", "--json",
-                        folder / "w.json", "--molden", folder / "w.molden", "--checkpoint",
-                        folder / "w.h5"])
+    code, _, err = run(
+        [
+            "run",
+            folder / "water.xyz",
+            "-b",
+            "sto-3g",
+            "-q",
+            "--json",
+            folder / "w.json",
+            "--molden",
+            folder / "w.molden",
+            "--checkpoint",
+            folder / "w.h5",
+        ]
+    )
     assert code == 0, err
     code, _, err = run(["atom", folder / "he.inp", "-q"])
     assert code == 0, err
@@ -161,35 +174,49 @@ def _fuzz(valid, folder, name, data, argv, outputs):
 @given(data=st.data())
 def test_fuzz_xyz(valid, tmp_path, data):
     blob = data.draw(mutated(WATER.encode()))
-    _fuzz(valid, tmp_path, "m.xyz", blob,
-          ["run", "{input}", "-b", "sto-3g", "--max-cycle", "12", "-q", "--json", "{dir}/o.json"],
-          ["{dir}/o.json"])
+    _fuzz(
+        valid,
+        tmp_path,
+        "m.xyz",
+        blob,
+        ["run", "{input}", "-b", "sto-3g", "--max-cycle", "12", "-q", "--json", "{dir}/o.json"],
+        ["{dir}/o.json"],
+    )
 
 
 @FUZZ_SETTINGS
 @given(data=st.data())
 def test_fuzz_molden(valid, tmp_path, data):
     blob = data.draw(mutated((valid / "w.molden").read_bytes()))
-    _fuzz(valid, tmp_path, "m.molden", blob,
-          ["orbitals", "{input}", "--mo", "homo", "--spacing", "0.6", "--cube", "{dir}/o.cube", "-q"],
-          ["{dir}/o.cube"])
+    _fuzz(
+        valid,
+        tmp_path,
+        "m.molden",
+        blob,
+        ["orbitals", "{input}", "--mo", "homo", "--spacing", "0.6", "--cube", "{dir}/o.cube", "-q"],
+        ["{dir}/o.cube"],
+    )
 
 
 @FUZZ_SETTINGS
 @given(data=st.data())
 def test_fuzz_result_json(valid, tmp_path, data):
     blob = data.draw(mutated((valid / "w.json").read_bytes()))
-    _fuzz(valid, tmp_path, "m.json", blob,
-          ["orbitals", "{input}", "--density", "--spacing", "0.6", "--cube", "{dir}/o.cube", "-q"],
-          ["{dir}/o.cube"])
+    _fuzz(
+        valid,
+        tmp_path,
+        "m.json",
+        blob,
+        ["orbitals", "{input}", "--density", "--spacing", "0.6", "--cube", "{dir}/o.cube", "-q"],
+        ["{dir}/o.cube"],
+    )
 
 
 @FUZZ_SETTINGS
 @given(data=st.data())
 def test_fuzz_atom_input(valid, tmp_path, data):
     blob = data.draw(mutated(HELIUM_INP.encode()))
-    _fuzz(valid, tmp_path, "m.inp", blob, ["atom", "{input}", "-q", "--json", "{dir}/o.json"],
-          ["{dir}/o.json"])
+    _fuzz(valid, tmp_path, "m.inp", blob, ["atom", "{input}", "-q", "--json", "{dir}/o.json"], ["{dir}/o.json"])
 
 
 @FUZZ_SETTINGS
@@ -198,9 +225,14 @@ def test_fuzz_checkpoint_bytes(valid, tmp_path, data):
     """Byte-level damage of the HDF5 file (truncation, flips: mostly unreadable files)."""
     blob = data.draw(mutated((valid / "w.h5").read_bytes()))
     shutil.copy(valid / "water.xyz", tmp_path / "water.xyz")
-    _fuzz(valid, tmp_path, "m.h5", blob,
-          ["orbitals", "{input}", "--mo", "homo", "--spacing", "0.6", "--cube", "{dir}/o.cube", "-q"],
-          ["{dir}/o.cube"])
+    _fuzz(
+        valid,
+        tmp_path,
+        "m.h5",
+        blob,
+        ["orbitals", "{input}", "--mo", "homo", "--spacing", "0.6", "--cube", "{dir}/o.cube", "-q"],
+        ["{dir}/o.cube"],
+    )
 
 
 def _damage_h5(path, draw):
@@ -227,10 +259,10 @@ def _damage_h5(path, draw):
             return
         flat = value.astype(np.float64).ravel()
         if flat.size:
-            flat[draw(st.integers(0, flat.size - 1))] = draw(st.sampled_from(
-                [np.nan, np.inf, -np.inf, 1e308, -5.0, 0.0, 1e6]))
-        f[name] = flat.reshape(value.shape).astype(value.dtype if value.dtype.kind == "f"
-                                                   else np.float64)
+            flat[draw(st.integers(0, flat.size - 1))] = draw(
+                st.sampled_from([np.nan, np.inf, -np.inf, 1e308, -5.0, 0.0, 1e6])
+            )
+        f[name] = flat.reshape(value.shape).astype(value.dtype if value.dtype.kind == "f" else np.float64)
 
 
 @FUZZ_SETTINGS
@@ -241,14 +273,33 @@ def test_fuzz_checkpoint_structure(valid, tmp_path, data):
     shutil.copy(valid / "w.h5", tmp_path / "m.h5")
     shutil.copy(valid / "water.xyz", tmp_path / "water.xyz")
     _damage_h5(tmp_path / "m.h5", data.draw)
-    if data.draw(st.booleans(), label="reseal"):   # as a buggy writer would: content checks
+    if data.draw(st.booleans(), label="reseal"):  # as a buggy writer would: content checks
         seal(tmp_path / "m.h5")
     before = (tmp_path / "m.h5").read_bytes()
-    check(["run", tmp_path / "water.xyz", "-b", "sto-3g", "--checkpoint", tmp_path / "m.h5",
-           "--guess", "checkpoint", "--max-cycle", "12", "-q"], tmp_path, [])
-    check(["orbitals", tmp_path / "m.h5", "--mo", "homo", "--spacing", "0.6", "--cube",
-           tmp_path / "o.cube", "-q"], tmp_path, [str(tmp_path / "o.cube")])
+    check(
+        [
+            "run",
+            tmp_path / "water.xyz",
+            "-b",
+            "sto-3g",
+            "--checkpoint",
+            tmp_path / "m.h5",
+            "--guess",
+            "checkpoint",
+            "--max-cycle",
+            "12",
+            "-q",
+        ],
+        tmp_path,
+        [],
+    )
+    check(
+        ["orbitals", tmp_path / "m.h5", "--mo", "homo", "--spacing", "0.6", "--cube", tmp_path / "o.cube", "-q"],
+        tmp_path,
+        [str(tmp_path / "o.cube")],
+    )
     if (tmp_path / "m.h5").read_bytes() != before:
         # a restart may rewrite its own checkpoint only after reading it as valid
         from hartree.scf.checkpoint import read_checkpoint
+
         read_checkpoint(tmp_path / "m.h5")

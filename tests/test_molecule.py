@@ -8,8 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hartree.constants import (ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM, ELEMENT_SYMBOLS, MAX_Z,
-                               atomic_number, element_symbol)
+from hartree.constants import ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM, ELEMENT_SYMBOLS, MAX_Z, atomic_number, element_symbol
 from hartree.errors import InputError
 from hartree.molecule import Molecule
 from tests.helpers import random_molecule, water
@@ -36,6 +35,7 @@ def test_constants():
 
 def test_element_table_matches_pyscf():
     from pyscf.data.elements import ELEMENTS
+
     assert list(ELEMENT_SYMBOLS[1:]) == [s for s in ELEMENTS[1:119]]
 
 
@@ -50,8 +50,7 @@ def test_from_string_forms_agree():
         assert m.symbols == ("O", "H", "H")
         np.testing.assert_array_equal(m.numbers, [8, 1, 1])
         np.testing.assert_allclose(m.coords, mols[0].coords, rtol=0, atol=1e-15)
-    np.testing.assert_allclose(mols[0].coords[1], np.array([0, 0.7572, -0.4692]) / BOHR_IN_ANGSTROM,
-                               rtol=1e-15)
+    np.testing.assert_allclose(mols[0].coords[1], np.array([0, 0.7572, -0.4692]) / BOHR_IN_ANGSTROM, rtol=1e-15)
     m = mols[0]
     assert (m.natm, m.nelectron, m.charge, m.multiplicity, m.nalpha, m.nbeta) == (3, 10, 0, 1, 5, 5)
     with pytest.raises(ValueError):
@@ -101,16 +100,19 @@ def test_examples():
 
 
 # ---------------------------------------------------------------- errors
-@pytest.mark.parametrize("text, match", [
-    ("3\nc\nO 0 0 0\nH 0 0 1\n", "count line says 3 atoms but 2"),
-    ("1\nc\nO 0 0 0\nH 0 0 1\n", "count line says 1 atoms but 2"),
-    ("2\nc\nO 0 0 0\nH 0 0\n", r"xyz text line 4: expected 'symbol x y z', got 'H 0 0'"),
-    ("O 0 0 0\nH 0 zero 1", r"line 2: expected 'symbol x y z'"),
-    ("O 0 0 0\nXx 0 0 1", r"line 2: unknown element 'Xx'"),
-    ("O 0 0 0; H 0 0 nan", "finite"),
-    ("", "no atoms"),
-    ("2\ncharge=abc\nH 0 0 0\nH 0 0 1\n", "charge must be an integer"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("3\nc\nO 0 0 0\nH 0 0 1\n", "count line says 3 atoms but 2"),
+        ("1\nc\nO 0 0 0\nH 0 0 1\n", "count line says 1 atoms but 2"),
+        ("2\nc\nO 0 0 0\nH 0 0\n", r"xyz text line 4: expected 'symbol x y z', got 'H 0 0'"),
+        ("O 0 0 0\nH 0 zero 1", r"line 2: expected 'symbol x y z'"),
+        ("O 0 0 0\nXx 0 0 1", r"line 2: unknown element 'Xx'"),
+        ("O 0 0 0; H 0 0 nan", "finite"),
+        ("", "no atoms"),
+        ("2\ncharge=abc\nH 0 0 0\nH 0 0 1\n", "charge must be an integer"),
+    ],
+)
 def test_parse_errors(text, match):
     with pytest.raises(InputError, match=match):
         Molecule.from_string(text)
@@ -164,22 +166,32 @@ def test_qcschema_roundtrip_and_atomic_input(tmp_path):
     np.testing.assert_array_equal(back.coords, m.coords)
     assert (back.charge, back.multiplicity, back.symbols) == (1, 2, m.symbols)
     path = tmp_path / "inp.json"
-    path.write_text(json.dumps({"schema_name": "qcschema_input", "driver": "energy",
-                                "model": {"method": "hf", "basis": "sto-3g"},
-                                "molecule": {"symbols": ["He"], "geometry": [0, 0, 0]}}))
+    path.write_text(
+        json.dumps(
+            {
+                "schema_name": "qcschema_input",
+                "driver": "energy",
+                "model": {"method": "hf", "basis": "sto-3g"},
+                "molecule": {"symbols": ["He"], "geometry": [0, 0, 0]},
+            }
+        )
+    )
     he = Molecule.from_file(str(path))
     assert (he.natm, he.nelectron, he.multiplicity) == (1, 2, 1)
     assert Molecule.from_file(str(path), charge=1).multiplicity == 2
 
 
-@pytest.mark.parametrize("doc, match", [
-    ({"symbols": ["H", "H"], "geometry": [0, 0, 0, 0, 0]}, "expected 3 x 2"),
-    ({"symbols": ["Q"], "geometry": [0, 0, 0]}, "unknown element"),
-    ({"geometry": [0, 0, 0]}, "needs 'symbols' and 'geometry'"),
-    ({"symbols": ["H"], "geometry": [0, 0, 0], "molecular_multiplicity": 1}, "incompatible"),
-    ({"symbols": ["H", "H"], "geometry": [0, 0, 0, 0, 0, 1], "real": [True, False]}, "ghost"),
-    ([1, 2], "JSON object"),
-])
+@pytest.mark.parametrize(
+    "doc, match",
+    [
+        ({"symbols": ["H", "H"], "geometry": [0, 0, 0, 0, 0]}, "expected 3 x 2"),
+        ({"symbols": ["Q"], "geometry": [0, 0, 0]}, "unknown element"),
+        ({"geometry": [0, 0, 0]}, "needs 'symbols' and 'geometry'"),
+        ({"symbols": ["H"], "geometry": [0, 0, 0], "molecular_multiplicity": 1}, "incompatible"),
+        ({"symbols": ["H", "H"], "geometry": [0, 0, 0, 0, 0, 1], "real": [True, False]}, "ghost"),
+        ([1, 2], "JSON object"),
+    ],
+)
 def test_qcschema_errors(doc, match):
     with pytest.raises(InputError, match=match):
         Molecule.from_qcschema(doc)
@@ -198,13 +210,16 @@ def test_nuclear_repulsion_vs_pyscf():
     mols = [water(), Molecule.from_xyz(os.path.join(EXAMPLES, "caffeine.xyz"))]
     mols += [random_molecule(rng, natm=n, elements=("H", "C", "O", "Br", "Rn")) for n in (2, 5, 9)]
     for m in mols:
-        p = pyscf.gto.M(atom=[(s, tuple(x)) for s, x in zip(m.symbols, m.coords)], unit="Bohr",
-                        basis="sto-3g" if max(m.numbers) < 36 else {"default": [[0, [1.0, 1.0]]]},
-                        spin=m.multiplicity - 1, verbose=0)
+        p = pyscf.gto.M(
+            atom=[(s, tuple(x)) for s, x in zip(m.symbols, m.coords)],
+            unit="Bohr",
+            basis="sto-3g" if max(m.numbers) < 36 else {"default": [[0, [1.0, 1.0]]]},
+            spin=m.multiplicity - 1,
+            verbose=0,
+        )
         assert abs(m.nuclear_repulsion() - p.energy_nuc()) < 1e-10
     # H2 at 1.4 bohr: E_nuc = 1/1.4 exactly
-    assert abs(Molecule.from_string("H 0 0 0; H 0 0 1.4", unit="bohr").nuclear_repulsion()
-               - 1 / 1.4) < 1e-15
+    assert abs(Molecule.from_string("H 0 0 0; H 0 0 1.4", unit="bohr").nuclear_repulsion() - 1 / 1.4) < 1e-15
 
 
 # ---------------------------------------------------------------- properties
@@ -213,8 +228,7 @@ _coord = st.floats(min_value=-50, max_value=50, allow_nan=False, allow_infinity=
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(_symbols, _coord, _coord, _coord), min_size=1, max_size=8),
-       st.booleans())
+@given(st.lists(st.tuples(_symbols, _coord, _coord, _coord), min_size=1, max_size=8), st.booleans())
 def test_xyz_roundtrip(atoms, full_block):
     coords = np.array([a[1:] for a in atoms])
     d = np.linalg.norm(coords[:, None] - coords[None], axis=2) + np.eye(len(atoms)) * 99
@@ -230,10 +244,13 @@ def test_xyz_roundtrip(atoms, full_block):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=80)
-       | st.lists(st.sampled_from(["3", "\n", ";", " ", "H", "He", "0", "1.5", "nan", "-",
-                                    "1e999", "charge=", "x", "8", "0.01"]), max_size=25)
-       .map("".join))
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=80)
+    | st.lists(
+        st.sampled_from(["3", "\n", ";", " ", "H", "He", "0", "1.5", "nan", "-", "1e999", "charge=", "x", "8", "0.01"]),
+        max_size=25,
+    ).map("".join)
+)
 def test_garbage_raises_only_input_error(text):
     try:
         m = Molecule.from_string(text)
@@ -242,17 +259,23 @@ def test_garbage_raises_only_input_error(text):
     assert m.natm >= 1 and np.all(np.isfinite(m.coords))
 
 
-_json = st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=4),
-                     lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=4), c,
-                                                                           max_size=3),
-                     max_leaves=10)
+_json = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=4),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+    max_leaves=10,
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.dictionaries(st.sampled_from(["symbols", "geometry", "molecular_charge", "real",
-                                        "molecular_multiplicity", "atomic_numbers", "molecule"]),
-                       _json | st.lists(st.sampled_from(["H", "O", 1, 0.0, 2.5, "x"]), max_size=7),
-                       max_size=6))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["symbols", "geometry", "molecular_charge", "real", "molecular_multiplicity", "atomic_numbers", "molecule"]
+        ),
+        _json | st.lists(st.sampled_from(["H", "O", 1, 0.0, 2.5, "x"]), max_size=7),
+        max_size=6,
+    )
+)
 def test_garbage_qcschema_raises_only_input_error(doc):
     try:
         Molecule.from_qcschema(doc)

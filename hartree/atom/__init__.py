@@ -15,12 +15,33 @@ from .result import AtomResult
 from .scf import kernel
 from .wtbs import WTBSParameters, parse_nbs, wtbs_exponents
 
-__all__ = ["run", "run_input", "kernel", "AtomSCFOptions", "AtomResult", "WTBSParameters",
-           "wtbs_exponents", "parse_nbs", "make_nucleus", "read_input", "DEFAULT_LIGHT_SPEED"]
+__all__ = [
+    "run",
+    "run_input",
+    "kernel",
+    "AtomSCFOptions",
+    "AtomResult",
+    "WTBSParameters",
+    "wtbs_exponents",
+    "parse_nbs",
+    "make_nucleus",
+    "read_input",
+    "DEFAULT_LIGHT_SPEED",
+]
 
 
-def run(element, exponents=None, wtbs=None, nbs=None, nucleus="point", light_speed=DEFAULT_LIGHT_SPEED,
-        relativistic=True, charge=0, mass_number=None, **scf_options):
+def run(
+    element,
+    exponents=None,
+    wtbs=None,
+    nbs=None,
+    nucleus="point",
+    light_speed=DEFAULT_LIGHT_SPEED,
+    relativistic=True,
+    charge=0,
+    mass_number=None,
+    **scf_options,
+):
     """Atomic SCF in the ground configuration (Madelung order; open shells averaged).
 
     element: symbol or Z.  Basis: ``exponents`` (list per l of exponent lists, bohr^-2), or
@@ -37,8 +58,7 @@ def run(element, exponents=None, wtbs=None, nbs=None, nucleus="point", light_spe
     options = AtomSCFOptions(light_speed=light_speed, relativistic=relativistic, **scf_options)
     nuc = make_nucleus(z, nucleus, mass_number=mass_number)
     pattern = configuration(z, charge, relativistic)
-    return kernel(z, exponents, nuc, options, block_shells=[n for n, _ in pattern],
-                  open_shells=[q for _, q in pattern])
+    return kernel(z, exponents, nuc, options, block_shells=[n for n, _ in pattern], open_shells=[q for _, q in pattern])
 
 
 def run_input(path):
@@ -52,13 +72,18 @@ def run_input(path):
     job = read_input(path)
     exponents = job.exponents
     # autogen/nconf: one set of spinors for the weighted average of the configurations
-    occupations = ({"configurations": [c[:3] for c in job.configurations]} if job.configurations
-                   else {"block_shells": job.block_shells, "open_shells": job.open_shells})
+    occupations = (
+        {"configurations": [c[:3] for c in job.configurations]}
+        if job.configurations
+        else {"block_shells": job.block_shells, "open_shells": job.open_shells}
+    )
     if job.jobtype == "bsopt":
         from .optimize import NewuoaOptions, optimize_wtbs
+
         opts = NewuoaOptions(rhobeg=job.newuoa["rhobeg"], rhoend=job.newuoa["rhoend"], maxfun=job.newuoa["maxfun"])
-        job.optimization = optimize_wtbs(job.z, job.wtbs, job.windows, job.nucleus, job.options, opts,
-                                         pool_sizes=job.pool_sizes, **occupations)
+        job.optimization = optimize_wtbs(
+            job.z, job.wtbs, job.windows, job.nucleus, job.options, opts, pool_sizes=job.pool_sizes, **occupations
+        )
         exponents = wtbs_exponents(job.optimization.groups, job.windows, job.pool_sizes)
     result = kernel(job.z, exponents, job.nucleus, job.options, **occupations)
     return job, result

@@ -16,10 +16,10 @@ with  c_k = ½ (l_a k l_b; 0 0 0)²  nonrelativistically and
 same-shell terms fold into the same sum because (j 0 j; ½ 0 -½)² = 1/(2j+1)).
 """
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
-import math
+from functools import cache
 
 L_LETTERS = "spdfghi"
 
@@ -70,7 +70,7 @@ def _fact(n):
     return math.factorial(n)
 
 
-@lru_cache(maxsize=None)
+@cache
 def wigner3j(tj1, tj2, tj3, tm1, tm2, tm3):
     """Wigner 3j symbol with all arguments doubled (integers), exact Racah formula."""
     if tm1 + tm2 + tm3 != 0:
@@ -85,12 +85,25 @@ def wigner3j(tj1, tj2, tj3, tm1, tm2, tm3):
     b = (tj1 - tj2 + tj3) // 2
     c = (-tj1 + tj2 + tj3) // 2
     tri = Fraction(_fact(a) * _fact(b) * _fact(c), _fact((tj1 + tj2 + tj3) // 2 + 1))
-    pre = tri * _fact((tj1 + tm1) // 2) * _fact((tj1 - tm1) // 2) * _fact((tj2 + tm2) // 2) \
-        * _fact((tj2 - tm2) // 2) * _fact((tj3 + tm3) // 2) * _fact((tj3 - tm3) // 2)
+    pre = (
+        tri
+        * _fact((tj1 + tm1) // 2)
+        * _fact((tj1 - tm1) // 2)
+        * _fact((tj2 + tm2) // 2)
+        * _fact((tj2 - tm2) // 2)
+        * _fact((tj3 + tm3) // 2)
+        * _fact((tj3 - tm3) // 2)
+    )
     total = Fraction(0)
     for t in range(0, a + b + c + 1):
-        d = [t, (tj3 - tj2 + tm1) // 2 + t, (tj3 - tj1 - tm2) // 2 + t,
-             a - t, (tj1 - tm1) // 2 - t, (tj2 + tm2) // 2 - t]
+        d = [
+            t,
+            (tj3 - tj2 + tm1) // 2 + t,
+            (tj3 - tj1 - tm2) // 2 + t,
+            a - t,
+            (tj1 - tm1) // 2 - t,
+            (tj2 + tm2) // 2 - t,
+        ]
         if min(d) < 0:
             continue
         den = 1

@@ -22,24 +22,26 @@ Dask (``dask.distributed``) is optional: :func:`dask_client` imports it lazily a
 a clear :class:`hartree.errors.InputError` when it is missing.
 """
 
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 import logging
 import signal
 import threading
-from dataclasses import dataclass, field, replace
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 
 from ..errors import ConvergenceError, HartreeError, InputError
-from .config import SYMBOLS, configuration
 from .angular import blocks_for
+from .config import SYMBOLS, configuration
 from .nucleus import make_nucleus
 from .optimize import NewuoaOptions, optimize_wtbs
 from .options import AtomSCFOptions
 from .wtbs import Window, WTBSParameters
 
-MISSING_DASK = ("{what} needs dask.distributed, which is not installed; install it with "
-                "pip install 'hartree[distributed]' (or pip install 'dask[distributed]')")
+MISSING_DASK = (
+    "{what} needs dask.distributed, which is not installed; install it with "
+    "pip install 'hartree[distributed]' (or pip install 'dask[distributed]')"
+)
 
 
 @contextmanager
@@ -79,13 +81,18 @@ def dask_client(workers=None, scheduler=None, processes=True, what="parallel bas
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1 (got {workers})")
     with _children_ignore_sigint():
-        cluster = LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=processes,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = LocalCluster(
+            n_workers=workers or 1,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
     client = Client(cluster)
     try:
         yield client
     except BaseException as exc:
-        if not isinstance(exc, Exception):      # SIGINT, SIGTERM: the tasks are cancelled
+        if not isinstance(exc, Exception):  # SIGINT, SIGTERM: the tasks are cancelled
             _silence_cancelled_tasks()
         raise
     finally:
@@ -135,7 +142,7 @@ class SearchSpec:
     nucleus: str = "gaussian"
     options: AtomSCFOptions = AtomSCFOptions()
     newuoa: NewuoaOptions = NewuoaOptions(rhobeg=0.05, rhoend=1e-4, maxfun=200)
-    occupations: tuple = None        # (block_shells, open_shells); None: the ground configuration
+    occupations: tuple = None  # (block_shells, open_shells); None: the ground configuration
 
     def pattern(self):
         """[(closed, open q)] per symmetry block."""
@@ -148,8 +155,7 @@ class SearchSpec:
         if not self.threshold > 0:
             raise InputError(f"the threshold must be positive (got {self.threshold})")
         if not self.reference < 0:
-            raise InputError(f"the reference energy of {SYMBOLS[self.z]} must be negative (Eh), "
-                             f"got {self.reference}")
+            raise InputError(f"the reference energy of {SYMBOLS[self.z]} must be negative (Eh), got {self.reference}")
 
 
 @dataclass
@@ -163,7 +169,7 @@ class SearchResult:
     relative_error: float
     reference: float
     threshold: float
-    candidates: list = field(default_factory=list)    # dicts: step, l, window, energy, error, accepted
+    candidates: list = field(default_factory=list)  # dicts: step, l, window, energy, error, accepted
     optimizations: int = 0
     wall_time: float = 0.0
 
@@ -171,12 +177,20 @@ class SearchResult:
         return ",".join(f"{'spdfghi'[w.l]}:{w.start}:{w.end}" for w in sorted(self.windows, key=lambda w: w.l))
 
     def to_dict(self):
-        return {"element": self.element, "nbs": self.nbs(), "windows": [[w.l, w.start, w.end, w.group + 1]
-                                                                        for w in self.windows],
-                "groups": [[p.alpha, p.beta, p.delta, p.gamma] for p in self.groups], "energy": self.energy,
-                "relative_error": self.relative_error, "reference": self.reference, "threshold": self.threshold,
-                "meets_threshold": self.relative_error <= self.threshold, "optimizations": self.optimizations,
-                "wall_time": self.wall_time, "candidates": self.candidates}
+        return {
+            "element": self.element,
+            "nbs": self.nbs(),
+            "windows": [[w.l, w.start, w.end, w.group + 1] for w in self.windows],
+            "groups": [[p.alpha, p.beta, p.delta, p.gamma] for p in self.groups],
+            "energy": self.energy,
+            "relative_error": self.relative_error,
+            "reference": self.reference,
+            "threshold": self.threshold,
+            "meets_threshold": self.relative_error <= self.threshold,
+            "optimizations": self.optimizations,
+            "wall_time": self.wall_time,
+            "candidates": self.candidates,
+        }
 
 
 def occupied_per_l(z, relativistic, lmax, pattern=None):
@@ -200,12 +214,19 @@ def _optimize_task(task):
     pattern = spec.pattern()
     nucleus = make_nucleus(spec.z, spec.nucleus)
     try:
-        res = optimize_wtbs(spec.z, list(groups), list(windows), nucleus, spec.options, spec.newuoa,
-                            block_shells=[n for n, _ in pattern], open_shells=[q for _, q in pattern])
+        res = optimize_wtbs(
+            spec.z,
+            list(groups),
+            list(windows),
+            nucleus,
+            spec.options,
+            spec.newuoa,
+            block_shells=[n for n, _ in pattern],
+            open_shells=[q for _, q in pattern],
+        )
     except (InputError, ConvergenceError):
         return {"energy": None, "groups": list(groups), "evaluations": 0, "wall_time": 0.0}
-    return {"energy": res.energy, "groups": res.groups, "evaluations": res.evaluations,
-            "wall_time": res.wall_time}
+    return {"energy": res.energy, "groups": res.groups, "evaluations": res.evaluations, "wall_time": res.wall_time}
 
 
 def size_search(spec, executor=None, batch=1, log=None):
@@ -228,20 +249,32 @@ def size_search(spec, executor=None, batch=1, log=None):
         count["optimizations"] += len(tasks)
         for w, o in zip(trial_windows, out):
             err = error(o["energy"])
-            candidates.append({"step": step, "l": l, "window": [w[l].start, w[l].end], "energy": o["energy"],
-                               "error": err, "accepted": err is not None and err <= spec.threshold,
-                               "evaluations": o["evaluations"]})
+            candidates.append(
+                {
+                    "step": step,
+                    "l": l,
+                    "window": [w[l].start, w[l].end],
+                    "energy": o["energy"],
+                    "error": err,
+                    "accepted": err is not None and err <= spec.threshold,
+                    "evaluations": o["evaluations"],
+                }
+            )
             if log:
-                log(f"{SYMBOLS[spec.z]} {step} {'spdfghi'[l]}:{w[l].start}:{w[l].end} "
-                    + ("failed" if err is None else f"E={o['energy']:.10f} err={err:.2e}"))
+                log(
+                    f"{SYMBOLS[spec.z]} {step} {'spdfghi'[l]}:{w[l].start}:{w[l].end} "
+                    + ("failed" if err is None else f"E={o['energy']:.10f} err={err:.2e}")
+                )
         return out
 
     # step 0: optimize the start set; it must meet the threshold
     first = run("initial", 0, [dict(windows)], spec.start)[0]
     if first["energy"] is None or error(first["energy"]) > spec.threshold:
         what = "fails" if first["energy"] is None else f"has relative error {error(first['energy']):.2e}"
-        raise InputError(f"{SYMBOLS[spec.z]}: the optimized start set {what} (threshold {spec.threshold:g}); "
-                         f"start from larger windows")
+        raise InputError(
+            f"{SYMBOLS[spec.z]}: the optimized start set {what} (threshold {spec.threshold:g}); "
+            f"start from larger windows"
+        )
     groups, energy = first["groups"], first["energy"]
 
     # steps 1-5: window ends, highest l first; candidates shrink from the current end down
@@ -250,25 +283,45 @@ def size_search(spec, executor=None, batch=1, log=None):
     for l in range(lmax, -1, -1):
         w = windows[l]
         ends = list(range(w.end - 1, max(w.start + need[l] - 1, w.start) - 1, -1))
-        windows, groups, energy = _shrink(run, "end", l, windows, groups, energy,
-                                          [replace(w, end=e) for e in ends], batch, error, spec.threshold)
+        windows, groups, energy = _shrink(
+            run, "end", l, windows, groups, energy, [replace(w, end=e) for e in ends], batch, error, spec.threshold
+        )
 
     # steps 6-8: window starts, highest l first, not s
     for l in range(lmax, 0, -1):
         w = windows[l]
         starts = list(range(w.start + 1, w.end - need[l] + 2))
-        windows, groups, energy = _shrink(run, "start", l, windows, groups, energy,
-                                          [replace(w, start=s) for s in starts], batch, error, spec.threshold)
-    return SearchResult(SYMBOLS[spec.z], sorted(windows.values(), key=lambda w: w.l), list(groups), energy,
-                        error(energy), spec.reference, spec.threshold, candidates, count["optimizations"],
-                        time.perf_counter() - t0)
+        windows, groups, energy = _shrink(
+            run,
+            "start",
+            l,
+            windows,
+            groups,
+            energy,
+            [replace(w, start=s) for s in starts],
+            batch,
+            error,
+            spec.threshold,
+        )
+    return SearchResult(
+        SYMBOLS[spec.z],
+        sorted(windows.values(), key=lambda w: w.l),
+        list(groups),
+        energy,
+        error(energy),
+        spec.reference,
+        spec.threshold,
+        candidates,
+        count["optimizations"],
+        time.perf_counter() - t0,
+    )
 
 
 def _shrink(run, step, l, windows, groups, energy, trials, batch, error, threshold):
     """Accept trial windows of symmetry l in order while they meet the threshold."""
     for i in range(0, len(trials), batch):
         chunk = []
-        for w in trials[i:i + batch]:
+        for w in trials[i : i + batch]:
             t = dict(windows)
             t[l] = w
             chunk.append(t)
@@ -304,5 +357,14 @@ def start_windows(nbs_windows, margin):
     return tuple(Window(w.l, 1, w.end + margin, w.group) for w in nbs_windows)
 
 
-__all__ = ["SearchSpec", "SearchResult", "size_search", "search_elements", "dask_client", "DaskExecutor",
-           "SerialExecutor", "start_windows", "WTBSParameters"]
+__all__ = [
+    "SearchSpec",
+    "SearchResult",
+    "size_search",
+    "search_elements",
+    "dask_client",
+    "DaskExecutor",
+    "SerialExecutor",
+    "start_windows",
+    "WTBSParameters",
+]

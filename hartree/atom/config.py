@@ -9,9 +9,11 @@ l-1/2 (2l electrons) and l+1/2 (2l+2), filled in that order (jj aufbau), e.g. C 
 from ..errors import InputError
 from .angular import L_LETTERS
 
-SYMBOLS = ("X H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn "
-           "Ga Ge As Se Br Kr Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr "
-           "Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn").split()
+SYMBOLS = (
+    "X H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn "
+    "Ga Ge As Se Br Kr Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr "
+    "Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn"
+).split()
 
 
 def atomic_number(symbol):
@@ -42,8 +44,8 @@ def configuration(z, charge=0, relativistic=False):
     left = z - charge
     if left < 0:
         raise InputError(f"charge {charge} leaves fewer than zero electrons")
-    filled = []                              # (l, electrons) in aufbau order
-    for n, l in madelung_subshells():
+    filled = []  # (l, electrons) in aufbau order
+    for _n, l in madelung_subshells():
         if left == 0:
             break
         m = min(left, 2 * (2 * l + 1))
@@ -66,7 +68,7 @@ def configuration(z, charge=0, relativistic=False):
                 parts.append((l, "low", low))
                 parts.append((l, "high", m - low))
     out = []
-    for ib, (l, cap) in enumerate(caps):
+    for _ib, (l, cap) in enumerate(caps):
         if relativistic and l > 0:
             tag = "low" if cap == 2 * l else "high"
             ms = [m for ll, t, m in parts if ll == l and t == tag]
@@ -89,8 +91,10 @@ def closed_shells(z, charge=0):
             break
         cap = 2 * (2 * l + 1)
         if left < cap:
-            raise InputError(f"Z={z} with charge {charge} has an open {n}{L_LETTERS[l]} subshell "
-                             f"({left} of {cap} electrons); open shells are not supported yet")
+            raise InputError(
+                f"Z={z} with charge {charge} has an open {n}{L_LETTERS[l]} subshell "
+                f"({left} of {cap} electrons); open shells are not supported yet"
+            )
         left -= cap
         count[l] = count.get(l, 0) + 1
     lmax = max(count) if count else 0
@@ -105,6 +109,7 @@ def parse_occupations(text, relativistic):
     Dirac-Fock.  Blocks not listed are empty.
     """
     from .angular import blocks_for
+
     entries = {}
     for item in str(text).split(","):
         item = item.strip()
@@ -116,8 +121,9 @@ def parse_occupations(text, relativistic):
             closed_text, _, open_text = value.partition("+")
             closed, q = int(closed_text), float(open_text) if open_text else 0.0
         except ValueError:
-            raise InputError(f"--occupations entry '{item}' must look like p3/2:0+1 "
-                             f"(closed shells + open electrons)") from None
+            raise InputError(
+                f"--occupations entry '{item}' must look like p3/2:0+1 (closed shells + open electrons)"
+            ) from None
         if label in entries:
             raise InputError(f"--occupations lists {label} twice")
         entries[label] = (closed, q)
@@ -127,10 +133,9 @@ def parse_occupations(text, relativistic):
     labels = [b.label for b in blocks]
     for label in entries:
         if label not in labels:
-            raise InputError(f"--occupations: unknown symmetry '{label}' (use "
-                             + ", ".join(labels[:7]) + ")")
+            raise InputError(f"--occupations: unknown symmetry '{label}' (use " + ", ".join(labels[:7]) + ")")
     last = max(labels.index(label) for label in entries)
-    pattern = [entries.get(label, (0, 0.0)) for label in labels[:last + 1]]
+    pattern = [entries.get(label, (0, 0.0)) for label in labels[: last + 1]]
     return [n for n, _ in pattern], [q for _, q in pattern]
 
 
@@ -200,6 +205,7 @@ def average_level(blocks, configurations):
     o (K, nblock) the open-shell occupation of each configuration).
     """
     import numpy as np
+
     nb = len(blocks)
     if not configurations:
         raise InputError("average_level needs at least one configuration")
@@ -213,8 +219,8 @@ def average_level(blocks, configurations):
         shells, opens = list(conf[0]), list(conf[1])
         if any(shells[nb:]) or any(opens[nb:]):
             raise InputError("a configuration occupies symmetries beyond the largest l of the basis")
-        closed[k, :min(nb, len(shells))] = shells[:nb]
-        opened[k, :min(nb, len(opens))] = opens[:nb]
+        closed[k, : min(nb, len(shells))] = shells[:nb]
+        opened[k, : min(nb, len(opens))] = opens[:nb]
     base = closed.min(axis=0)
     g = np.array([b.degeneracy for b in blocks], dtype=float)
     occ = (closed - base) * g + opened
@@ -222,9 +228,11 @@ def average_level(blocks, configurations):
         for b in range(nb):
             extra = closed[k, b] - base[b]
             if extra > 1 or (extra == 1 and opened[k, b] > 0) or not 0 <= occ[k, b] <= g[b]:
-                raise InputError(f"configuration {k + 1} differs from the others in more than one "
-                                 f"{blocks[b].label} shell; one set of orbitals averages one open shell "
-                                 f"per symmetry")
+                raise InputError(
+                    f"configuration {k + 1} differs from the others in more than one "
+                    f"{blocks[b].label} shell; one set of orbitals averages one open shell "
+                    f"per symmetry"
+                )
     qbar = weights @ occ
     lam, mu = np.zeros(nb), np.zeros((nb, nb))
     pattern = []

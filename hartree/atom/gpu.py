@@ -28,8 +28,14 @@ from . import gpu_kernels
 from .angular import exchange_coefficients
 from .operators import coulomb_primitives
 
-KERNELS = ("atom_coulomb_prim", "atom_exchange_tri", "atom_exchange_ls",
-           "atom_coulomb_prim_1d", "atom_exchange_tri_1d", "atom_exchange_ls_1d")
+KERNELS = (
+    "atom_coulomb_prim",
+    "atom_exchange_tri",
+    "atom_exchange_ls",
+    "atom_coulomb_prim_1d",
+    "atom_exchange_tri_1d",
+    "atom_exchange_ls_1d",
+)
 MAPPINGS = ("2d", "1d")
 
 
@@ -60,6 +66,7 @@ class CupyBackend:
             raise DeviceError(f"the atomic GPU path needs cupy ({type(exc).__name__}: {exc})") from exc
         from ..gpu.compile import compile_kernels, resource_report
         from ..gpu.device import gpu_status
+
         ok, text = gpu_status()
         if not ok:
             raise DeviceError(f"no usable GPU for the atomic SCF: {text}")
@@ -78,8 +85,9 @@ class CupyBackend:
         return self.xp.zeros(shape, dtype=np.float64)
 
     def csr(self, data, indices, indptr, shape):
-        return self.sparse.csr_matrix((self.xp.asarray(data), self.xp.asarray(indices),
-                                       self.xp.asarray(indptr)), shape=shape)
+        return self.sparse.csr_matrix(
+            (self.xp.asarray(data), self.xp.asarray(indices), self.xp.asarray(indptr)), shape=shape
+        )
 
     def launch(self, name, n, args, mapping="2d"):
         """Run kernel ``name`` over the upper triangle of an n x n matrix (:func:`launch_shape`)."""
@@ -114,7 +122,7 @@ def _function_table(ops):
                 fn.append(np.full(st.n, st.powers[0]))
                 f0.append(st.coef[:, 0])
                 f1.append(np.zeros(st.n))
-            else:                                   # κ > 0 small: powers (l, l+2)
+            else:  # κ > 0 small: powers (l, l+2)
                 assert st.powers[1] == st.powers[0] + 2
                 fn.append(np.full(st.n, st.powers[0]))
                 f0.append(st.coef[:, 0])
@@ -152,11 +160,12 @@ class DeviceTwoElectron:
             for b2 in range(nb):
                 for k, c in exchange_coefficients(ops.blocks[b1], ops.blocks[b2]):
                     if k >= gpu_kernels.KMAX:
-                        raise InputError(f"the GPU kernels handle exchange up to k = {gpu_kernels.KMAX - 1} "
-                                         f"(l <= {(gpu_kernels.KMAX - 1) // 2}); use device='cpu'")
+                        raise InputError(
+                            f"the GPU kernels handle exchange up to k = {gpu_kernels.KMAX - 1} "
+                            f"(l <= {(gpu_kernels.KMAX - 1) // 2}); use device='cpu'"
+                        )
                     ck[b1, b2, k] = c
-        dev = {name: be.asarray(a) for name, a in
-               (("fz", fz), ("fn", fn), ("f0", f0), ("f1", f1), ("ck", ck.ravel()))}
+        dev = {name: be.asarray(a) for name, a in (("fz", fz), ("fn", fn), ("f0", f0), ("f1", f1), ("ck", ck.ravel()))}
         fargs = (dev["fz"], dev["fn"], dev["f0"], dev["f1"])
 
         # exchange over pair rows p >= q, per component (kernel atom_exchange_tri)
@@ -176,8 +185,20 @@ class DeviceTwoElectron:
             rows = [np.concatenate(a) for a in (f1r, f2r, blk)]
             nrow = rows[0].size
             mat = be.empty((nrow, nrow))
-            launches.append(("atom_exchange_tri", nrow, (be.scalar_int(nrow), *(be.asarray(r.astype(np.int32)) for r in rows),
-                                                         be.scalar_int(nb), dev["ck"], *fargs, mat)))
+            launches.append(
+                (
+                    "atom_exchange_tri",
+                    nrow,
+                    (
+                        be.scalar_int(nrow),
+                        *(be.asarray(r.astype(np.int32)) for r in rows),
+                        be.scalar_int(nb),
+                        dev["ck"],
+                        *fargs,
+                        mat,
+                    ),
+                )
+            )
             self.tri[x] = (mat, *(be.asarray(np.concatenate(a)) for a in (idx, idxt, w)))
         self.pair_rows = {x: v[0].shape[0] for x, v in self.tri.items()}
 
@@ -196,16 +217,38 @@ class DeviceTwoElectron:
             rows = [np.concatenate(a) for a in (rl, rs, blk)]
             nrow = rows[0].size
             mat = be.empty((nrow, nrow))
-            launches.append(("atom_exchange_ls", nrow, (be.scalar_int(nrow), *(be.asarray(r.astype(np.int32)) for r in rows),
-                                                        be.scalar_int(nb), dev["ck"], *fargs, mat)))
+            launches.append(
+                (
+                    "atom_exchange_ls",
+                    nrow,
+                    (
+                        be.scalar_int(nrow),
+                        *(be.asarray(r.astype(np.int32)) for r in rows),
+                        be.scalar_int(nb),
+                        dev["ck"],
+                        *fargs,
+                        mat,
+                    ),
+                )
+            )
             self.ls = (mat, be.asarray(np.concatenate(idx)), be.asarray(np.concatenate(idxt)))
 
         # Coulomb through the unique primitives (kernel atom_coulomb_prim)
         unique, cmap = coulomb_primitives(ops)
         nprim = unique.shape[0]
         self.coulomb = be.empty((nprim, nprim))
-        launches.append(("atom_coulomb_prim", nprim, (be.scalar_int(nprim), be.asarray(unique[:, 0].astype(np.int32)),
-                                                      be.asarray(unique[:, 1].copy()), self.coulomb)))
+        launches.append(
+            (
+                "atom_coulomb_prim",
+                nprim,
+                (
+                    be.scalar_int(nprim),
+                    be.asarray(unique[:, 0].astype(np.int32)),
+                    be.asarray(unique[:, 1].copy()),
+                    self.coulomb,
+                ),
+            )
+        )
         rows, cols, vals = [], [], []
         for (b, x), (uidx, coef) in cmap.items():
             n, d = ops.sizes[b], dims[b]
@@ -222,7 +265,7 @@ class DeviceTwoElectron:
         self.nprim = nprim
         be.synchronize()
         t1 = time.perf_counter()
-        for name, n, args in launches:          # the thesis' eint2: every stored integral
+        for name, n, args in launches:  # the thesis' eint2: every stored integral
             be.launch(name, n, args, mapping)
         be.synchronize()
         t2 = time.perf_counter()
@@ -248,7 +291,7 @@ class DeviceTwoElectron:
         d = np.zeros(self.nflat)
         for b, dm in enumerate(dms):
             if dm is not None:
-                d[self.offsets[b]:self.offsets[b + 1]] = dm.ravel()
+                d[self.offsets[b] : self.offsets[b + 1]] = dm.ravel()
         return d
 
     def two_electron(self, dms):
@@ -256,13 +299,13 @@ class DeviceTwoElectron:
         t0 = time.perf_counter()
         be = self.be
         xp_d = be.asarray(self._flat(dms))
-        jflat = self.gather @ (self.coulomb @ (self.scatter @ xp_d))     # J = Sᵀ R⁰ S d
+        jflat = self.gather @ (self.coulomb @ (self.scatter @ xp_d))  # J = Sᵀ R⁰ S d
         kflat = be.zeros(self.nflat)
-        for mat, idx, idxt, w in self.tri.values():      # K^XX = A_X (w d_XX), eq. 3.9
+        for mat, idx, idxt, w in self.tri.values():  # K^XX = A_X (w d_XX), eq. 3.9
             k = mat @ (xp_d[idx] * w)
             kflat[idx] = k
             kflat[idxt] = k
-        if self.ls is not None:                           # K^LS = B d_LS, K^SL = (K^LS)^T
+        if self.ls is not None:  # K^LS = B d_LS, K^SL = (K^LS)^T
             mat, idx, idxt = self.ls
             k = mat @ xp_d[idx]
             kflat[idx] = k

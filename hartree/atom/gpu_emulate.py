@@ -31,13 +31,15 @@ def _wrappers(src):
     out = []
     for name, params in _KERNEL.findall(src):
         args = ", ".join(p.strip().split()[-1] for p in params.split(","))
-        out.append(f'extern "C" void cpu_{name}(int gx, int gy, int bx, int by, {params})\n{{\n'
-                   "  blockDim.x = bx; blockDim.y = by; blockDim.z = 1;\n"
-                   "  gridDim.x = gx; gridDim.y = gy; gridDim.z = 1;\n"
-                   "  for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x)\n"
-                   "  for (int ty = 0; ty < by; ++ty) for (int tx = 0; tx < bx; ++tx) {\n"
-                   "    blockIdx.x = x; blockIdx.y = y; threadIdx.x = tx; threadIdx.y = ty;\n"
-                   f"    {name}({args});\n  }}\n}}\n")
+        out.append(
+            f'extern "C" void cpu_{name}(int gx, int gy, int bx, int by, {params})\n{{\n'
+            "  blockDim.x = bx; blockDim.y = by; blockDim.z = 1;\n"
+            "  gridDim.x = gx; gridDim.y = gy; gridDim.z = 1;\n"
+            "  for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x)\n"
+            "  for (int ty = 0; ty < by; ++ty) for (int tx = 0; tx < bx; ++tx) {\n"
+            "    blockIdx.x = x; blockIdx.y = y; threadIdx.x = tx; threadIdx.y = ty;\n"
+            f"    {name}({args});\n  }}\n}}\n"
+        )
     return "\n".join(out)
 
 
@@ -72,8 +74,9 @@ class EmulatedBackend:
                 cargs.append(ctypes.c_void_p(a.ctypes.data))
             else:
                 cargs.append(ctypes.c_int(int(a)))
-        getattr(self.lib, f"cpu_{name}{suffix}")(ctypes.c_int(gx), ctypes.c_int(gy), ctypes.c_int(bx),
-                                                  ctypes.c_int(by), *cargs)
+        getattr(self.lib, f"cpu_{name}{suffix}")(
+            ctypes.c_int(gx), ctypes.c_int(gy), ctypes.c_int(bx), ctypes.c_int(by), *cargs
+        )
 
     scalar_int = staticmethod(np.int32)
     tonumpy = staticmethod(np.asarray)

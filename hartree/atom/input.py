@@ -48,15 +48,15 @@ class AtomInput:
     jobtype: str
     z: int
     nucleus: object
-    exponents: list                 # per l
-    block_shells: list              # closed shells per κ (or l) block
+    exponents: list  # per l
+    block_shells: list  # closed shells per κ (or l) block
     options: AtomSCFOptions
-    wtbs: list = field(default_factory=list)          # WTBSParameters per group
-    windows: list = field(default_factory=list)       # Window per l
+    wtbs: list = field(default_factory=list)  # WTBSParameters per group
+    windows: list = field(default_factory=list)  # Window per l
     newuoa: dict = field(default_factory=dict)
-    optimization: object = None                       # OptimizationResult after a bsopt run
-    open_shells: list = field(default_factory=list)   # open-shell electrons per block (0: none)
-    pool_sizes: list = None                           # npool per group (None: largest window ends)
+    optimization: object = None  # OptimizationResult after a bsopt run
+    open_shells: list = field(default_factory=list)  # open-shell electrons per block (0: none)
+    pool_sizes: list = None  # npool per group (None: largest window ends)
     configurations: list = field(default_factory=list)  # autogen/nconf: (block_shells, open_shells, weight, label)
 
 
@@ -64,7 +64,7 @@ class AtomInput:
 class _Group:
     name: str
     line: int
-    values: dict            # key -> (list of tokens, line)
+    values: dict  # key -> (list of tokens, line)
 
 
 def _strip(line):
@@ -84,13 +84,14 @@ def _read_group(lines, i, path):
     m = re.match(r"\s*[$&](\w+)(.*)", text)
     name = m.group(1).lower()
     if name not in KNOWN_KEYS:
-        raise InputError(f"{path}:{lineno}: unknown group '${name}' (known: "
-                         + ", ".join("$" + k for k in KNOWN_KEYS) + ")")
+        raise InputError(
+            f"{path}:{lineno}: unknown group '${name}' (known: " + ", ".join("$" + k for k in KNOWN_KEYS) + ")"
+        )
     body, rest, j = [], m.group(2), i
     while True:
         end = re.search(r"[$&]end\b|/\s*$", rest, flags=re.IGNORECASE)
         if end:
-            body.append((lines[j][0], rest[:end.start()]))
+            body.append((lines[j][0], rest[: end.start()]))
             break
         body.append((lines[j][0], rest))
         j += 1
@@ -104,8 +105,11 @@ def _read_group(lines, i, path):
             if re.fullmatch(r"\b\w+\s*=", part):
                 key = part[:-1].strip().lower()
                 if key not in KNOWN_KEYS[name]:
-                    raise InputError(f"{path}:{ln}: unknown keyword '{key}' in group ${name} (known: "
-                                     + ", ".join(KNOWN_KEYS[name]) + ")")
+                    raise InputError(
+                        f"{path}:{ln}: unknown keyword '{key}' in group ${name} (known: "
+                        + ", ".join(KNOWN_KEYS[name])
+                        + ")"
+                    )
                 values[key] = ([], ln)
             elif part.strip():
                 if key is None:
@@ -194,8 +198,7 @@ def parse_input(raw_lines, path="<input>"):
     relativistic = _logical(contrl, "relativistic", True)
     z = _number(nuc, "znuc", path, kind=int)
     if not 1 <= z <= 118:
-        raise InputError(f"{path}:{nuc.values['znuc'][1]}: znuc must be an atomic number in "
-                         f"1..118, got {z}")
+        raise InputError(f"{path}:{nuc.values['znuc'][1]}: znuc must be an atomic number in 1..118, got {z}")
     model_id = _number(nuc, "nucmdl", path, kind=int, default=1)
     if model_id not in NUCLEAR_MODELS:
         raise InputError(f"{path}:{nuc.values['nucmdl'][1]}: nucmdl must be 1 (point), 2 (sphere) or 3 (gaussian)")
@@ -210,8 +213,10 @@ def parse_input(raw_lines, path="<input>"):
 
     nsym = _number(bas, "nsym", path, kind=int)
     if nsym not in (1, 3, 5, 7, 9):
-        raise InputError(f"{path}:{bas.values['nsym'][1]}: nsym must be 1, 3, 5, 7 or 9 "
-                         f"(s1/2 and both κ of each further l), got {nsym}")
+        raise InputError(
+            f"{path}:{bas.values['nsym'][1]}: nsym must be 1, 3, 5, 7 or 9 "
+            f"(s1/2 and both κ of each further l), got {nsym}"
+        )
     lmax = (nsym - 1) // 2
     kblocks = blocks_for(lmax, True)
     bastype = _text(bas, "bastype", "wtbs")
@@ -223,10 +228,14 @@ def parse_input(raw_lines, path="<input>"):
         ngroup = _number(bas, "ngroup", path, kind=int, default=1)
         para = _number(w, "wtbspara", path, many=True)
         if len(para) != 4 * ngroup:
-            raise InputError(f"{path}:{w.values['wtbspara'][1]}: wtbspara needs 4 numbers per group "
-                             f"(alpha, beta, delta, gamma) for ngroup={ngroup}, got {len(para)}")
-        wt = [WTBSParameters(alpha=para[4 * g], beta=para[4 * g + 1], delta=para[4 * g + 2], gamma=para[4 * g + 3])
-              for g in range(ngroup)]
+            raise InputError(
+                f"{path}:{w.values['wtbspara'][1]}: wtbspara needs 4 numbers per group "
+                f"(alpha, beta, delta, gamma) for ngroup={ngroup}, got {len(para)}"
+            )
+        wt = [
+            WTBSParameters(alpha=para[4 * g], beta=para[4 * g + 1], delta=para[4 * g + 2], gamma=para[4 * g + 3])
+            for g in range(ngroup)
+        ]
         nbs = _sym_array(w, "nbs", path, nsym, None)
         start = _sym_array(w, "start", path, nsym, 1)
         grp = _sym_array(w, "groups", path, nsym, 1)
@@ -237,19 +246,25 @@ def parse_input(raw_lines, path="<input>"):
             idx = [i for i, b in enumerate(kblocks) if b.l == l]
             shared = all(len({arr[i] for i in idx}) == 1 for arr in (nbs, start, grp))
             if not shared and not relativistic:
-                key = next(k for k, arr in (("nbs", nbs), ("start", start), ("groups", grp))
-                           if len({arr[i] for i in idx}) > 1)
-                raise InputError(f"{path}:{w.values[key][1]}: '{key}' differs between the two κ symmetries "
-                                 f"of l={l}; relativistic=.false. needs one window per l")
-            for i in (idx[:1] if shared else idx):
+                key = next(
+                    k for k, arr in (("nbs", nbs), ("start", start), ("groups", grp)) if len({arr[i] for i in idx}) > 1
+                )
+                raise InputError(
+                    f"{path}:{w.values[key][1]}: '{key}' differs between the two κ symmetries "
+                    f"of l={l}; relativistic=.false. needs one window per l"
+                )
+            for i in idx[:1] if shared else idx:
                 if nbs[i] < 1:
                     raise InputError(f"{path}:{w.values['nbs'][1]}: nbs of {kblocks[i].label} must be at least 1")
                 if not 1 <= grp[i] <= ngroup:
-                    raise InputError(f"{path}:{w.values['groups'][1]}: symmetry {kblocks[i].label} uses group "
-                                     f"{grp[i]} but ngroup={ngroup}")
-                try:       # both κ of l share one window, or (they differ) each κ has its own
-                    windows.append(Window(l, start[i], start[i] + nbs[i] - 1, grp[i] - 1,
-                                          0 if shared else kblocks[i].kappa))
+                    raise InputError(
+                        f"{path}:{w.values['groups'][1]}: symmetry {kblocks[i].label} uses group "
+                        f"{grp[i]} but ngroup={ngroup}"
+                    )
+                try:  # both κ of l share one window, or (they differ) each κ has its own
+                    windows.append(
+                        Window(l, start[i], start[i] + nbs[i] - 1, grp[i] - 1, 0 if shared else kblocks[i].kappa)
+                    )
                 except InputError as exc:
                     raise InputError(f"{path}:{w.values.get('start', w.values['nbs'])[1]}: {exc}") from None
         try:
@@ -261,8 +276,10 @@ def parse_input(raw_lines, path="<input>"):
         exponents = _read_rdin(rdin_lines, nsym, kblocks, path, bas.line)
         split = [l for l, e in enumerate(exponents) if isinstance(e, tuple)]
         if split and not relativistic:
-            raise InputError(f"{path}:{bas.line}: the two κ symmetries of l={split[0]} list different rdin "
-                             f"exponents; relativistic=.false. needs one set per l")
+            raise InputError(
+                f"{path}:{bas.line}: the two κ symmetries of l={split[0]} list different rdin "
+                f"exponents; relativistic=.false. needs one set per l"
+            )
     else:
         raise InputError(f"{path}:{bas.values['bastype'][1]}: bastype must be 'wtbs' or 'rdin', got '{bastype}'")
     newuoa = {}
@@ -272,9 +289,12 @@ def parse_input(raw_lines, path="<input>"):
         if "newuoa" not in groups:
             raise InputError(f"{path}: missing group $newuoa (needed because jobtype='bsopt')")
         g = groups["newuoa"]
-        newuoa = {"rhobeg": _number(g, "rhobeg", path, default=0.1), "rhoend": _number(g, "rhoend", path, default=1e-4),
-                  "iprint": _number(g, "iprint", path, kind=int, default=0),
-                  "maxfun": _number(g, "maxfun", path, kind=int, default=500)}
+        newuoa = {
+            "rhobeg": _number(g, "rhobeg", path, default=0.1),
+            "rhoend": _number(g, "rhoend", path, default=1e-4),
+            "iprint": _number(g, "iprint", path, kind=int, default=0),
+            "maxfun": _number(g, "maxfun", path, kind=int, default=500),
+        }
     nclose = _sym_array(econ, "nclose", path, nsym, None)
     nopen = _sym_array(econ, "nopen", path, nsym, 0)
     freeel = _sym_array_float(econ, "freeel", path, nsym, 0.0)
@@ -284,67 +304,96 @@ def parse_input(raw_lines, path="<input>"):
         raise InputError(f"{path}:{econ.line}: give either autogen=.true. or nconf (with its lines), not both")
     if conf_lines and not nconf:
         raise InputError(f"{path}:{conf_lines[0][0]}: numbers after $econfig need nconf (configurations to read)")
-    nfun = [len(e) for e in block_exponents(exponents, True)[1]]       # functions per κ symmetry
+    nfun = [len(e) for e in block_exponents(exponents, True)[1]]  # functions per κ symmetry
     for i, b in enumerate(kblocks):
         if nclose[i] < 0:
             raise InputError(f"{path}:{econ.values['nclose'][1]}: nclose of {b.label} is negative")
         if nopen[i] not in (0, 1):
-            raise InputError(f"{path}:{econ.values['nopen'][1]}: nopen of {b.label} must be 0 or 1 "
-                             f"(one open shell per symmetry)")
+            raise InputError(
+                f"{path}:{econ.values['nopen'][1]}: nopen of {b.label} must be 0 or 1 (one open shell per symmetry)"
+            )
         if nopen[i] and not 0 < freeel[i] <= b.degeneracy:
-            raise InputError(f"{path}:{econ.values.get('freeel', econ.values['nopen'])[1]}: freeel of "
-                             f"{b.label} must be in (0, {b.degeneracy}] for its open shell")
+            raise InputError(
+                f"{path}:{econ.values.get('freeel', econ.values['nopen'])[1]}: freeel of "
+                f"{b.label} must be in (0, {b.degeneracy}] for its open shell"
+            )
         if not nopen[i] and freeel[i]:
             raise InputError(f"{path}:{econ.values['freeel'][1]}: freeel of {b.label} needs nopen=1")
         if nclose[i] + nopen[i] > nfun[i]:
-            raise InputError(f"{path}:{econ.values['nclose'][1]}: more electrons than spinors in {b.label}: "
-                             f"{nclose[i] + nopen[i]} occupied shells but only {nfun[i]} basis functions")
+            raise InputError(
+                f"{path}:{econ.values['nclose'][1]}: more electrons than spinors in {b.label}: "
+                f"{nclose[i] + nopen[i]} occupied shells but only {nfun[i]} basis functions"
+            )
     electrons = sum(n * b.degeneracy + f for n, f, b in zip(nclose, freeel, kblocks))
     if electrons > 2 * z + 2:
-        raise InputError(f"{path}:{econ.values['nclose'][1]}: nclose/freeel put {electrons:g} electrons on a "
-                         f"nucleus of charge {z}")
+        raise InputError(
+            f"{path}:{econ.values['nclose'][1]}: nclose/freeel put {electrons:g} electrons on a nucleus of charge {z}"
+        )
     open_shells = [f if o else 0.0 for o, f in zip(nopen, freeel)]
     configurations = []
     if nconf:
         configurations = _read_configurations(conf_lines, nconf, nclose, kblocks, path, econ)
     elif autogen:
         if not relativistic:
-            raise InputError(f"{path}:{econ.values['autogen'][1]}: autogen splits nl shells into j = l±1/2; "
-                             f"it needs relativistic=.true.")
+            raise InputError(
+                f"{path}:{econ.values['autogen'][1]}: autogen splits nl shells into j = l±1/2; "
+                f"it needs relativistic=.true."
+            )
         from .config import jj_configurations
+
         charge = z - sum(n * b.degeneracy + f for n, f, b in zip(nclose, freeel, kblocks))
-        configurations = [([n for n, _ in pat][:nsym], [q for _, q in pat][:nsym], w, label)
-                          for pat, w, label in jj_configurations(z, int(round(charge)))]
+        configurations = [
+            ([n for n, _ in pat][:nsym], [q for _, q in pat][:nsym], w, label)
+            for pat, w, label in jj_configurations(z, int(round(charge)))
+        ]
     if relativistic:
         block_shells = list(nclose)
     else:
         if any(open_shells):
-            raise InputError(f"{path}:{econ.line}: relativistic=.false. with open shells: use the command "
-                             f"line (hartree atom X --nonrelativistic) or the Python API")
+            raise InputError(
+                f"{path}:{econ.line}: relativistic=.false. with open shells: use the command "
+                f"line (hartree atom X --nonrelativistic) or the Python API"
+            )
         block_shells = []
         for l in range(lmax + 1):
             vals = {nclose[i] for i, b in enumerate(kblocks) if b.l == l}
             if len(vals) > 1:
-                raise InputError(f"{path}:{econ.values['nclose'][1]}: relativistic=.false. needs equal nclose "
-                                 f"for both κ of l={l}")
+                raise InputError(
+                    f"{path}:{econ.values['nclose'][1]}: relativistic=.false. needs equal nclose for both κ of l={l}"
+                )
             block_shells.append(vals.pop())
         open_shells = [0.0] * len(block_shells)
     scf_kw = {}
     if "scf" in groups:
         g = groups["scf"]
-        scf_kw = {"max_iterations": _number(g, "maxitr", path, kind=int, default=100),
-                  "damping": _number(g, "dfctr", path, default=0.3),
-                  "thdll": _number(g, "thdll", path, default=1e-5),
-                  "thdsl": _number(g, "thdsl", path, default=1e-7),
-                  "thdss": _number(g, "thdss", path, default=1e-9)}
+        scf_kw = {
+            "max_iterations": _number(g, "maxitr", path, kind=int, default=100),
+            "damping": _number(g, "dfctr", path, default=0.3),
+            "thdll": _number(g, "thdll", path, default=1e-5),
+            "thdsl": _number(g, "thdsl", path, default=1e-7),
+            "thdss": _number(g, "thdss", path, default=1e-9),
+        }
         ixtrp = _number(g, "ixtrp", path, kind=int, default=1)
-        scf_kw["diis"] = ixtrp != 0   # 0: damping with dfctr only; 1: DIIS extrapolation of F
+        scf_kw["diis"] = ixtrp != 0  # 0: damping with dfctr only; 1: DIIS extrapolation of F
     device = _text(contrl, "device", "auto")
     if device not in ("auto", "cpu", "gpu"):
         raise InputError(f"{path}:{contrl.values['device'][1]}: device must be 'auto', 'cpu' or 'gpu', got '{device}'")
     options = AtomSCFOptions(light_speed=light, relativistic=relativistic, device=device, **scf_kw)
-    return AtomInput(title, jobtype, z, nucleus, exponents, block_shells, options, wt, windows, newuoa,
-                     open_shells=open_shells, pool_sizes=pools, configurations=configurations)
+    return AtomInput(
+        title,
+        jobtype,
+        z,
+        nucleus,
+        exponents,
+        block_shells,
+        options,
+        wt,
+        windows,
+        newuoa,
+        open_shells=open_shells,
+        pool_sizes=pools,
+        configurations=configurations,
+    )
 
 
 def _read_configurations(lines, nconf, nclose, kblocks, path, econ):
@@ -358,8 +407,9 @@ def _read_configurations(lines, nconf, nclose, kblocks, path, econ):
         except ValueError:
             raise InputError(f"{path}:{n}: a configuration line needs numbers (electrons per symmetry)") from None
     if len(rows) != nconf:
-        raise InputError(f"{path}:{econ.values['nconf'][1]}: nconf={nconf} but {len(rows)} configuration "
-                         f"line(s) follow $econfig")
+        raise InputError(
+            f"{path}:{econ.values['nconf'][1]}: nconf={nconf} but {len(rows)} configuration line(s) follow $econfig"
+        )
     out = []
     for n, vals in rows:
         if len(vals) != len(kblocks):
@@ -367,8 +417,7 @@ def _read_configurations(lines, nconf, nclose, kblocks, path, econ):
         closed, opened, parts = [], [], []
         for b, nc, q in zip(kblocks, nclose, vals):
             if not 0 <= q <= b.degeneracy:
-                raise InputError(f"{path}:{n}: {q:g} electrons do not fit one {b.label} shell "
-                                 f"(at most {b.degeneracy})")
+                raise InputError(f"{path}:{n}: {q:g} electrons do not fit one {b.label} shell (at most {b.degeneracy})")
             full = q == b.degeneracy
             closed.append(nc + int(full))
             opened.append(0.0 if full else q)
@@ -416,9 +465,8 @@ def _read_rdin(lines, nsym, kblocks, path, bas_line):
             raise InputError(f"{path}:{bas_line}: bastype='rdin' but no exponents follow for {b.label}")
         n, count = vals[pos]
         if count != int(count) or not 1 <= count <= MAX_POOL:
-            raise InputError(f"{path}:{n}: number of {b.label} functions must be an integer in "
-                             f"1..{MAX_POOL}")
-        chunk = vals[pos + 1:pos + 1 + int(count)]
+            raise InputError(f"{path}:{n}: number of {b.label} functions must be an integer in 1..{MAX_POOL}")
+        chunk = vals[pos + 1 : pos + 1 + int(count)]
         if len(chunk) < count:
             raise InputError(f"{path}:{n}: {b.label} announces {int(count)} exponents, only {len(chunk)} follow")
         if any(v <= 0 for _, v in chunk):

@@ -15,8 +15,8 @@ the same list PySCF uses, so that its ``nucmod='G'`` is the same nucleus); the f
 factor 52917.7249 fm/bohr is the one of that paper (and of PySCF).
 """
 
-from dataclasses import dataclass
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
@@ -27,12 +27,98 @@ from ..errors import InputError
 FM_PER_BOHR = 52917.7249
 
 #: mass number of the most abundant isotope, index = Z (0 unused), Z = 1..89
-MASS_NUMBERS = (0, 1, 4, 7, 9, 11, 12, 14, 16, 19, 20, 23, 24, 27, 28, 31, 32, 35, 40, 39, 40,
-                45, 48, 51, 52, 55, 56, 59, 58, 63, 64, 69, 74, 75, 80, 79, 84, 85, 88, 89, 90,
-                93, 98, 98, 102, 103, 106, 107, 114, 115, 120, 121, 130, 127, 132, 133, 138,
-                139, 140, 141, 144, 145, 152, 153, 158, 159, 162, 162, 168, 169, 174, 175, 180,
-                181, 184, 187, 192, 193, 195, 197, 202, 205, 208, 209, 209, 210, 222, 223, 226,
-                227)
+MASS_NUMBERS = (
+    0,
+    1,
+    4,
+    7,
+    9,
+    11,
+    12,
+    14,
+    16,
+    19,
+    20,
+    23,
+    24,
+    27,
+    28,
+    31,
+    32,
+    35,
+    40,
+    39,
+    40,
+    45,
+    48,
+    51,
+    52,
+    55,
+    56,
+    59,
+    58,
+    63,
+    64,
+    69,
+    74,
+    75,
+    80,
+    79,
+    84,
+    85,
+    88,
+    89,
+    90,
+    93,
+    98,
+    98,
+    102,
+    103,
+    106,
+    107,
+    114,
+    115,
+    120,
+    121,
+    130,
+    127,
+    132,
+    133,
+    138,
+    139,
+    140,
+    141,
+    144,
+    145,
+    152,
+    153,
+    158,
+    159,
+    162,
+    162,
+    168,
+    169,
+    174,
+    175,
+    180,
+    181,
+    184,
+    187,
+    192,
+    193,
+    195,
+    197,
+    202,
+    205,
+    208,
+    209,
+    209,
+    210,
+    222,
+    223,
+    226,
+    227,
+)
 
 MODELS = ("point", "gaussian", "sphere")
 
@@ -75,7 +161,7 @@ def make_nucleus(z, model="point", mass_number=None, parameter=None):
                 raise InputError(f"no default mass number for Z = {z}; give the nuclear size")
             mass_number = MASS_NUMBERS[z]
         r = rms_radius(mass_number)
-        parameter = 1.5 / r ** 2 if model == "gaussian" else math.sqrt(5.0 / 3.0) * r
+        parameter = 1.5 / r**2 if model == "gaussian" else math.sqrt(5.0 / 3.0) * r
     return Nucleus(float(z), model, float(parameter))
 
 
@@ -103,18 +189,23 @@ def potential_moment(nucleus, n, p):
     z = nucleus.charge
     half = n / 2.0
     if nucleus.model == "point":
-        return -z * math.gamma(half) / (2.0 * p ** half)
+        return -z * math.gamma(half) / (2.0 * p**half)
     if nucleus.model == "gaussian":
         big_n = n // 2
         theta = np.arctan(np.sqrt(nucleus.parameter / p))
-        return -z * math.gamma(big_n + 0.5) / math.sqrt(math.pi) * p ** (-big_n) \
+        return (
+            -z
+            * math.gamma(big_n + 0.5)
+            / math.sqrt(math.pi)
+            * p ** (-big_n)
             * _cos_power_integral(2 * big_n - 1, theta)
+        )
     radius = nucleus.parameter
-    x = p * radius ** 2
+    x = p * radius**2
 
-    def inner(m):   # ∫_0^R r^m e^{-p r²} dr
+    def inner(m):  # ∫_0^R r^m e^{-p r²} dr
         a = (m + 1) / 2.0
-        return math.gamma(a) * special.gammainc(a, x) / (2.0 * p ** a)
+        return math.gamma(a) * special.gammainc(a, x) / (2.0 * p**a)
 
-    outer = math.gamma(half) * special.gammaincc(half, x) / (2.0 * p ** half)   # ∫_R^∞ r^{n-1}
-    return -z * (outer + (3.0 * inner(n) - inner(n + 2) / radius ** 2) / (2.0 * radius))
+    outer = math.gamma(half) * special.gammaincc(half, x) / (2.0 * p**half)  # ∫_R^∞ r^{n-1}
+    return -z * (outer + (3.0 * inner(n) - inner(n + 2) / radius**2) / (2.0 * radius))

@@ -28,8 +28,8 @@ so R^0 is stored between the unique primitives r^n e^{-(ζ_p+ζ_q) r²} of all p
 ``timings``, ``device``).
 """
 
-from dataclasses import dataclass
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -90,7 +90,7 @@ def one_electron(block, sets, nucleus, light_speed):
     if not block.relativistic:
         return t + v, radial.overlap(big, big), v
     small = sets["S"]
-    w = radial.potential(small, small, nucleus)        # already carries 1/(4c²)
+    w = radial.potential(small, small, nucleus)  # already carries 1/(4c²)
     n = big.n
     h = np.zeros((2 * n, 2 * n))
     s = np.zeros((2 * n, 2 * n))
@@ -100,7 +100,7 @@ def one_electron(block, sets, nucleus, light_speed):
     h[n:, :n] = t
     h[n:, n:] = w - t
     s[:n, :n] = radial.overlap(big, big)
-    s[n:, n:] = t / (2.0 * light_speed ** 2)
+    s[n:, n:] = t / (2.0 * light_speed**2)
     vv[:n, :n] = v
     vv[n:, n:] = w
     return h, s, vv
@@ -119,6 +119,7 @@ def block_exponents(exponents, relativistic):
     Returns (blocks, [array per block]).
     """
     from ..errors import InputError
+
     blocks = blocks_for(len(exponents) - 1, relativistic)
     out = []
     for b in blocks:
@@ -126,7 +127,7 @@ def block_exponents(exponents, relativistic):
         if _is_pair(entry):
             if not relativistic or b.l == 0:
                 raise InputError(f"l = {b.l}: separate exponents per κ need Dirac-Fock and l ≥ 1")
-            entry = entry[0] if b.kappa > 0 else entry[1]       # κ = l: j = l-1/2; κ = -l-1: j = l+1/2
+            entry = entry[0] if b.kappa > 0 else entry[1]  # κ = l: j = l-1/2; κ = -l-1: j = l+1/2
         arr = np.asarray(entry, dtype=float)
         if arr.ndim != 1 or not arr.size:
             raise InputError(f"symmetry {b.label}: exponents must be a non-empty list of numbers")
@@ -176,7 +177,7 @@ def coulomb_primitives(ops):
     coulomb_map, start = {}, 0
     for k in keys:
         shape = pairs[k].coef.shape
-        coulomb_map[k] = (inverse[start:start + shape[0] * shape[1]].reshape(shape), pairs[k].coef)
+        coulomb_map[k] = (inverse[start : start + shape[0] * shape[1]].reshape(shape), pairs[k].coef)
         start += shape[0] * shape[1]
     return unique, coulomb_map
 
@@ -186,7 +187,7 @@ def add_two_electron_(ops):
     unique, ops.coulomb_map = coulomb_primitives(ops)
     powers = np.unique(unique[:, 0]).astype(np.int64)
     groups = {}
-    for n in powers:                       # one PairSet-like group per power
+    for n in powers:  # one PairSet-like group per power
         rows = np.nonzero(unique[:, 0] == n)[0]
         groups[n] = (rows, radial.PrimitiveSet(unique[rows, 1], n))
     coulomb = np.empty((len(unique), len(unique)))
@@ -215,7 +216,8 @@ def add_two_electron_(ops):
                 # reorder once to [(p,q),(r,s)]: the Fock contraction becomes a GEMV (eq. 3.9)
                 n1, n2 = sizes[b1], sizes[b2]
                 kernels[x + y] = np.ascontiguousarray(
-                    acc.reshape(n1, n2, n1, n2).transpose(0, 2, 1, 3).reshape(n1 * n1, n2 * n2))
+                    acc.reshape(n1, n2, n1, n2).transpose(0, 2, 1, 3).reshape(n1 * n1, n2 * n2)
+                )
             exchange[(b1, b2)] = kernels
     ops.exchange = exchange
     return ops
@@ -253,13 +255,12 @@ def _coulomb_(ops, dms, keys, js):
     GEMV), J^X_b[p,q] = Σ_t c[pq,t] V[u(b,X,pq,t)] (gather).
     """
     rho = np.zeros(ops.coulomb.shape[0])
-    for (b, x) in keys:
+    for b, x in keys:
         idx, coef = ops.coulomb_map[(b, x)]
         sl = ops.comp_slice(b, x)
-        rho += np.bincount(idx.ravel(), weights=(coef * dms[b][sl, sl].reshape(-1, 1)).ravel(),
-                           minlength=rho.size)
+        rho += np.bincount(idx.ravel(), weights=(coef * dms[b][sl, sl].reshape(-1, 1)).ravel(), minlength=rho.size)
     pot = ops.coulomb @ rho
-    for (b, x) in keys:
+    for b, x in keys:
         idx, coef = ops.coulomb_map[(b, x)]
         sl = ops.comp_slice(b, x)
         n = ops.sizes[b]

@@ -13,9 +13,9 @@ and are recorded in the history with energy None.  The result is the best evalua
 sets): x = ln ζ of every exponent of chosen symmetries, the function counts fixed.
 """
 
-from dataclasses import dataclass, field
 import math
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -74,18 +74,34 @@ class OptimizationResult:
 
     def to_dict(self):
         """JSON-ready: parameters per group, energies, history."""
-        return {"groups": [[p.alpha, p.beta, p.delta, p.gamma] for p in self.groups],
-                "energy": self.energy, "start_energy": self.start_energy, "evaluations": self.evaluations,
-                "wall_time": self.wall_time, "stop_reason": self.stop_reason, "history": self.history}
+        return {
+            "groups": [[p.alpha, p.beta, p.delta, p.gamma] for p in self.groups],
+            "energy": self.energy,
+            "start_energy": self.start_energy,
+            "evaluations": self.evaluations,
+            "wall_time": self.wall_time,
+            "stop_reason": self.stop_reason,
+            "history": self.history,
+        }
 
 
 def _to_groups(x):
-    return [WTBSParameters(alpha=math.exp(x[4 * g]), beta=math.exp(x[4 * g + 1]), delta=float(x[4 * g + 2]),
-                           gamma=float(x[4 * g + 3])) for g in range(len(x) // 4)]
+    return [
+        WTBSParameters(
+            alpha=math.exp(x[4 * g]), beta=math.exp(x[4 * g + 1]), delta=float(x[4 * g + 2]), gamma=float(x[4 * g + 3])
+        )
+        for g in range(len(x) // 4)
+    ]
 
 
-_STOP = {1: "success", 2: "stopval reached", 3: "ftol reached", 4: "rhoend reached (xtol)",
-         5: "maxfun reached", 6: "maxtime reached"}
+_STOP = {
+    1: "success",
+    2: "stopval reached",
+    3: "ftol reached",
+    4: "rhoend reached (xtol)",
+    5: "maxfun reached",
+    6: "maxtime reached",
+}
 
 
 def _nlopt():
@@ -93,8 +109,10 @@ def _nlopt():
     try:
         import nlopt
     except ImportError:
-        raise InputError("basis-set optimization needs the nlopt package (NEWUOA), which is not installed; "
-                         "install it with pip install nlopt") from None
+        raise InputError(
+            "basis-set optimization needs the nlopt package (NEWUOA), which is not installed; "
+            "install it with pip install nlopt"
+        ) from None
     return nlopt
 
 
@@ -134,18 +152,31 @@ def _run_newuoa(objective, x0, newuoa):
     opt.set_min_objective(objective)
     opt.set_initial_step(newuoa.rhobeg)
     opt.set_xtol_abs(newuoa.rhoend)
-    opt.set_maxeval(max(newuoa.maxfun - 1, 1))      # the start counts as one evaluation
+    opt.set_maxeval(max(newuoa.maxfun - 1, 1))  # the start counts as one evaluation
     try:
         opt.optimize(np.asarray(x0, dtype=float))
         return _STOP.get(opt.last_optimize_result(), f"nlopt code {opt.last_optimize_result()}")
     except nlopt.RoundoffLimited:
         return "roundoff limited"
-    except (RuntimeError, ValueError) as exc:                     # nlopt failure: keep the best point
+    except (RuntimeError, ValueError) as exc:  # nlopt failure: keep the best point
         return f"nlopt stopped: {exc}"
 
 
-def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, shells=None, block_shells=None,
-                  open_shells=None, pool_sizes=None, callback=None, active=None, configurations=None):
+def optimize_wtbs(
+    z,
+    start,
+    windows,
+    nucleus,
+    scf_options=None,
+    newuoa=None,
+    shells=None,
+    block_shells=None,
+    open_shells=None,
+    pool_sizes=None,
+    callback=None,
+    active=None,
+    configurations=None,
+):
     """Minimize the SCF energy over the WTBS parameters with NEWUOA.
 
     z: atomic number; start: WTBSParameters or a list of them (one per group); windows:
@@ -154,7 +185,8 @@ def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, she
     :func:`hartree.atom.kernel` (with configurations the weighted average energy is minimized);
     pool_sizes: optional N per group.  callback(entry) after each evaluation, with the
     history entry (dict: evaluation, parameters, energy).  active: indices of the groups to
-    optimize (default: all); the others stay at their start values.  Returns an :class:`OptimizationResult` holding the best evaluation.
+    optimize (default: all); the others stay at their start values.  Returns an
+    :class:`OptimizationResult` holding the best evaluation.
     """
     _nlopt()
     groups = [start] if isinstance(start, WTBSParameters) else list(start)
@@ -162,8 +194,10 @@ def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, she
         raise InputError("basis optimization needs starting WTBS parameters")
     used = {w.group for w in windows}
     if used != set(range(len(groups))):
-        raise InputError(f"the windows use groups {sorted(g + 1 for g in used)} but {len(groups)} group(s) of "
-                         f"starting parameters are given")
+        raise InputError(
+            f"the windows use groups {sorted(g + 1 for g in used)} but {len(groups)} group(s) of "
+            f"starting parameters are given"
+        )
     scf_options = scf_options or AtomSCFOptions()
     newuoa = newuoa or NewuoaOptions()
     t0 = time.perf_counter()
@@ -171,16 +205,22 @@ def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, she
     history, best = log.history, log.best
 
     def energy(params):
-        return _energy_or_none(lambda: wtbs_exponents(params, windows, pool_sizes), z, nucleus,
-                               scf_options, shells=shells, block_shells=block_shells,
-                               open_shells=open_shells, configurations=configurations)
+        return _energy_or_none(
+            lambda: wtbs_exponents(params, windows, pool_sizes),
+            z,
+            nucleus,
+            scf_options,
+            shells=shells,
+            block_shells=block_shells,
+            open_shells=open_shells,
+            configurations=configurations,
+        )
 
     def record(x, params, e):
-        log.add(x, "parameters", None if params is None else [[p.alpha, p.beta, p.delta, p.gamma]
-                                                              for p in params], e)
+        log.add(x, "parameters", None if params is None else [[p.alpha, p.beta, p.delta, p.gamma] for p in params], e)
 
     def objective(x, grad):
-        if any(x[4 * g + 1] <= 0.0 for g in range(len(active))):       # β ≤ 1
+        if any(x[4 * g + 1] <= 0.0 for g in range(len(active))):  # β ≤ 1
             record(x, None, None)
             return float("inf")
         params = full(x)
@@ -199,15 +239,27 @@ def optimize_wtbs(z, start, windows, nucleus, scf_options=None, newuoa=None, she
             out[i] = p
         return out
 
-    x0 = np.array([v for i in active for v in (math.log(groups[i].alpha), math.log(groups[i].beta),
-                                               groups[i].delta, groups[i].gamma)])
+    x0 = np.array(
+        [
+            v
+            for i in active
+            for v in (math.log(groups[i].alpha), math.log(groups[i].beta), groups[i].delta, groups[i].gamma)
+        ]
+    )
     start_energy = energy(groups)
     if start_energy is None:
         raise InputError("the SCF fails at the starting WTBS parameters; give a better starting point")
     record(x0, groups, start_energy)
     reason = _run_newuoa(objective, x0, newuoa)
-    return OptimizationResult(full(best["x"]), float(best["energy"]), float(start_energy), len(history),
-                              history, time.perf_counter() - t0, reason)
+    return OptimizationResult(
+        full(best["x"]),
+        float(best["energy"]),
+        float(start_energy),
+        len(history),
+        history,
+        time.perf_counter() - t0,
+        reason,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,8 +291,9 @@ def exponents_per_l(by_symmetry, relativistic=True):
         out.append(arrays[0] if len(arrays) == 1 else tuple(arrays))
     unknown = set(by_symmetry) - {b.label for b in blocks_for(lmax, relativistic)}
     if unknown:
-        raise InputError(f"unknown symmetries {sorted(unknown)} (Dirac-Fock: s1/2, p1/2, p3/2, ...; "
-                         f"nonrelativistic: s, p, ...)")
+        raise InputError(
+            f"unknown symmetries {sorted(unknown)} (Dirac-Fock: s1/2, p1/2, p3/2, ...; nonrelativistic: s, p, ...)"
+        )
     return out
 
 
@@ -278,13 +331,32 @@ class FreeExponentResult:
 
     def to_dict(self):
         """JSON-ready: exponents per symmetry, energies, history."""
-        return {"exponents": {k: list(v) for k, v in self.exponents.items()}, "energy": self.energy,
-                "start_energy": self.start_energy, "evaluations": self.evaluations, "active": self.active,
-                "wall_time": self.wall_time, "stop_reason": self.stop_reason, "history": self.history}
+        return {
+            "exponents": {k: list(v) for k, v in self.exponents.items()},
+            "energy": self.energy,
+            "start_energy": self.start_energy,
+            "evaluations": self.evaluations,
+            "active": self.active,
+            "wall_time": self.wall_time,
+            "stop_reason": self.stop_reason,
+            "history": self.history,
+        }
 
 
-def optimize_exponents(z, start, nucleus, scf_options=None, newuoa=None, active=None, shells=None,
-                       block_shells=None, open_shells=None, configurations=None, callback=None, min_ratio=1.05):
+def optimize_exponents(
+    z,
+    start,
+    nucleus,
+    scf_options=None,
+    newuoa=None,
+    active=None,
+    shells=None,
+    block_shells=None,
+    open_shells=None,
+    configurations=None,
+    callback=None,
+    min_ratio=1.05,
+):
     """Minimize the SCF energy over free exponents of chosen symmetries with NEWUOA.
 
     The variables are x = ln ζ of every exponent of the ``active`` symmetries (so a trust
@@ -331,14 +403,21 @@ def optimize_exponents(z, start, nucleus, scf_options=None, newuoa=None, active=
         """dict label -> exponents (bohr^-2) of the active symmetries from x = ln ζ."""
         out, k = {}, 0
         for a, n in zip(active, sizes):
-            out[a] = np.exp(np.asarray(x[k:k + n], dtype=float))
+            out[a] = np.exp(np.asarray(x[k : k + n], dtype=float))
             k += n
         return out
 
     def energy(free):
-        return _energy_or_none(lambda: exponents_per_l(dict(fixed, **free), rel), z, nucleus,
-                               scf_options, shells=shells, block_shells=block_shells,
-                               open_shells=open_shells, configurations=configurations)
+        return _energy_or_none(
+            lambda: exponents_per_l(dict(fixed, **free), rel),
+            z,
+            nucleus,
+            scf_options,
+            shells=shells,
+            block_shells=block_shells,
+            open_shells=open_shells,
+            configurations=configurations,
+        )
 
     def record(x, free, e):
         log.add(x, "exponents", None if free is None else {a: v.tolist() for a, v in free.items()}, e)
@@ -359,9 +438,17 @@ def optimize_exponents(z, start, nucleus, scf_options=None, newuoa=None, active=
     record(x0, split(x0), start_energy)
     reason = _run_newuoa(objective, x0, newuoa)
     out = dict(fixed, **split(best["x"]))
-    return FreeExponentResult({k: v.tolist() for k, v in out.items()}, float(best["energy"]),
-                              float(start_energy), len(history), active, rel, history,
-                              time.perf_counter() - t0, reason)
+    return FreeExponentResult(
+        {k: v.tolist() for k, v in out.items()},
+        float(best["energy"]),
+        float(start_energy),
+        len(history),
+        active,
+        rel,
+        history,
+        time.perf_counter() - t0,
+        reason,
+    )
 
 
 def _too_close(zeta, min_ratio):

@@ -11,10 +11,10 @@ DEFAULT_LIGHT_SPEED = 137.0359895
 DEVICES = ("auto", "cpu", "gpu")
 
 
-
 #: Largest speed of light (a.u.) accepted: at 1e10 the Dirac-Fock energy of He equals the
 #: Hartree-Fock one to 1e-10 Eh; beyond, c^2 terms only lose digits (and overflow near 1e154).
 MAX_LIGHT_SPEED = 1e10
+
 
 @dataclass(frozen=True)
 class AtomSCFOptions:
@@ -49,8 +49,10 @@ class AtomSCFOptions:
 
     def __post_init__(self):
         if not 1.0 < self.light_speed <= MAX_LIGHT_SPEED:
-            raise InputError(f"light speed must lie in (1, {MAX_LIGHT_SPEED:g}] a.u. (use the "
-                             f"nonrelativistic mode for c -> infinity), got {self.light_speed}")
+            raise InputError(
+                f"light speed must lie in (1, {MAX_LIGHT_SPEED:g}] a.u. (use the "
+                f"nonrelativistic mode for c -> infinity), got {self.light_speed}"
+            )
         if self.max_iterations < 1:
             raise InputError("max_iterations (maxitr) must be at least 1")
         if self.device not in DEVICES:

@@ -17,6 +17,7 @@ from ..io.files import atomic_path
 def plot_history(result, path, title=None):
     """Write the PNG of an :class:`hartree.atom.optimize.OptimizationResult` to ``path``."""
     import matplotlib
+
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
@@ -35,11 +36,18 @@ def plot_history(result, path, title=None):
     top.plot(n, best, "-", color="C0", lw=1.5, label="lowest so far")
     failed = ~ok
     if failed.any():
-        top.plot(n[failed], np.full(failed.sum(), result.start_energy + 2.0 * span), "x", color="C3",
-                 ms=4, label="failed SCF / β ≤ 1")
+        top.plot(
+            n[failed],
+            np.full(failed.sum(), result.start_energy + 2.0 * span),
+            "x",
+            color="C3",
+            ms=4,
+            label="failed SCF / β ≤ 1",
+        )
     top.set_ylabel("energy (Eh)")
     top.legend(loc="upper right", fontsize=8)
     from matplotlib.ticker import FormatStrFormatter
+
     digits = min(10, max(2, int(math.ceil(-math.log10(span))) + 2))
     top.yaxis.set_major_formatter(FormatStrFormatter(f"%.{digits}f"))
     gap = best - result.energy
@@ -49,9 +57,10 @@ def plot_history(result, path, title=None):
     bottom.set_ylabel("lowest so far − final (Eh)")
     bottom.set_xlabel("NEWUOA evaluation")
     bottom.grid(True, which="major", alpha=0.3)
-    fig.suptitle(title or f"WTBS optimization: E = {result.energy:.10f} Eh after {result.evaluations} evaluations",
-                 fontsize=10)
+    fig.suptitle(
+        title or f"WTBS optimization: E = {result.energy:.10f} Eh after {result.evaluations} evaluations", fontsize=10
+    )
     fig.tight_layout()
-    with atomic_path(path) as tmp:          # hartree.io.files: whole file or none
+    with atomic_path(path) as tmp:  # hartree.io.files: whole file or none
         fig.savefig(tmp, format="png")
     return path

@@ -155,7 +155,7 @@ def _region(n1, p1, n2, p2, k, s, sqrt_s):
     for j in range(1, b):
         term *= (a + j - 1.0) / j * y
         total += term
-    return _GAMMA_HALF[m] * _FACTORIAL[b - 1] * total / (4.0 * p2 ** b * s ** m * sqrt_s)
+    return _GAMMA_HALF[m] * _FACTORIAL[b - 1] * total / (4.0 * p2**b * s**m * sqrt_s)
 
 
 @numba.njit(cache=True)
@@ -192,7 +192,7 @@ def _rk_matrix_body(z1, w1, c1, z2, w2, c2, k, symmetric, out):
 # ~ms on a loaded machine, more than a small block takes)
 _rk_matrix_parallel = numba.njit(parallel=True, cache=True)(_rk_matrix_body)
 _rk_matrix_serial = numba.njit(cache=True)(_rk_matrix_body)
-_PARALLEL_MIN = 100_000      # matrix elements
+_PARALLEL_MIN = 100_000  # matrix elements
 
 
 def rk_matrix(pa, pb, k):

@@ -60,17 +60,26 @@ class AtomResult:
     def to_dict(self):
         """JSON-ready dict (``energy`` is the total energy in Eh)."""
         return {
-            "element": self.element, "z": self.z, "relativistic": self.relativistic,
+            "element": self.element,
+            "z": self.z,
+            "relativistic": self.relativistic,
             "light_speed": self.light_speed if self.relativistic else None,
-            "nucleus": self.nucleus, "converged": self.converged, "energy": self.energy,
+            "nucleus": self.nucleus,
+            "converged": self.converged,
+            "energy": self.energy,
             "components": dict(self.components),
-            "orbitals": [{"symmetry": b, "energies": [float(e) for e in es], "occupations": list(o)}
-                         for b, es, o in zip(self.blocks, self.orbital_energies, self.occupations)],
+            "orbitals": [
+                {"symmetry": b, "energies": [float(e) for e in es], "occupations": list(o)}
+                for b, es, o in zip(self.blocks, self.orbital_energies, self.occupations)
+            ],
             "exponents": [_exponent_entry(e, l, self.relativistic) for l, e in enumerate(self.exponents)],
-            "basis": [{"symmetry": b, "exponents": [float(x) for x in e]}
-                      for b, e in zip(self.blocks, self.block_exponents)],
-            "iterations": self.iterations, "wall_time": self.wall_time,
-            "device": self.device, "timings": dict(self.timings),
+            "basis": [
+                {"symmetry": b, "exponents": [float(x) for x in e]} for b, e in zip(self.blocks, self.block_exponents)
+            ],
+            "iterations": self.iterations,
+            "wall_time": self.wall_time,
+            "device": self.device,
+            "timings": dict(self.timings),
             "history": self.history,
             **({"configuration_energies": list(self.configuration_energies)} if self.configuration_energies else {}),
         }

@@ -35,15 +35,15 @@ The two-electron part runs on the CPU (numba, :class:`operators.CPUTwoElectron`)
 GPU (CuPy, :class:`hartree.atom.gpu.DeviceTwoElectron`), chosen by options.device.
 """
 
-from concurrent.futures import ThreadPoolExecutor
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..errors import ConvergenceError, DeviceError, InputError
-from .config import SYMBOLS, average_level, configuration
 from .angular import blocks_for
+from .config import SYMBOLS, average_level, configuration
 from .operators import CPUTwoElectron, _is_pair, block_exponents, build_one_electron
 from .options import AtomSCFOptions
 from .result import AtomResult
@@ -92,7 +92,7 @@ def _refined_eigh(f, x, lower):
     top = float(e.max())
     while True:
         step = top / CASCADE_RATIO
-        if step < 10.0 * cut:       # no stage that would keep nearly the final window anyway
+        if step < 10.0 * cut:  # no stage that would keep nearly the final window anyway
             step = cut
         win = inside[e[inside] <= step]
         if 0 < win.size < e.size:
@@ -131,9 +131,11 @@ def two_electron_engine(ops, device="auto"):
     """
     if device != "cpu":
         from ..gpu.device import gpu_status
+
         ok, why = gpu_status()
         if ok:
             from .gpu import DeviceTwoElectron
+
             return DeviceTwoElectron(ops)
         if device == "gpu":
             raise DeviceError(f"device 'gpu' was asked for but no CUDA GPU is usable: {why}")
@@ -156,7 +158,7 @@ class _DIIS:
         row = np.array([float(vec @ e) for e in self.errors])
         m = len(self.errors)
         gram = np.zeros((m, m))
-        gram[:m - 1, :m - 1] = self.gram
+        gram[: m - 1, : m - 1] = self.gram
         gram[m - 1, :] = row
         gram[:, m - 1] = row
         if m > self.space:
@@ -203,16 +205,22 @@ def _occupation_pattern(ops, z, shells, block_shells, open_shells):
         pattern = [(n, float(q)) for (n, _), q in zip(pattern, open_shells)]
     nblock = len(ops.blocks)
     if any(n or q for n, q in pattern[nblock:]):
-        raise InputError(f"the configuration occupies symmetries beyond the largest l of the basis "
-                         f"(l = {ops.blocks[-1].l}); add windows or exponents for them")
+        raise InputError(
+            f"the configuration occupies symmetries beyond the largest l of the basis "
+            f"(l = {ops.blocks[-1].l}); add windows or exponents for them"
+        )
     pattern = list(pattern[:nblock]) + [(0, 0.0)] * (nblock - len(pattern))
     for (n, q), b, size in zip(pattern, ops.blocks, ops.sizes):
         if n < 0 or not 0.0 <= q <= b.degeneracy:
-            raise InputError(f"block {b.label}: {n} closed shells and {q} open electrons are impossible "
-                             f"(a shell holds {b.degeneracy})")
+            raise InputError(
+                f"block {b.label}: {n} closed shells and {q} open electrons are impossible "
+                f"(a shell holds {b.degeneracy})"
+            )
         if n + (q > 0) > size:
-            raise InputError(f"more electrons than spinors in {b.label}: {n + (q > 0)} occupied shells "
-                             f"but only {size} basis functions")
+            raise InputError(
+                f"more electrons than spinors in {b.label}: {n + (q > 0)} occupied shells "
+                f"but only {size} basis functions"
+            )
     return pattern
 
 
@@ -223,12 +231,23 @@ def kernel(z, exponents, nucleus, options=None, **kwargs):
     try:
         return _kernel(z, exponents, nucleus, options, **kwargs)
     except np.linalg.LinAlgError as exc:
-        raise ConvergenceError(f"the atomic SCF broke down in its linear algebra ({exc}); the "
-                               "basis is probably too nearly linearly dependent") from None
+        raise ConvergenceError(
+            f"the atomic SCF broke down in its linear algebra ({exc}); the "
+            "basis is probably too nearly linearly dependent"
+        ) from None
 
 
-def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, block_shells=None,
-           open_shells=None, configurations=None):
+def _kernel(
+    z,
+    exponents,
+    nucleus,
+    options=None,
+    shells=None,
+    element=None,
+    block_shells=None,
+    open_shells=None,
+    configurations=None,
+):
     """Run the SCF for atomic number z with exponents per l (bohr^-2; an entry may be a pair
     (j = l-1/2, j = l+1/2) of lists for separate κ exponents, see operators.block_exponents).
 
@@ -258,7 +277,7 @@ def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, bloc
         lam, mu = np.zeros(nblock), np.zeros((nblock, nblock))
         for ib, ((_, q), b) in enumerate(zip(pattern, ops.blocks)):
             if 0 < q < b.degeneracy:
-                lam[ib] = (q - b.degeneracy) / (q * (b.degeneracy - 1.0))          # eq. (AOC)
+                lam[ib] = (q - b.degeneracy) / (q * (b.degeneracy - 1.0))  # eq. (AOC)
     coupled = bool(np.any(mu))
     xs = [_orthogonalizer(s, options.overlap_threshold) for s in ops.s]
     engine = two_electron_engine(ops, options.device)
@@ -276,7 +295,7 @@ def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, bloc
 
     def indices(eps, ib):
         """(closed, open or None, positive-energy) column indices of block ib."""
-        pos = np.nonzero(eps > -c ** 2)[0] if rel else np.arange(len(eps))
+        pos = np.nonzero(eps > -(c**2))[0] if rel else np.arange(len(eps))
         nc, q = pattern[ib]
         return pos[:nc], (pos[nc] if q > 0 else None), pos
 
@@ -299,14 +318,16 @@ def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, bloc
                 continue
             if coupled:
                 only = [do if i == ib else np.zeros_like(d) for i, d in enumerate(dts)]
-                gopen[ib] = dict(enumerate(zip(*engine.two_electron(only))))       # block -> (J, K)
+                gopen[ib] = dict(enumerate(zip(*engine.two_electron(only))))  # block -> (J, K)
             else:
                 gopen[ib] = {ib: engine.two_electron_block(ib, do)}
-        terms = {"one_electron": sum(float(np.vdot(h, d)) for h, d in zip(ops.h, dts)),
-                 "nuclear_attraction": sum(float(np.vdot(v, d)) for v, d in zip(ops.v, dts)),
-                 "coulomb": 0.5 * sum(float(np.vdot(j, d)) for j, d in zip(js, dts)),
-                 "exchange": -0.5 * sum(float(np.vdot(k, d)) for k, d in zip(ks, dts))}
-        for ib in gopen:   # open-shell corrections (eq. AOC; average_level for several configurations)
+        terms = {
+            "one_electron": sum(float(np.vdot(h, d)) for h, d in zip(ops.h, dts)),
+            "nuclear_attraction": sum(float(np.vdot(v, d)) for v, d in zip(ops.v, dts)),
+            "coulomb": 0.5 * sum(float(np.vdot(j, d)) for j, d in zip(js, dts)),
+            "exchange": -0.5 * sum(float(np.vdot(k, d)) for k, d in zip(ks, dts)),
+        }
+        for ib in gopen:  # open-shell corrections (eq. AOC; average_level for several configurations)
             pairs = [(0.5 * lam[ib], ib)] + [(mu[ia, ib], ia) for ia in gopen if ia < ib and mu[ia, ib]]
             for factor, ia in pairs:
                 jo, ko = gopen[ib][ia]
@@ -324,7 +345,7 @@ def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, bloc
                 if ia != ib and mu[ib, ia]:
                     fo = fo + mu[ib, ia] * (gopen[ia][ib][0] - gopen[ia][ib][1])
             closed, op, _ = indices(eps, ib)
-            mc, mo = cm.T @ fc @ cm, cm.T @ fo @ cm                          # MO basis (C^T S C = 1)
+            mc, mo = cm.T @ fc @ cm, cm.T @ fo @ cm  # MO basis (C^T S C = 1)
             r = mc.copy()
             r[op, :] = mo[op, :]
             r[:, op] = mo[:, op]
@@ -373,18 +394,31 @@ def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, bloc
         dd = {"LL": 0.0, "SL": 0.0, "SS": 0.0}
         for b, (dn, do) in enumerate(zip(new_dms, dms)):
             n = ops.sizes[b]
-            diff = np.abs(shalf[b] @ (dn - do) @ shalf[b])      # Löwdin-orthonormal functions
+            diff = np.abs(shalf[b] @ (dn - do) @ shalf[b])  # Löwdin-orthonormal functions
             dd["LL"] = max(dd["LL"], float(diff[:n, :n].max()))
             if rel:
                 dd["SL"] = max(dd["SL"], float(diff[n:, :n].max()))
                 dd["SS"] = max(dd["SS"], float(diff[n:, n:].max()))
         de = new_energy - energy
-        history.append({"iteration": it, "energy": float(new_energy), "delta_e": float(de),
-                        "error": err, "dLL": dd["LL"], "dSL": dd["SL"], "dSS": dd["SS"]})
+        history.append(
+            {
+                "iteration": it,
+                "energy": float(new_energy),
+                "delta_e": float(de),
+                "error": err,
+                "dLL": dd["LL"],
+                "dSL": dd["SL"],
+                "dSS": dd["SS"],
+            }
+        )
         energy, dms = new_energy, new_dms
-        if (it > 1 and abs(de) < max(options.energy_tol, 64 * np.finfo(float).eps * abs(new_energy))
-                and dd["LL"] < options.thdll
-                and dd["SL"] < options.thdsl and dd["SS"] < options.thdss):
+        if (
+            it > 1
+            and abs(de) < max(options.energy_tol, 64 * np.finfo(float).eps * abs(new_energy))
+            and dd["LL"] < options.thdll
+            and dd["SL"] < options.thdsl
+            and dd["SS"] < options.thdss
+        ):
             converged = True
             break
     orb_e, occs, coefs = [], [], []
@@ -402,7 +436,7 @@ def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, bloc
         for ib, ((eps, cm), b) in enumerate(zip(sol, ops.blocks)):
             closed, op, _ = indices(eps, ib)
             dcs.append(b.degeneracy * cm[:, closed] @ cm[:, closed].T)
-            dos_.append(np.outer(cm[:, op], cm[:, op]) if op is not None else None)    # per electron
+            dos_.append(np.outer(cm[:, op], cm[:, op]) if op is not None else None)  # per electron
         for occ_k in conf_occ:
             dk = [dc + (occ_k[ib] * do if do is not None else 0.0) for ib, (dc, do) in enumerate(zip(dcs, dos_))]
             jk, kk = engine.two_electron(dk)
@@ -416,18 +450,40 @@ def _kernel(z, exponents, nucleus, options=None, shells=None, element=None, bloc
     if pool is not None:
         pool.shutdown()
     timings = {k: v for k, v in engine.timings.items() if k != "fock"}
-    timings.update(fock_per_iteration=float(np.mean(fock_times)), fock_builds=len(fock_times),
-                   scf_loop=time.perf_counter() - loop_start)
+    timings.update(
+        fock_per_iteration=float(np.mean(fock_times)),
+        fock_builds=len(fock_times),
+        scf_loop=time.perf_counter() - loop_start,
+    )
     result = AtomResult(
-        element=element or SYMBOLS[z], z=int(z), relativistic=rel, light_speed=c, nucleus=nucleus.model,
-        converged=converged, energy=float(energy), components=terms,
-        blocks=[b.label for b in ops.blocks], orbital_energies=orb_e, occupations=occs,
-        exponents=[tuple(np.asarray(x, dtype=float) for x in e) if _is_pair(e) else np.asarray(e, dtype=float)
-                   for e in exponents],
-        block_exponents=block_exponents(exponents, rel)[1], iterations=len(history),
-        history=history, wall_time=time.perf_counter() - start, coefficients=coefs,
-        device=engine.device, timings=timings, configuration_energies=conf_energies)
+        element=element or SYMBOLS[z],
+        z=int(z),
+        relativistic=rel,
+        light_speed=c,
+        nucleus=nucleus.model,
+        converged=converged,
+        energy=float(energy),
+        components=terms,
+        blocks=[b.label for b in ops.blocks],
+        orbital_energies=orb_e,
+        occupations=occs,
+        exponents=[
+            tuple(np.asarray(x, dtype=float) for x in e) if _is_pair(e) else np.asarray(e, dtype=float)
+            for e in exponents
+        ],
+        block_exponents=block_exponents(exponents, rel)[1],
+        iterations=len(history),
+        history=history,
+        wall_time=time.perf_counter() - start,
+        coefficients=coefs,
+        device=engine.device,
+        timings=timings,
+        configuration_energies=conf_energies,
+    )
     if not converged:
-        raise ConvergenceError(f"atomic SCF not converged in {options.max_iterations} iterations "
-                               f"(last ΔE {history[-1]['delta_e']:.2e} Eh); raise maxitr", result)
+        raise ConvergenceError(
+            f"atomic SCF not converged in {options.max_iterations} iterations "
+            f"(last ΔE {history[-1]['delta_e']:.2e} Eh); raise maxitr",
+            result,
+        )
     return result

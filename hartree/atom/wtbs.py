@@ -13,15 +13,13 @@ thesis' per-symmetry arrays nbs, start, groups allow.  N defaults to the largest
 end of the group.
 """
 
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
 from .angular import L_LETTERS, Block, l_of_kappa
-
-
 
 #: Largest well-tempered pool (exponents per parameter group): the thesis' sets stop
 #: below 40; this bound only catches impossible requests (a mistyped count).
@@ -29,6 +27,7 @@ MAX_POOL = 500
 #: Exponent range (bohr^-2) of a usable pool: the thesis' sets span ~1e-2..1e9 (point
 #: nuclei of the heaviest atoms); outside this range integrals over- or underflow.
 MIN_EXPONENT, MAX_EXPONENT = 1e-12, 1e16
+
 
 @dataclass(frozen=True)
 class WTBSParameters:
@@ -70,8 +69,9 @@ class Window:
         if self.start > self.end:
             raise InputError(f"window of {name}: start index {self.start} is beyond the end index {self.end}")
         if self.end > MAX_POOL:
-            raise InputError(f"window of {name} reaches index {self.end}; well-tempered pools "
-                             f"have at most {MAX_POOL} exponents")
+            raise InputError(
+                f"window of {name} reaches index {self.end}; well-tempered pools have at most {MAX_POOL} exponents"
+            )
 
 
 def wtbs_pool(params, size):
@@ -82,14 +82,15 @@ def wtbs_pool(params, size):
     zeta[0] = params.alpha
     if size > 1:
         zeta[1] = params.alpha * params.beta
-    with np.errstate(over="ignore", invalid="ignore"):   # checked just below
+    with np.errstate(over="ignore", invalid="ignore"):  # checked just below
         for k in range(3, size + 1):
             zeta[k - 1] = zeta[k - 2] * params.beta * (1.0 + params.gamma * (k / size) ** params.delta)
-    if not (np.all(np.isfinite(zeta)) and np.all(zeta >= MIN_EXPONENT)
-            and np.all(zeta <= MAX_EXPONENT)):
-        raise InputError(f"WTBS parameters alpha={params.alpha:g}, beta={params.beta:g}, delta={params.delta:g}, "
-                         f"gamma={params.gamma:g} give exponents outside [{MIN_EXPONENT:g}, "
-                         f"{MAX_EXPONENT:g}] bohr^-2 (N = {size})")
+    if not (np.all(np.isfinite(zeta)) and np.all(zeta >= MIN_EXPONENT) and np.all(zeta <= MAX_EXPONENT)):
+        raise InputError(
+            f"WTBS parameters alpha={params.alpha:g}, beta={params.beta:g}, delta={params.delta:g}, "
+            f"gamma={params.gamma:g} give exponents outside [{MIN_EXPONENT:g}, "
+            f"{MAX_EXPONENT:g}] bohr^-2 (N = {size})"
+        )
     return zeta
 
 
@@ -105,8 +106,10 @@ def wtbs_exponents(groups, windows, pool_sizes=None):
     by_l = {}
     for w in windows:
         if not 0 <= w.group < len(groups):
-            raise InputError(f"symmetry {w.label} uses group {w.group + 1} but only {len(groups)} "
-                             f"group(s) of WTBS parameters are given")
+            raise InputError(
+                f"symmetry {w.label} uses group {w.group + 1} but only {len(groups)} "
+                f"group(s) of WTBS parameters are given"
+            )
         slot = by_l.setdefault(w.l, {})
         if w.kappa in slot or (w.kappa and 0 in slot) or (not w.kappa and slot):
             raise InputError(f"symmetry {w.label} has two windows")
@@ -114,8 +117,9 @@ def wtbs_exponents(groups, windows, pool_sizes=None):
     lmax = max(by_l)
     missing = [L_LETTERS[l] for l in range(lmax + 1) if l not in by_l]
     if missing:
-        raise InputError(f"no basis window for symmetry {', '.join(missing)} "
-                         f"(every l up to {L_LETTERS[lmax]} needs one)")
+        raise InputError(
+            f"no basis window for symmetry {', '.join(missing)} (every l up to {L_LETTERS[lmax]} needs one)"
+        )
     for l, slot in by_l.items():
         if 0 not in slot and (l == 0 and set(slot) != {-1} or l > 0 and set(slot) != {l, -l - 1}):
             need = "s1/2" if l == 0 else f"{Block(l, l).label} and {Block(l, -l - 1).label}"
@@ -128,13 +132,14 @@ def wtbs_exponents(groups, windows, pool_sizes=None):
             size = pool_sizes[g]
             for w in windows:
                 if w.group == g and w.end > size:
-                    raise InputError(f"window {w.start}:{w.end} of {w.label} lies outside the pool "
-                                     f"of group {g + 1} (N = {size})")
+                    raise InputError(
+                        f"window {w.start}:{w.end} of {w.label} lies outside the pool of group {g + 1} (N = {size})"
+                    )
         sizes.append(size)
     pools = [wtbs_pool(p, n) if n else np.empty(0) for p, n in zip(groups, sizes)]
 
     def take(w):
-        return pools[w.group][w.start - 1:w.end].copy()
+        return pools[w.group][w.start - 1 : w.end].copy()
 
     out = []
     for l in range(lmax + 1):
@@ -208,10 +213,13 @@ def parse_nbs(text):
 def thesis_basis(element):
     """(WTBSParameters, windows) of Table 2.1 of the thesis for an element (symbol or Z)."""
     from .config import SYMBOLS, atomic_number
+
     symbol = SYMBOLS[atomic_number(element)]
     if symbol not in THESIS_TABLE_2_1:
-        raise InputError(f"Table 2.1 of the thesis has no basis set for {symbol} "
-                         f"(it lists {len(THESIS_TABLE_2_1)} elements from He to Rn)")
+        raise InputError(
+            f"Table 2.1 of the thesis has no basis set for {symbol} "
+            f"(it lists {len(THESIS_TABLE_2_1)} elements from He to Rn)"
+        )
     _, params, nbs, _ = THESIS_TABLE_2_1[symbol]
     return WTBSParameters(*params), parse_nbs(nbs)
 

@@ -9,6 +9,16 @@ from .angular import MAX_L, cart2sph, cart_components, ncart, nsph
 from .loader import load_basis, resolve_basis_name
 from .shells import Basis, gaussian_integral, normalized_coefficients, primitive_norm
 
-__all__ = ["Basis", "load_basis", "resolve_basis_name", "cart2sph", "cart_components",
-           "ncart", "nsph", "MAX_L", "primitive_norm", "gaussian_integral",
-           "normalized_coefficients"]
+__all__ = [
+    "Basis",
+    "load_basis",
+    "resolve_basis_name",
+    "cart2sph",
+    "cart_components",
+    "ncart",
+    "nsph",
+    "MAX_L",
+    "primitive_norm",
+    "gaussian_integral",
+    "normalized_coefficients",
+]

@@ -12,7 +12,7 @@ spherical harmonics normalised to 1 on the unit sphere, ordered m = -l..l
 (except p, which is x, y, z, the order PySCF uses).
 """
 
-from functools import lru_cache
+from functools import cache
 from math import comb, factorial, pi, sqrt
 
 import numpy as np
@@ -77,7 +77,7 @@ def _solid_harmonic(l, m):
     return coeffs
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cart2sph_raw(l):
     comps = cart_components(l)
     index = {c: n for n, c in enumerate(comps)}

@@ -21,8 +21,13 @@ from ..io.files import read_text
 from .angular import MAX_L
 from .shells import Basis, normalized_coefficients
 
-_FILE_FORMATS = {".nw": "nwchem", ".nwchem": "nwchem", ".gbs": "gaussian94",
-                 ".g94": "gaussian94", ".gaussian94": "gaussian94"}
+_FILE_FORMATS = {
+    ".nw": "nwchem",
+    ".nwchem": "nwchem",
+    ".gbs": "gaussian94",
+    ".g94": "gaussian94",
+    ".gaussian94": "gaussian94",
+}
 _GTO_TYPES = ("gto", "gto_spherical", "gto_cartesian")
 
 
@@ -56,10 +61,18 @@ def load_basis(molecule, basis, cartesian=False):
             coefs.extend(c)
             offset += len(e)
     name = basis if isinstance(basis, str) else _describe(basis)
-    return Basis(name=name, pure=not cartesian, shell_atom=atom, shell_l=ls,
-                 shell_nprim=nprim, shell_prim_start=start,
-                 shell_center=np.reshape(center, (-1, 3)), exponents=exps, coefficients=coefs,
-                 atom_symbols=tuple(molecule.symbols))
+    return Basis(
+        name=name,
+        pure=not cartesian,
+        shell_atom=atom,
+        shell_l=ls,
+        shell_nprim=nprim,
+        shell_prim_start=start,
+        shell_center=np.reshape(center, (-1, 3)),
+        exponents=exps,
+        coefficients=coefs,
+        atom_symbols=tuple(molecule.symbols),
+    )
 
 
 def _describe(basis):
@@ -110,8 +123,7 @@ def _element_shells(spec, sym):
         data = _bse_element(key, z)
         label = f"basis {spec}"
     if data is not None and (data.get("ecp_potentials") or data.get("ecp_electrons")):
-        raise BasisError(f"{label} uses an effective core potential for {sym}; "
-                         "ECPs are not supported yet")
+        raise BasisError(f"{label} uses an effective core potential for {sym}; ECPs are not supported yet")
     if data is None or not data.get("electron_shells"):
         raise BasisError(f"{label} has no functions for element {sym}")
     return _segment(data["electron_shells"], label, sym)
@@ -122,8 +134,7 @@ def _segment(electron_shells, label, sym):
     shells = []
     for shell in electron_shells:
         if shell.get("function_type", "gto") not in _GTO_TYPES:
-            raise BasisError(f"{label}: function type {shell['function_type']!r} for {sym} "
-                             "is not supported")
+            raise BasisError(f"{label}: function type {shell['function_type']!r} for {sym} is not supported")
         am = [int(l) for l in shell["angular_momentum"]]
         exps = np.array([float(e) for e in shell["exponents"]])
         rows = shell["coefficients"]
@@ -132,8 +143,7 @@ def _segment(electron_shells, label, sym):
         for r, row in enumerate(rows):
             l = am[r] if len(am) > 1 else am[0]
             if l > MAX_L:
-                raise BasisError(f"{label} has angular momentum l={l} for {sym}; "
-                                 f"hartree supports l <= {MAX_L}")
+                raise BasisError(f"{label} has angular momentum l={l} for {sym}; hartree supports l <= {MAX_L}")
             c = np.array([float(x) for x in row])
             keep = c != 0.0
             if not keep.any():
@@ -210,8 +220,7 @@ def _file_format(path, text):
         return "nwchem"
     if "****" in text:
         return "gaussian94"
-    raise BasisError(f"cannot tell the format of basis file {path}; "
-                     "use NWChem (.nw) or Gaussian94 (.gbs) format")
+    raise BasisError(f"cannot tell the format of basis file {path}; use NWChem (.nw) or Gaussian94 (.gbs) format")
 
 
 @lru_cache(maxsize=32)
@@ -229,4 +238,3 @@ def _read_file(path, mtime_ns, size):
     except Exception as exc:  # BSE readers raise bare RuntimeError/ValueError/...
         raise BasisError(f"cannot parse basis file {path} as {fmt}: {exc}") from None
     return data.get("elements", {})
-

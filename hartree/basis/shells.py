@@ -99,13 +99,14 @@ class Basis:
             raise ValueError("Basis.exponents and Basis.coefficients differ in length")
         if nshell and (self.shell_l.min() < 0 or self.shell_l.max() > MAX_L):
             raise ValueError(f"Basis.shell_l must lie in 0..{MAX_L}")
-        if nshell and (self.shell_nprim.min() < 1
-                       or (self.shell_prim_start + self.shell_nprim).max() > self.exponents.size
-                       or self.shell_prim_start.min() < 0):
+        if nshell and (
+            self.shell_nprim.min() < 1
+            or (self.shell_prim_start + self.shell_nprim).max() > self.exponents.size
+            or self.shell_prim_start.min() < 0
+        ):
             raise ValueError("Basis.shell_prim_start/shell_nprim point outside the primitives")
         sizes_cart = np.array([ncart(int(l)) for l in self.shell_l], dtype=np.int64)
-        sizes = (np.array([nsph(int(l)) for l in self.shell_l], dtype=np.int64)
-                 if self.pure else sizes_cart)
+        sizes = np.array([nsph(int(l)) for l in self.shell_l], dtype=np.int64) if self.pure else sizes_cart
         cart_loc = np.concatenate([[0], np.cumsum(sizes_cart)]).astype(np.int64)
         ao_loc = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         for name, derived in (("ao_loc", ao_loc), ("cart_loc", cart_loc)):
@@ -144,12 +145,12 @@ class Basis:
     def shell_exponents(self, ish):
         """Exponents (nprim,) of shell ish, bohr^-2."""
         p0 = self.shell_prim_start[ish]
-        return self.exponents[p0:p0 + self.shell_nprim[ish]]
+        return self.exponents[p0 : p0 + self.shell_nprim[ish]]
 
     def shell_coefficients(self, ish):
         """Coefficients (nprim,) of shell ish for normalised primitives."""
         p0 = self.shell_prim_start[ish]
-        return self.coefficients[p0:p0 + self.shell_nprim[ish]]
+        return self.coefficients[p0 : p0 + self.shell_nprim[ish]]
 
     # ------------------------------------------------------------ per atom
     def atom_slices(self):
@@ -180,14 +181,22 @@ class Basis:
         shells = np.concatenate(shells or [[]]).astype(np.int64)
         nprim = self.shell_nprim[shells]
         starts = np.concatenate([[0], np.cumsum(nprim)[:-1]]) if len(shells) else nprim
-        prims = np.concatenate([np.arange(p0, p0 + n) for p0, n in
-                                zip(self.shell_prim_start[shells], nprim)] or [[]]).astype(np.int64)
+        prims = np.concatenate(
+            [np.arange(p0, p0 + n) for p0, n in zip(self.shell_prim_start[shells], nprim)] or [[]]
+        ).astype(np.int64)
         symbols = tuple(self.atom_symbols[a] for a in atoms) if self.atom_symbols else ()
-        return Basis(name=self.name, pure=self.pure, shell_atom=new_atom,
-                     shell_l=self.shell_l[shells], shell_nprim=nprim, shell_prim_start=starts,
-                     shell_center=self.shell_center[shells].reshape(-1, 3),
-                     exponents=self.exponents[prims], coefficients=self.coefficients[prims],
-                     atom_symbols=symbols)
+        return Basis(
+            name=self.name,
+            pure=self.pure,
+            shell_atom=new_atom,
+            shell_l=self.shell_l[shells],
+            shell_nprim=nprim,
+            shell_prim_start=starts,
+            shell_center=self.shell_center[shells].reshape(-1, 3),
+            exponents=self.exponents[prims],
+            coefficients=self.coefficients[prims],
+            atom_symbols=symbols,
+        )
 
     # ------------------------------------------------------------ labels
     def ao_labels(self):
@@ -210,7 +219,8 @@ class Basis:
 
 
 _SPH_NAMES = {
-    0: [""], 1: ["x", "y", "z"],
+    0: [""],
+    1: ["x", "y", "z"],
     2: ["xy", "yz", "z^2", "xz", "x2-y2"],
 }
 

@@ -59,8 +59,12 @@ examples:
 
 
 def add_arguments(parser):
-    parser.add_argument("target", metavar="TARGET", nargs="+",
-                        help="element symbol (e.g. Ne) or input file (.inp); several elements with --optimize")
+    parser.add_argument(
+        "target",
+        metavar="TARGET",
+        nargs="+",
+        help="element symbol (e.g. Ne) or input file (.inp); several elements with --optimize",
+    )
     basis = parser.add_argument_group("basis (well-tempered)")
     basis.add_argument("--basis", default="wtbs", choices=["wtbs"], help="basis family")
     basis.add_argument("--alpha", type=positive_float, help="WTBS alpha (bohr^-2)")
@@ -69,43 +73,79 @@ def add_arguments(parser):
     basis.add_argument("--gamma", type=finite_float, help="WTBS gamma")
     basis.add_argument("--nbs", help="windows per symmetry, e.g. s:1:32,p:1:27,d:3:23,f:6:19")
     phys = parser.add_argument_group("physics")
-    phys.add_argument("--nucleus", default="point", choices=["point", "gaussian", "sphere"],
-                      help="nuclear charge model (Visscher-Dyall sizes)")
-    phys.add_argument("--mass-number", type=positive_int, default=None,
-                      help="mass number for the nuclear size (default: most abundant isotope)")
+    phys.add_argument(
+        "--nucleus",
+        default="point",
+        choices=["point", "gaussian", "sphere"],
+        help="nuclear charge model (Visscher-Dyall sizes)",
+    )
+    phys.add_argument(
+        "--mass-number",
+        type=positive_int,
+        default=None,
+        help="mass number for the nuclear size (default: most abundant isotope)",
+    )
     phys.add_argument("--light-speed", type=positive_float, default=DEFAULT_LIGHT_SPEED, help="speed of light, a.u.")
     phys.add_argument("--nonrelativistic", action="store_true", help="Hartree-Fock (the c -> infinity limit)")
     phys.add_argument("--charge", type=int, default=0, help="ionic charge (default configuration of the ion)")
-    phys.add_argument("--occupations", default=None,
-                      help="explicit configuration per symmetry: LABEL:NCLOSED[+Q], e.g. "
-                           "s1/2:2,p1/2:1,p3/2:0+1 (Q electrons in one open shell)")
-    phys.add_argument("--autogen", action="store_true",
-                      help="Dirac-Fock: every j = l-1/2, l+1/2 distribution of the open nl shell (the thesis' "
-                           "autogen), weighted by its share of the nl^q determinants; one set of spinors "
-                           "minimizes their weighted average energy, each configuration's energy is listed")
+    phys.add_argument(
+        "--occupations",
+        default=None,
+        help="explicit configuration per symmetry: LABEL:NCLOSED[+Q], e.g. "
+        "s1/2:2,p1/2:1,p3/2:0+1 (Q electrons in one open shell)",
+    )
+    phys.add_argument(
+        "--autogen",
+        action="store_true",
+        help="Dirac-Fock: every j = l-1/2, l+1/2 distribution of the open nl shell (the thesis' "
+        "autogen), weighted by its share of the nl^q determinants; one set of spinors "
+        "minimizes their weighted average energy, each configuration's energy is listed",
+    )
     scf = parser.add_argument_group("SCF")
     scf.add_argument("--max-iterations", type=positive_int, default=100, help="maxitr")
     scf.add_argument("--no-diis", action="store_true", help="damping (--damping) instead of DIIS")
     scf.add_argument("--damping", type=finite_float, default=0.3, help="dfctr, used with --no-diis")
-    scf.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
-                     help="where the two-electron integrals and Fock builds run (auto: the GPU when cupy sees one)")
+    scf.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        type=str.lower,
+        help="where the two-electron integrals and Fock builds run (auto: the GPU when cupy sees one)",
+    )
     opt = parser.add_argument_group("basis optimization (NEWUOA over alpha, beta, delta, gamma)")
-    opt.add_argument("--optimize", action="store_true",
-                     help="optimize the WTBS parameters from the given start (jobtype='bsopt')")
+    opt.add_argument(
+        "--optimize", action="store_true", help="optimize the WTBS parameters from the given start (jobtype='bsopt')"
+    )
     opt.add_argument("--rhobeg", type=positive_float, default=0.1, help="initial trust region in (ln a, ln b, d, g)")
     opt.add_argument("--rhoend", type=positive_float, default=1e-4, help="final trust region")
     opt.add_argument("--maxfun", type=positive_int, default=500, help="most energy evaluations")
-    opt.add_argument("--groups", choices=("one", "per-l", "per-kappa"), default="one",
-                     help="one parameter group for all symmetries, one per l, or one per kappa symmetry "
-                          "(s1/2, p1/2, p3/2, ...: p1/2 and p3/2 then get their own exponents); 4 parameters each")
-    opt.add_argument("--plot", metavar="PNG", default=None,
-                     help="PNG of energy against evaluations (default: the --json name with .png, else "
-                          "ELEMENT_optimization.png; '{element}' in the name is replaced by the element)")
+    opt.add_argument(
+        "--groups",
+        choices=("one", "per-l", "per-kappa"),
+        default="one",
+        help="one parameter group for all symmetries, one per l, or one per kappa symmetry "
+        "(s1/2, p1/2, p3/2, ...: p1/2 and p3/2 then get their own exponents); 4 parameters each",
+    )
+    opt.add_argument(
+        "--plot",
+        metavar="PNG",
+        default=None,
+        help="PNG of energy against evaluations (default: the --json name with .png, else "
+        "ELEMENT_optimization.png; '{element}' in the name is replaced by the element)",
+    )
     opt.add_argument("--no-plot", action="store_true", help="do not write the PNG")
-    opt.add_argument("--workers", type=positive_int, default=None,
-                     help="Dask workers (local cluster) that optimize several elements concurrently")
-    opt.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                     help="address of a running Dask scheduler (e.g. tcp://host:8786) instead of a local cluster")
+    opt.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        help="Dask workers (local cluster) that optimize several elements concurrently",
+    )
+    opt.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="address of a running Dask scheduler (e.g. tcp://host:8786) instead of a local cluster",
+    )
     out = parser.add_argument_group("output")
     out.add_argument("--json", metavar="OUT", default=None, help="write the result as JSON (key 'energy', Eh)")
     out.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
@@ -119,13 +159,13 @@ class _Job:
     z: int
     nucleus: object
     options: AtomSCFOptions
-    occupations: dict                   # block_shells, open_shells
-    groups: list                        # WTBSParameters per group
+    occupations: dict  # block_shells, open_shells
+    groups: list  # WTBSParameters per group
     windows: list
     pool_sizes: list = None
-    exponents: list = None              # rdin input files: explicit exponents, no WTBS
-    newuoa: object = None               # NewuoaOptions when the job optimizes
-    configurations: list = None         # autogen/nconf: (block_shells, open_shells, weight, label)
+    exponents: list = None  # rdin input files: explicit exponents, no WTBS
+    newuoa: object = None  # NewuoaOptions when the job optimizes
+    configurations: list = None  # autogen/nconf: (block_shells, open_shells, weight, label)
 
 
 def _from_arguments(args, element):
@@ -135,8 +175,10 @@ def _from_arguments(args, element):
     given = [v is not None for v in params] + [bool(args.nbs)]
     if not any(given):
         if SYMBOLS[z] not in THESIS_TABLE_2_1:
-            raise InputError(f"the wtbs basis needs --alpha, --beta, --delta, --gamma, --nbs "
-                             f"(Table 2.1 of the thesis has no set for {SYMBOLS[z]})")
+            raise InputError(
+                f"the wtbs basis needs --alpha, --beta, --delta, --gamma, --nbs "
+                f"(Table 2.1 of the thesis has no set for {SYMBOLS[z]})"
+            )
         start, windows = thesis_basis(z)
     else:
         missing = [n for n, v in zip(("--alpha", "--beta", "--delta", "--gamma"), params) if v is None]
@@ -152,9 +194,14 @@ def _from_arguments(args, element):
             raise InputError(f"--groups {args.groups} replaces the groups given in --nbs; give windows without groups")
         windows = group_windows(windows, args.groups)
         groups = [start] * (max(w.group for w in windows) + 1)
-    options = AtomSCFOptions(light_speed=args.light_speed, relativistic=not args.nonrelativistic,
-                             max_iterations=args.max_iterations, diis=not args.no_diis, damping=args.damping,
-                             device=args.device)
+    options = AtomSCFOptions(
+        light_speed=args.light_speed,
+        relativistic=not args.nonrelativistic,
+        max_iterations=args.max_iterations,
+        diis=not args.no_diis,
+        damping=args.damping,
+        device=args.device,
+    )
     nucleus = make_nucleus(z, args.nucleus, mass_number=args.mass_number)
     if args.occupations:
         closed, opened = parse_occupations(args.occupations, not args.nonrelativistic)
@@ -166,27 +213,49 @@ def _from_arguments(args, element):
         if args.occupations or args.nonrelativistic:
             raise InputError("--autogen cannot be combined with --occupations or --nonrelativistic")
         from ..atom.config import jj_configurations
-        configurations = [([n for n, _ in pat], [q for _, q in pat], w, label)
-                          for pat, w, label in jj_configurations(z, args.charge)]
+
+        configurations = [
+            ([n for n, _ in pat], [q for _, q in pat], w, label) for pat, w, label in jj_configurations(z, args.charge)
+        ]
     newuoa = None
     if args.optimize:
         from ..atom.optimize import NewuoaOptions
+
         newuoa = NewuoaOptions(rhobeg=args.rhobeg, rhoend=args.rhoend, maxfun=args.maxfun)
-    return _Job(SYMBOLS[z], z, nucleus, options, {"block_shells": closed, "open_shells": opened}, groups,
-                list(windows), newuoa=newuoa, configurations=configurations)
+    return _Job(
+        SYMBOLS[z],
+        z,
+        nucleus,
+        options,
+        {"block_shells": closed, "open_shells": opened},
+        groups,
+        list(windows),
+        newuoa=newuoa,
+        configurations=configurations,
+    )
 
 
 def _from_input(path):
     """A _Job from a thesis-format input file (jobtype 'energy' or 'bsopt')."""
     from ..atom.optimize import NewuoaOptions
+
     job = read_input(path)
     newuoa = None
     if job.jobtype == "bsopt":
         newuoa = NewuoaOptions(rhobeg=job.newuoa["rhobeg"], rhoend=job.newuoa["rhoend"], maxfun=job.newuoa["maxfun"])
-    return _Job(job.title, job.z, job.nucleus, job.options,
-                {"block_shells": job.block_shells, "open_shells": job.open_shells}, job.wtbs, job.windows,
-                pool_sizes=job.pool_sizes, exponents=None if job.wtbs else job.exponents, newuoa=newuoa,
-                configurations=job.configurations or None)
+    return _Job(
+        job.title,
+        job.z,
+        job.nucleus,
+        job.options,
+        {"block_shells": job.block_shells, "open_shells": job.open_shells},
+        job.wtbs,
+        job.windows,
+        pool_sizes=job.pool_sizes,
+        exponents=None if job.wtbs else job.exponents,
+        newuoa=newuoa,
+        configurations=job.configurations or None,
+    )
 
 
 def _configuration_list(job):
@@ -197,10 +266,13 @@ def _run_configurations(job, exponents):
     """One SCF for all configurations (one set of orbitals minimizing their weighted average
     energy, the extended average level); (AtomResult, [dicts: label, weight, energy with
     those orbitals])."""
-    res = kernel(job.z, exponents, job.nucleus, job.options, element=SYMBOLS[job.z],
-                 configurations=_configuration_list(job))
-    rows = [{"configuration": label, "weight": weight / sum(c[2] for c in job.configurations), "energy": e}
-            for (_, _, weight, label), e in zip(job.configurations, res.configuration_energies)]
+    res = kernel(
+        job.z, exponents, job.nucleus, job.options, element=SYMBOLS[job.z], configurations=_configuration_list(job)
+    )
+    rows = [
+        {"configuration": label, "weight": weight / sum(c[2] for c in job.configurations), "energy": e}
+        for (_, _, weight, label), e in zip(job.configurations, res.configuration_energies)
+    ]
     return res, rows
 
 
@@ -210,9 +282,19 @@ def _run_job(job, progress=None):
     exponents = job.exponents
     if job.newuoa is not None:
         from ..atom.optimize import optimize_wtbs
-        occupations = ({"configurations": _configuration_list(job)} if job.configurations else job.occupations)
-        optimization = optimize_wtbs(job.z, job.groups, job.windows, job.nucleus, job.options, job.newuoa,
-                                     pool_sizes=job.pool_sizes, callback=progress, **occupations)
+
+        occupations = {"configurations": _configuration_list(job)} if job.configurations else job.occupations
+        optimization = optimize_wtbs(
+            job.z,
+            job.groups,
+            job.windows,
+            job.nucleus,
+            job.options,
+            job.newuoa,
+            pool_sizes=job.pool_sizes,
+            callback=progress,
+            **occupations,
+        )
         exponents = wtbs_exponents(optimization.groups, job.windows, job.pool_sizes)
     elif exponents is None:
         exponents = wtbs_exponents(job.groups, job.windows, job.pool_sizes)
@@ -224,8 +306,9 @@ def _run_job(job, progress=None):
 
 
 def _table(title):
-    return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
-                 show_edge=False, pad_edge=False)
+    return Table(
+        title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
+    )
 
 
 def _basis_rows(result):
@@ -244,14 +327,20 @@ def print_report(console, result):
     energy = _table("Energy (Eh)")
     energy.add_column("term")
     energy.add_column("Eh", justify="right")
-    names = (("kinetic", "kinetic"), ("nuclear attraction", "nuclear_attraction"),
-             ("one-electron", "one_electron"), ("Coulomb", "coulomb"), ("exchange", "exchange"))
+    names = (
+        ("kinetic", "kinetic"),
+        ("nuclear attraction", "nuclear_attraction"),
+        ("one-electron", "one_electron"),
+        ("Coulomb", "coulomb"),
+        ("exchange", "exchange"),
+    )
     for label, key in names:
         energy.add_row(label, f"{result.components[key]:.10f}")
     energy.add_row("total", f"{result.energy:.10f}")
     console.print(energy)
-    orbitals = _table("Orbital energies (Eh) per symmetry" if not result.relativistic
-                      else "Spinor energies (Eh) per symmetry")
+    orbitals = _table(
+        "Orbital energies (Eh) per symmetry" if not result.relativistic else "Spinor energies (Eh) per symmetry"
+    )
     orbitals.add_column("symmetry")
     orbitals.add_column("shell", justify="right")
     orbitals.add_column("occupation", justify="right")
@@ -276,9 +365,11 @@ def print_report(console, result):
         console.print(f"{', '.join(labels)}: " + " ".join(f"{x:.6e}" for x in e), markup=False, soft_wrap=False)
     kind = "Dirac-Coulomb-HF" if result.relativistic else "HF"
     extra = f", c = {result.light_speed}" if result.relativistic else ""
-    console.print(f"{kind}, {result.nucleus} nucleus{extra}: {result.iterations} iterations, "
-                  f"{'converged' if result.converged else 'NOT converged'}, {result.wall_time:.2f} s",
-                  markup=False)
+    console.print(
+        f"{kind}, {result.nucleus} nucleus{extra}: {result.iterations} iterations, "
+        f"{'converged' if result.converged else 'NOT converged'}, {result.wall_time:.2f} s",
+        markup=False,
+    )
 
 
 def print_optimization(console, opt, plot_path=None):
@@ -298,8 +389,11 @@ def print_optimization(console, opt, plot_path=None):
         history.add_row(str(n), f"{best[n - 1]:.10f}")
     console.print(history)
     failed = sum(1 for h in opt.history if h["energy"] is None)
-    console.print(f"energy {opt.start_energy:.10f} -> {opt.energy:.10f} Eh in {opt.evaluations} "
-                  f"evaluations ({failed} failed), {opt.wall_time:.1f} s; stop: {opt.stop_reason}", markup=False)
+    console.print(
+        f"energy {opt.start_energy:.10f} -> {opt.energy:.10f} Eh in {opt.evaluations} "
+        f"evaluations ({failed} failed), {opt.wall_time:.1f} s; stop: {opt.stop_reason}",
+        markup=False,
+    )
     if plot_path:
         console.print(f"wrote plot: {plot_path}", markup=False)
 
@@ -336,9 +430,15 @@ def _json_doc(result, optimization, plot_path):
     doc = result.to_dict()
     if optimization is not None:
         p = optimization.parameters
-        doc["optimization"] = {"alpha": p.alpha, "beta": p.beta, "delta": p.delta, "gamma": p.gamma,
-                               "energies": [h["energy"] for h in optimization.history], "plot": plot_path,
-                               **optimization.to_dict()}
+        doc["optimization"] = {
+            "alpha": p.alpha,
+            "beta": p.beta,
+            "delta": p.delta,
+            "gamma": p.gamma,
+            "energies": [h["energy"] for h in optimization.history],
+            "plot": plot_path,
+            **optimization.to_dict(),
+        }
     return doc
 
 
@@ -357,23 +457,29 @@ def execute(args, console):
     if len(set(names)) != len(names):
         raise InputError("an element is given twice")
     if args.plot and not optimizing:
-        raise InputError("--plot draws an optimization: it needs --optimize (or an input file "
-                         "with jobtype='bsopt')")
+        raise InputError("--plot draws an optimization: it needs --optimize (or an input file with jobtype='bsopt')")
     plots = _plot_paths(args, names) if optimizing else {}
-    check_outputs([("--json", args.json)] + [("--plot", p) for p in plots.values()],
-                  inputs=[("input file", f) for f in files], overwrite=args.overwrite)
+    check_outputs(
+        [("--json", args.json)] + [("--plot", p) for p in plots.values()],
+        inputs=[("input file", f) for f in files],
+        overwrite=args.overwrite,
+    )
     if len(jobs) > 1 or args.workers or args.scheduler:
         from ..atom.basis_search import dask_client
+
         workers = min(args.workers or len(jobs), len(jobs))
-        with dask_client(workers, args.scheduler, what="hartree atom with several elements, --workers or "
-                                                       "--scheduler") as client:
+        with dask_client(
+            workers, args.scheduler, what="hartree atom with several elements, --workers or --scheduler"
+        ) as client:
             outputs = client.gather(client.map(_run_job, jobs, pure=False))
     else:
+
         def progress(entry):
             n, e = entry["evaluation"], entry["energy"]
             if n % 25 == 0 and not args.quiet:
                 console.print(f"  evaluation {n}: " + ("SCF failed" if e is None else f"{e:.10f} Eh"), markup=False)
-        if not args.quiet:        # the header first: an optimization prints progress lines
+
+        if not args.quiet:  # the header first: an optimization prints progress lines
             console.print(f"[bold]hartree atom[/bold]: {jobs[0].title}")
         outputs = [_run_job(jobs[0], progress if optimizing else None)]
     docs = []
@@ -381,8 +487,12 @@ def execute(args, console):
         plot_path = None
         if optimization is not None and name in plots:
             from ..atom.plot import plot_history
-            plot_path = plot_history(optimization, plots[name],
-                                     title=f"{name}: NEWUOA over the WTBS parameters, E = {optimization.energy:.10f} Eh")
+
+            plot_path = plot_history(
+                optimization,
+                plots[name],
+                title=f"{name}: NEWUOA over the WTBS parameters, E = {optimization.energy:.10f} Eh",
+            )
         if not args.quiet:
             if len(jobs) > 1:
                 console.print(f"[bold]hartree atom[/bold]: {job.title}")
@@ -395,7 +505,7 @@ def execute(args, console):
             if not args.quiet:
                 print_configurations(console, configs, average)
             doc["configurations"] = configs
-            doc["average_energy"] = result.energy        # = Σ w E_K (checked in tests), the energy minimized
+            doc["average_energy"] = result.energy  # = Σ w E_K (checked in tests), the energy minimized
         line = f"E({'DHF' if result.relativistic else 'HF'}, {result.element}) = {result.energy:.10f} Eh"
         if configs:
             line += f" (weighted average of {len(configs)} configurations, minimized by the common spinors shown)"

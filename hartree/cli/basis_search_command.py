@@ -57,38 +57,70 @@ examples:
 
 def add_arguments(parser):
     parser.add_argument("elements", metavar="ELEMENT", nargs="+", help="element symbols (e.g. Ne Ar Kr)")
-    parser.add_argument("--reference", metavar="JSON", required=True,
-                        help="JSON file: element -> reference energy (Eh), e.g. numerical HF or DF limits")
-    parser.add_argument("--threshold", type=positive_float, default=5e-9,
-                        help="largest relative error |E - E_ref| / |E_ref| (the thesis uses 5e-9)")
+    parser.add_argument(
+        "--reference",
+        metavar="JSON",
+        required=True,
+        help="JSON file: element -> reference energy (Eh), e.g. numerical HF or DF limits",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=positive_float,
+        default=5e-9,
+        help="largest relative error |E - E_ref| / |E_ref| (the thesis uses 5e-9)",
+    )
     basis = parser.add_argument_group("start basis (default: Table 2.1 of the thesis, widened by --margin)")
     basis.add_argument("--alpha", type=positive_float, help="start alpha (bohr^-2), with --beta --delta --gamma --nbs")
     basis.add_argument("--beta", type=positive_float)
     basis.add_argument("--delta", type=finite_float)
     basis.add_argument("--gamma", type=finite_float)
     basis.add_argument("--nbs", help="start windows (one element only), e.g. s:1:40,p:1:40")
-    basis.add_argument("--margin", type=int, default=4,
-                       help="functions added to (negative: removed from) each Table 2.1 window end for the start set")
+    basis.add_argument(
+        "--margin",
+        type=int,
+        default=4,
+        help="functions added to (negative: removed from) each Table 2.1 window end for the start set",
+    )
     phys = parser.add_argument_group("physics")
     phys.add_argument("--nucleus", default="gaussian", choices=["point", "gaussian", "sphere"])
     phys.add_argument("--nonrelativistic", action="store_true", help="Hartree-Fock (c -> infinity)")
-    phys.add_argument("--occupations", default=None,
-                      help="configuration (one element only), as for hartree atom, e.g. Pd 4d10: "
-                           "s1/2:4,p1/2:3,p3/2:3,d3/2:2,d5/2:2 (default: Madelung ground configuration)")
+    phys.add_argument(
+        "--occupations",
+        default=None,
+        help="configuration (one element only), as for hartree atom, e.g. Pd 4d10: "
+        "s1/2:4,p1/2:3,p3/2:3,d3/2:2,d5/2:2 (default: Madelung ground configuration)",
+    )
     phys.add_argument("--light-speed", type=positive_float, default=DEFAULT_LIGHT_SPEED, help="speed of light, a.u.")
-    phys.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
-                      help="where each SCF's two-electron part runs")
+    phys.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        type=str.lower,
+        help="where each SCF's two-electron part runs",
+    )
     opt = parser.add_argument_group("NEWUOA (every candidate)")
     opt.add_argument("--rhobeg", type=positive_float, default=0.05, help="initial trust region in (ln a, ln b, d, g)")
     opt.add_argument("--rhoend", type=positive_float, default=1e-4, help="final trust region")
     opt.add_argument("--maxfun", type=positive_int, default=200, help="most energy evaluations per candidate")
     par = parser.add_argument_group("parallel (Dask)")
-    par.add_argument("--workers", type=positive_int, default=None,
-                     help="local-cluster worker processes (default: one per element, at most os.cpu_count())")
-    par.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                     help="address of a running Dask scheduler instead of a local cluster")
-    par.add_argument("--batch", type=positive_int, default=None,
-                     help="candidates of one step optimized at once per element (default: workers / elements)")
+    par.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        help="local-cluster worker processes (default: one per element, at most os.cpu_count())",
+    )
+    par.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="address of a running Dask scheduler instead of a local cluster",
+    )
+    par.add_argument(
+        "--batch",
+        type=positive_int,
+        default=None,
+        help="candidates of one step optimized at once per element (default: workers / elements)",
+    )
     out = parser.add_argument_group("output")
     out.add_argument("--json", metavar="OUT", default=None, help="write the results as JSON")
     out.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
@@ -104,7 +136,7 @@ def read_reference(path, elements):
         try:
             symbol = SYMBOLS[atomic_number(key)]
         except InputError:
-            continue                        # other keys (comments, metadata) are ignored
+            continue  # other keys (comments, metadata) are ignored
         if isinstance(value, dict):
             value = value.get("energy")
         if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -117,8 +149,7 @@ def read_reference(path, elements):
 
 
 def _specs(args, symbols, reference):
-    options = AtomSCFOptions(light_speed=args.light_speed, relativistic=not args.nonrelativistic,
-                             device=args.device)
+    options = AtomSCFOptions(light_speed=args.light_speed, relativistic=not args.nonrelativistic, device=args.device)
     newuoa = NewuoaOptions(rhobeg=args.rhobeg, rhoend=args.rhoend, maxfun=args.maxfun)
     params = (args.alpha, args.beta, args.delta, args.gamma)
     given = [v is not None for v in params]
@@ -147,15 +178,31 @@ def _specs(args, symbols, reference):
             raise InputError("the size search uses one parameter group (no groups in --nbs)")
         if any(w.kappa for w in windows):
             raise InputError("the size search uses one window per l (no κ symmetry labels such as p1/2 in --nbs)")
-        specs.append(SearchSpec(z=z, start=(start,), windows=tuple(Window(w.l, w.start, w.end) for w in windows),
-                                reference=reference[symbol], threshold=args.threshold, nucleus=args.nucleus,
-                                options=options, newuoa=newuoa, occupations=occupations))
+        specs.append(
+            SearchSpec(
+                z=z,
+                start=(start,),
+                windows=tuple(Window(w.l, w.start, w.end) for w in windows),
+                reference=reference[symbol],
+                threshold=args.threshold,
+                nucleus=args.nucleus,
+                options=options,
+                newuoa=newuoa,
+                occupations=occupations,
+            )
+        )
     return specs
 
 
 def _table(result):
-    table = Table(title=f"{result.element}: {result.nbs()}", title_justify="left", title_style="bold",
-                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table = Table(
+        title=f"{result.element}: {result.nbs()}",
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
     for name in ("alpha", "beta", "delta", "gamma"):
         table.add_column(name, justify="right")
     p = result.groups[0]
@@ -165,8 +212,7 @@ def _table(result):
 
 def execute(args, console):
     """Run ``hartree basis-search``; returns 0, or 3 when an element's search failed."""
-    check_outputs((("--json", args.json),), inputs=(("--reference file", args.reference),),
-                  overwrite=args.overwrite)
+    check_outputs((("--json", args.json),), inputs=(("--reference file", args.reference),), overwrite=args.overwrite)
     symbols = [SYMBOLS[atomic_number(e)] for e in args.elements]
     if len(set(symbols)) != len(symbols):
         raise InputError("an element is given twice")
@@ -193,12 +239,19 @@ def execute(args, console):
             continue
         if not args.quiet:
             console.print(_table(res))
-        console.print(f"{symbol}: {res.nbs()}  E = {res.energy:.10f} Eh  rel. error {res.relative_error:.2e} "
-                      f"({res.optimizations} optimizations, {res.wall_time:.1f} s)", markup=False)
+        console.print(
+            f"{symbol}: {res.nbs()}  E = {res.energy:.10f} Eh  rel. error {res.relative_error:.2e} "
+            f"({res.optimizations} optimizations, {res.wall_time:.1f} s)",
+            markup=False,
+        )
         docs.append(res.to_dict())
     if args.json:
-        doc = {"threshold": args.threshold, "nucleus": None if args.nonrelativistic else args.nucleus,
-               "relativistic": not args.nonrelativistic, "results": docs}
+        doc = {
+            "threshold": args.threshold,
+            "nucleus": None if args.nonrelativistic else args.nucleus,
+            "relativistic": not args.nonrelativistic,
+            "results": docs,
+        }
         write_text(args.json, json_text(doc))
         if not args.quiet:
             console.print(f"wrote JSON: {args.json}", markup=False)

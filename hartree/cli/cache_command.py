@@ -38,12 +38,20 @@ examples:
 
 
 def add_arguments(parser):
-    parser.add_argument("action", choices=("info", "clear", "prune"), metavar="ACTION",
-                        help="info, clear or prune")
-    parser.add_argument("--kind", choices=tuple(cache.KINDS), metavar="KIND",
-                        help=f"clear or prune only this kind ({', '.join(cache.KINDS)})")
-    parser.add_argument("--days", type=non_negative_float, default=None, metavar="N",
-                        help="prune: remove entries not used for N days (default: 30)")
+    parser.add_argument("action", choices=("info", "clear", "prune"), metavar="ACTION", help="info, clear or prune")
+    parser.add_argument(
+        "--kind",
+        choices=tuple(cache.KINDS),
+        metavar="KIND",
+        help=f"clear or prune only this kind ({', '.join(cache.KINDS)})",
+    )
+    parser.add_argument(
+        "--days",
+        type=non_negative_float,
+        default=None,
+        metavar="N",
+        help="prune: remove entries not used for N days (default: 30)",
+    )
 
 
 def _size(n):
@@ -69,20 +77,27 @@ def _info(args, console):
     state = "" if report["exists"] else " (not created yet)"
     console.print(f"cache:    {report['root']}{state}", markup=False, highlight=False)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name, justify in (("kind", "left"), ("entries", "right"), ("size", "right"),
-                          ("oldest use", "left"), ("newest use", "left")):
+    for name, justify in (
+        ("kind", "left"),
+        ("entries", "right"),
+        ("size", "right"),
+        ("oldest use", "left"),
+        ("newest use", "left"),
+    ):
         table.add_column(name, justify=justify)
     for kind, row in rows.items():
-        table.add_row(kind, str(row["entries"]), _size(row["bytes"]), _when(row["oldest_use"]),
-                      _when(row["newest_use"]))
+        table.add_row(
+            kind, str(row["entries"]), _size(row["bytes"]), _when(row["oldest_use"]), _when(row["newest_use"])
+        )
     table.add_row("total", str(total), _size(size), "", "", style="bold")
     console.print(table)
     for problem in [report["problem"]] + [r["problem"] for r in rows.values()]:
         if problem:
             console.print(f"problem:  {problem}", markup=False, highlight=False, soft_wrap=True)
     if report["other"]:
-        console.print(f"also there (not managed by this command): {', '.join(report['other'])}",
-                      markup=False, highlight=False)
+        console.print(
+            f"also there (not managed by this command): {', '.join(report['other'])}", markup=False, highlight=False
+        )
     return 0
 
 
@@ -99,12 +114,14 @@ def execute(args, console):
         what = f"the {args.kind} cache" if args.kind else "the cache"
     else:
         days = 30.0 if args.days is None else args.days
-        removed = cache_admin.prune(older_than_days=days, keep_current=True,
-                              kinds=[args.kind] if args.kind else None)
+        removed = cache_admin.prune(older_than_days=days, keep_current=True, kinds=[args.kind] if args.kind else None)
         what = f"the {args.kind} cache" if args.kind else "the cache"
     count = sum(removed.values())
     detail = ", ".join(f"{k} {n}" for k, n in removed.items() if n)
-    console.print(f"removed {count} entr{'y' if count == 1 else 'ies'} from {what} "
-                  f"({cache.root(create=False)}){': ' + detail if detail else ''}",
-                  markup=False, highlight=False)
+    console.print(
+        f"removed {count} entr{'y' if count == 1 else 'ies'} from {what} "
+        f"({cache.root(create=False)}){': ' + detail if detail else ''}",
+        markup=False,
+        highlight=False,
+    )
     return 0

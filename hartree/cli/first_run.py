@@ -12,27 +12,27 @@ keeps its own cache and decides itself what to compile.
 import os
 import sys
 
-from .. import __version__, cache
+from .. import cache
+from .._version import __version__
 
 #: What the first run of each kind compiles, and about how long it takes on two cores.
 FIRST_RUN = {
     "scf-cpu": "the CPU integral kernels (numba) are compiled on the first run of this "
-               "installation: about 2 to 3 minutes on 2 cores; later runs load them from the cache",
+    "installation: about 2 to 3 minutes on 2 cores; later runs load them from the cache",
 }
 
 
 def _marker(kind):
     import numba
-    key = (f"{kind}-hartree{__version__}-numba{numba.__version__}"
-           f"-py{sys.version_info[0]}{sys.version_info[1]}")
+
+    key = f"{kind}-hartree{__version__}-numba{numba.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
     return os.path.join(cache.root(create=False), "compiled", key)
 
 
 def announce(console, kind):
     """Print the one-time compilation line for ``kind`` if its marker is missing."""
     if not os.path.exists(_marker(kind)):
-        console.print(f"note:     {FIRST_RUN[kind]}", markup=False, highlight=False,
-                      soft_wrap=True)
+        console.print(f"note:     {FIRST_RUN[kind]}", markup=False, highlight=False, soft_wrap=True)
 
 
 def mark_done(kind):

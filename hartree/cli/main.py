@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from .. import __version__
+from .._version import __version__
 from ..errors import (
     BasisError,
     ConvergenceError,
@@ -46,17 +46,25 @@ from . import (
 )
 
 EXIT_OK = 0
-EXIT_CRASH = 1            # an unexpected error inside hartree: a bug (one line; --debug: traceback)
-EXIT_INPUT = 2            # bad input: arguments, files, molecule, basis, options, output paths
-EXIT_CONVERGENCE = 3      # the SCF did not converge (and --allow-unconverged was not given)
-EXIT_DEVICE = 4           # GPU missing, failed or out of memory
-EXIT_RESOURCES = 5        # disk full, file-size limit, not enough memory for what was asked
-EXIT_INTERRUPTED = 130    # SIGINT (Ctrl-C)
-EXIT_TERMINATED = 143     # SIGTERM (what batch schedulers send)
+EXIT_CRASH = 1  # an unexpected error inside hartree: a bug (one line; --debug: traceback)
+EXIT_INPUT = 2  # bad input: arguments, files, molecule, basis, options, output paths
+EXIT_CONVERGENCE = 3  # the SCF did not converge (and --allow-unconverged was not given)
+EXIT_DEVICE = 4  # GPU missing, failed or out of memory
+EXIT_RESOURCES = 5  # disk full, file-size limit, not enough memory for what was asked
+EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C)
+EXIT_TERMINATED = 143  # SIGTERM (what batch schedulers send)
 
 #: Every exit code a hartree command can end with (tests check against this set).
-EXIT_CODES = (EXIT_OK, EXIT_CRASH, EXIT_INPUT, EXIT_CONVERGENCE, EXIT_DEVICE, EXIT_RESOURCES,
-              EXIT_INTERRUPTED, EXIT_TERMINATED)
+EXIT_CODES = (
+    EXIT_OK,
+    EXIT_CRASH,
+    EXIT_INPUT,
+    EXIT_CONVERGENCE,
+    EXIT_DEVICE,
+    EXIT_RESOURCES,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+)
 
 EXIT_CODES_HELP = f"""\
 exit codes:
@@ -85,34 +93,62 @@ class Command:
 
 #: The subcommand registry, in the order ``hartree --help`` lists them.
 COMMANDS = (
-    Command(name="run", help=run_command.HELP, description=run_command.DESCRIPTION,
-            epilog=run_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-            add_arguments=run_command.add_arguments, execute=run_command.execute),
-    Command(name="atom", help=atom_command.HELP, description=atom_command.DESCRIPTION,
-            epilog=atom_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-            add_arguments=atom_command.add_arguments, execute=atom_command.execute),
-    Command(name="basis-search", help=basis_search_command.HELP, description=basis_search_command.DESCRIPTION,
-            epilog=basis_search_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-            add_arguments=basis_search_command.add_arguments, execute=basis_search_command.execute),
-    Command(name="orbitals", help=orbitals_command.HELP, description=orbitals_command.DESCRIPTION,
-            epilog=orbitals_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-            add_arguments=orbitals_command.add_arguments, execute=orbitals_command.execute),
-    Command(name="cache", help=cache_command.HELP, description=cache_command.DESCRIPTION,
-            epilog=cache_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-            add_arguments=cache_command.add_arguments, execute=cache_command.execute),
+    Command(
+        name="run",
+        help=run_command.HELP,
+        description=run_command.DESCRIPTION,
+        epilog=run_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+        add_arguments=run_command.add_arguments,
+        execute=run_command.execute,
+    ),
+    Command(
+        name="atom",
+        help=atom_command.HELP,
+        description=atom_command.DESCRIPTION,
+        epilog=atom_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+        add_arguments=atom_command.add_arguments,
+        execute=atom_command.execute,
+    ),
+    Command(
+        name="basis-search",
+        help=basis_search_command.HELP,
+        description=basis_search_command.DESCRIPTION,
+        epilog=basis_search_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+        add_arguments=basis_search_command.add_arguments,
+        execute=basis_search_command.execute,
+    ),
+    Command(
+        name="orbitals",
+        help=orbitals_command.HELP,
+        description=orbitals_command.DESCRIPTION,
+        epilog=orbitals_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+        add_arguments=orbitals_command.add_arguments,
+        execute=orbitals_command.execute,
+    ),
+    Command(
+        name="cache",
+        help=cache_command.HELP,
+        description=cache_command.DESCRIPTION,
+        epilog=cache_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
+        add_arguments=cache_command.add_arguments,
+        execute=cache_command.execute,
+    ),
 )
 
 _MAIN_DESCRIPTION = """\
 hartree: Hartree-Fock (RHF, UHF, ROHF) on molecules, with live progress,
 result tables, QCSchema JSON and Molden output."""
 
-_MAIN_EPILOG = """\
+_MAIN_EPILOG = (
+    """\
 examples:
   hartree run water.xyz --basis cc-pvdz
   hartree run radical.xyz --basis 6-31g* --method uhf --multiplicity 2 --json out.json
   hartree run --help
 
-""" + EXIT_CODES_HELP
+"""
+    + EXIT_CODES_HELP
+)
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -122,8 +158,13 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action):
         text = action.help or ""
         default = action.default
-        if (default is None or default is False or default is argparse.SUPPRESS
-                or "default" in text or not action.option_strings):
+        if (
+            default is None
+            or default is False
+            or default is argparse.SUPPRESS
+            or "default" in text
+            or not action.option_strings
+        ):
             return text
         return f"{text} (default: %(default)s)"
 
@@ -132,24 +173,30 @@ def _common_options():
     """Options every subcommand takes (--quiet, --debug)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("output control")
-    group.add_argument("-q", "--quiet", action="store_true",
-                       help="print only the final energy line (errors still go to stderr)")
-    group.add_argument("--debug", action="store_true",
-                       help="show the full traceback when an error occurs")
+    group.add_argument(
+        "-q", "--quiet", action="store_true", help="print only the final energy line (errors still go to stderr)"
+    )
+    group.add_argument("--debug", action="store_true", help="show the full traceback when an error occurs")
     return parent
 
 
 def build_parser():
     """The argparse parser with one subparser per registered command."""
-    parser = argparse.ArgumentParser(prog="hartree", description=_MAIN_DESCRIPTION,
-                                     epilog=_MAIN_EPILOG, formatter_class=_HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="hartree", description=_MAIN_DESCRIPTION, epilog=_MAIN_EPILOG, formatter_class=_HelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"hartree {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     parent = _common_options()
     for command in COMMANDS:
-        sub = subparsers.add_parser(command.name, help=command.help, description=command.description,
-                                    epilog=command.epilog, formatter_class=_HelpFormatter,
-                                    parents=[parent])
+        sub = subparsers.add_parser(
+            command.name,
+            help=command.help,
+            description=command.description,
+            epilog=command.epilog,
+            formatter_class=_HelpFormatter,
+            parents=[parent],
+        )
         command.add_arguments(sub)
         sub.set_defaults(_command=command)
     return parser
@@ -211,6 +258,7 @@ def _quiet_shutdown_noise():
     """Silence libraries that log from background threads or the event loop after an
     interrupt (asyncio's "Task exception was never retrieved", distributed's teardown)."""
     import logging
+
     # tornado.application: distributed's logging config gives it a level of its own
     for name in ("asyncio", "distributed", "tornado", "tornado.application"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
@@ -238,8 +286,11 @@ def _stopped(stop, debug):
         what, code = f"terminated (signal {stop.signum})", 128 + stop.signum
     else:
         what, code = "interrupted (SIGINT)", EXIT_INTERRUPTED
-    print(f"hartree: {what}; files being written were removed, finished outputs and "
-          "checkpoints are kept", file=sys.stderr, flush=True)
+    print(
+        f"hartree: {what}; files being written were removed, finished outputs and checkpoints are kept",
+        file=sys.stderr,
+        flush=True,
+    )
     return code
 
 
@@ -248,7 +299,7 @@ def execute_command(args, console):
     debug = getattr(args, "debug", False)
     try:
         with _signals_as_exceptions(), warnings.catch_warnings():
-            warnings.showwarning = _warning_line      # restored by catch_warnings
+            warnings.showwarning = _warning_line  # restored by catch_warnings
             return args._command.execute(args, console)
     except HartreeError as error:
         if debug:
@@ -258,8 +309,9 @@ def execute_command(args, console):
     except MemoryError:
         if debug:
             traceback.print_exc()
-        _error_line("not enough memory for what was asked (MemoryError); use a smaller "
-                    "problem or a machine with more memory")
+        _error_line(
+            "not enough memory for what was asked (MemoryError); use a smaller problem or a machine with more memory"
+        )
         return EXIT_RESOURCES
     except OSError as error:  # a file or directory the checks before the work did not catch
         if debug:
@@ -274,16 +326,18 @@ def execute_command(args, console):
         return _stopped(stop, debug)
     except Exception as error:  # noqa: BLE001  (a bug: one line; the traceback with --debug)
         stop = _interruption(error)
-        if stop is not None:     # a signal that arrived inside compiled code (numba, h5py)
+        if stop is not None:  # a signal that arrived inside compiled code (numba, h5py)
             return _stopped(stop, debug)
         if debug:
             traceback.print_exc()
         if _from_device_library(error):
             _error_line(f"the GPU failed: {type(error).__name__}: {error}; run with --device cpu")
             return EXIT_DEVICE
-        _error_line(f"{type(error).__name__}: {error} -- this is a bug in hartree; please "
-                    "report it with the output of the same command run with --debug",
-                    prefix="internal error")
+        _error_line(
+            f"{type(error).__name__}: {error} -- this is a bug in hartree; please "
+            "report it with the output of the same command run with --debug",
+            prefix="internal error",
+        )
         return EXIT_CRASH
 
 

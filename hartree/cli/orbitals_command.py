@@ -56,40 +56,84 @@ def add_arguments(parser):
     """Add the ``orbitals`` arguments to an argparse parser."""
     parser.add_argument("source", metavar="SOURCE", help="hartree result JSON, SCF checkpoint or Molden file")
     what = parser.add_argument_group("what to compute")
-    what.add_argument("--mo", metavar="LIST", default=None,
-                      help="orbitals, e.g. homo,lumo,homo-1,beta:lumo+2,12 (default: homo when "
-                           "neither --density nor --spin-density is given)")
+    what.add_argument(
+        "--mo",
+        metavar="LIST",
+        default=None,
+        help="orbitals, e.g. homo,lumo,homo-1,beta:lumo+2,12 (default: homo when "
+        "neither --density nor --spin-density is given)",
+    )
     what.add_argument("--density", action="store_true", help="total electron density")
     what.add_argument("--spin-density", action="store_true", help="alpha minus beta density")
     lat = parser.add_argument_group("lattice")
-    lat.add_argument("--spacing", type=positive_float, default=0.1, metavar="D",
-                     help="distance between lattice points (Angstrom, or bohr with --bohr)")
-    lat.add_argument("--margin", type=non_negative_float, default=4.0, metavar="M",
-                     help="space around the outermost nuclei (Angstrom, or bohr with --bohr)")
-    lat.add_argument("--bohr", action="store_true",
-                     help="lengths (--spacing, --margin, --origin, --axes, --points) are in bohr")
-    lat.add_argument("--origin", type=finite_float, nargs=3, metavar=("X", "Y", "Z"),
-                     help="explicit lattice: position of the first point (with --axes and --shape)")
-    lat.add_argument("--axes", type=finite_float, nargs=9, metavar="V",
-                     help="explicit lattice: three step vectors, row by row (9 numbers)")
-    lat.add_argument("--shape", type=positive_int, nargs=3, metavar=("N1", "N2", "N3"),
-                     help="explicit lattice: points along each step vector")
-    lat.add_argument("--points", metavar="FILE",
-                     help="evaluate at the points in FILE instead (.npy or text, 3 columns); "
-                          "only --npy and --h5 outputs then")
-    lat.add_argument("--single", action="store_true",
-                     help="single precision (FP32): faster; values good to about 1e-6 of the largest")
-    lat.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
-                     help="where to compute: gpu (CUDA through cupy), cpu, or auto (the GPU when "
-                          "cupy and a CUDA device are present; default)")
+    lat.add_argument(
+        "--spacing",
+        type=positive_float,
+        default=0.1,
+        metavar="D",
+        help="distance between lattice points (Angstrom, or bohr with --bohr)",
+    )
+    lat.add_argument(
+        "--margin",
+        type=non_negative_float,
+        default=4.0,
+        metavar="M",
+        help="space around the outermost nuclei (Angstrom, or bohr with --bohr)",
+    )
+    lat.add_argument(
+        "--bohr", action="store_true", help="lengths (--spacing, --margin, --origin, --axes, --points) are in bohr"
+    )
+    lat.add_argument(
+        "--origin",
+        type=finite_float,
+        nargs=3,
+        metavar=("X", "Y", "Z"),
+        help="explicit lattice: position of the first point (with --axes and --shape)",
+    )
+    lat.add_argument(
+        "--axes",
+        type=finite_float,
+        nargs=9,
+        metavar="V",
+        help="explicit lattice: three step vectors, row by row (9 numbers)",
+    )
+    lat.add_argument(
+        "--shape",
+        type=positive_int,
+        nargs=3,
+        metavar=("N1", "N2", "N3"),
+        help="explicit lattice: points along each step vector",
+    )
+    lat.add_argument(
+        "--points",
+        metavar="FILE",
+        help="evaluate at the points in FILE instead (.npy or text, 3 columns); only --npy and --h5 outputs then",
+    )
+    lat.add_argument(
+        "--single",
+        action="store_true",
+        help="single precision (FP32): faster; values good to about 1e-6 of the largest",
+    )
+    lat.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        type=str.lower,
+        help="where to compute: gpu (CUDA through cupy), cpu, or auto (the GPU when "
+        "cupy and a CUDA device are present; default)",
+    )
     out = parser.add_argument_group("output files")
     out.add_argument("--cube", metavar="TEMPLATE", help="Gaussian cube file(s)")
     out.add_argument("--png", metavar="TEMPLATE", help="PNG picture(s) of the isosurfaces")
     out.add_argument("--npy", metavar="TEMPLATE", help="NumPy array file(s), lattice shape, a.u.")
     out.add_argument("--h5", metavar="FILE", help="one HDF5 file with every quantity and the lattice")
-    out.add_argument("--iso", type=positive_float, default=None, metavar="X",
-                     help="isovalue of the pictures in a.u. (default 0.05 for orbitals, "
-                          "0.02 for densities)")
+    out.add_argument(
+        "--iso",
+        type=positive_float,
+        default=None,
+        metavar="X",
+        help="isovalue of the pictures in a.u. (default 0.05 for orbitals, 0.02 for densities)",
+    )
     out.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
 
@@ -125,8 +169,9 @@ def _output_plan(args, items):
         outputs.append(("--h5", args.h5))
     if not outputs:
         raise InputError("nothing to write: give --cube, --png, --npy or --h5")
-    check_outputs(outputs, inputs=[("source file", args.source), ("--points file", args.points)],
-                  overwrite=args.overwrite)
+    check_outputs(
+        outputs, inputs=[("source file", args.source), ("--points file", args.points)], overwrite=args.overwrite
+    )
     return plan
 
 
@@ -173,13 +218,16 @@ def _describe(args, lattice):
     nx, ny, nz = lattice.shape
     steps = np.linalg.norm(lattice.axes, axis=1) * (1.0 if args.bohr else BOHR_IN_ANGSTROM)
     spacing = ", ".join(f"{s:.4g}" for s in steps)
-    return (f"lattice: {nx} x {ny} x {nz} = {lattice.npoints} points, spacing {spacing} "
-            f"{'bohr' if args.bohr else 'Angstrom'}, {precision}")
+    return (
+        f"lattice: {nx} x {ny} x {nz} = {lattice.npoints} points, spacing {spacing} "
+        f"{'bohr' if args.bohr else 'Angstrom'}, {precision}"
+    )
 
 
 def _device_text(device):
     if device == "gpu":
         from ..gpu.device import gpu_status
+
         return f"gpu ({gpu_status()[1]})"
     return "cpu"
 
@@ -199,15 +247,20 @@ def execute(args, console):
     say(_describe(args, lattice))
     say(f"device:  {_device_text(device)}")
     start = time.perf_counter()
-    numbers = {label: choice.number + (wfn.mo_coeff.shape[-1] if choice.spin == 1 else 0)
-               for label, kind, choice in items if kind == "mo"}
+    numbers = {
+        label: choice.number + (wfn.mo_coeff.shape[-1] if choice.spin == 1 else 0)
+        for label, kind, choice in items
+        if kind == "mo"
+    }
     if isinstance(lattice, Lattice):
         outputs = _outputs(args, plan, wfn, lattice, items, numbers)
         keep, sums = write_lattice(wfn, items, lattice, outputs, dtype, device)
         for label, kind, _ in items:
             if kind != "mo":
-                say(f"{label} integrates to {sums[label] * lattice.voxel_volume:.4f} electrons on "
-                    "this lattice (a coarse lattice misses part of the sharp core density)")
+                say(
+                    f"{label} integrates to {sums[label] * lattice.voxel_volume:.4f} electrons on "
+                    "this lattice (a coarse lattice misses part of the sharp core density)"
+                )
     else:
         check_memory(2 * len(items) * lattice.shape[0] * 8, f"values at {lattice.shape[0]:,} points")
         keep = compute(wfn, items, lattice, dtype, device)
@@ -231,23 +284,33 @@ def _outputs(args, plan, wfn, lattice, items, numbers):
     for label, path in plan["cube"].items():
         if label == "__all__":
             labels = [lab for lab, _, _ in items]
-            cubes.append((path, labels, [numbers[lab] for lab in labels],
-                          (f"hartree orbitals {' '.join(labels)}", order)))
+            cubes.append(
+                (path, labels, [numbers[lab] for lab in labels], (f"hartree orbitals {' '.join(labels)}", order))
+            )
         else:
-            cubes.append((path, [label], [numbers[label]] if kinds[label] == "mo" else None,
-                          (f"hartree {label}", order)))
+            cubes.append(
+                (path, [label], [numbers[label]] if kinds[label] == "mo" else None, (f"hartree {label}", order))
+            )
     attrs, datasets = _h5_header(wfn)
-    datasets.update({"lattice/origin": lattice.origin, "lattice/axes": lattice.axes,
-                     "lattice/shape": np.array(lattice.shape)})
-    return Outputs(cubes=cubes, npy=dict(plan["npy"]), h5=args.h5,
-                   h5_labels=tuple(label for label, _, _ in items) if args.h5 else (),
-                   h5_datasets=datasets, h5_attrs=attrs, keep=tuple(plan["png"]))
+    datasets.update(
+        {"lattice/origin": lattice.origin, "lattice/axes": lattice.axes, "lattice/shape": np.array(lattice.shape)}
+    )
+    return Outputs(
+        cubes=cubes,
+        npy=dict(plan["npy"]),
+        h5=args.h5,
+        h5_labels=tuple(label for label, _, _ in items) if args.h5 else (),
+        h5_datasets=datasets,
+        h5_attrs=attrs,
+        keep=tuple(plan["png"]),
+    )
 
 
 def _h5_header(wfn):
-    return ({"units": "atomic units (bohr, bohr^-3/2 orbitals, bohr^-3 densities)"},
-            {"molecule/numbers": np.asarray(wfn.molecule.numbers),
-             "molecule/coords": np.asarray(wfn.molecule.coords)})
+    return (
+        {"units": "atomic units (bohr, bohr^-3/2 orbitals, bohr^-3 densities)"},
+        {"molecule/numbers": np.asarray(wfn.molecule.numbers), "molecule/coords": np.asarray(wfn.molecule.coords)},
+    )
 
 
 def _write_points(args, plan, wfn, points, values):
@@ -257,6 +320,7 @@ def _write_points(args, plan, wfn, points, values):
             np.save(handle, values[label])
     if args.h5:
         import h5py
+
         attrs, datasets = _h5_header(wfn)
         with atomic_path(args.h5) as tmp, h5py.File(tmp, "w") as handle:
             handle.attrs.update(attrs)
@@ -277,7 +341,14 @@ def _pictures(args, plan, wfn, lattice, items, values, say):
     for label, path in plan["png"].items():
         kind = kinds[label]
         iso = args.iso or (ORBITAL_ISO if kind == "mo" else DENSITY_ISO)
-        render_png(path, wfn.molecule, lattice, values[label], iso,
-                   title=f"{os.path.basename(args.source)}: {label}  (isovalue {iso:g} a.u.)",
-                   signed=kind != "density", overwrite=args.overwrite)
+        render_png(
+            path,
+            wfn.molecule,
+            lattice,
+            values[label],
+            iso,
+            title=f"{os.path.basename(args.source)}: {label}  (isovalue {iso:g} a.u.)",
+            signed=kind != "density",
+            overwrite=args.overwrite,
+        )
         say(f"wrote PNG: {path}")

@@ -12,8 +12,9 @@ import math
 from rich.markup import escape
 
 #: Column header matching :func:`iteration_line`.
-ITERATION_HEADER = (f"{'cycle':>5}  {'energy / Eh':>18}  {'dE / Eh':>9}  {'|grad|':>8}  "
-                    f"{'DIIS err':>8}  {'step':<12}  {'time/s':>7}")
+ITERATION_HEADER = (
+    f"{'cycle':>5}  {'energy / Eh':>18}  {'dE / Eh':>9}  {'|grad|':>8}  {'DIIS err':>8}  {'step':<12}  {'time/s':>7}"
+)
 
 
 def _sci(value, width, digits):
@@ -28,9 +29,11 @@ def iteration_line(record):
     energy = f"{float(record.energy):>18.12f}" if record.energy is not None else f"{'-':>18}"
     step = str(record.step) if record.step is not None else "-"
     time = f"{float(record.time):>7.2f}" if record.time is not None else f"{'-':>7}"
-    return (f"{int(record.cycle):>5d}  {energy}  {_sci(record.delta_energy, 9, 2)}  "
-            f"{_sci(record.gradient_norm, 8, 1)}  {_sci(record.diis_error, 8, 1)}  "
-            f"{step:<12}  {time}")
+    return (
+        f"{int(record.cycle):>5d}  {energy}  {_sci(record.delta_energy, 9, 2)}  "
+        f"{_sci(record.gradient_norm, 8, 1)}  {_sci(record.diis_error, 8, 1)}  "
+        f"{step:<12}  {time}"
+    )
 
 
 class ScfProgress:
@@ -69,5 +72,6 @@ class ScfProgress:
         if self._status is not None:
             de = record.delta_energy
             de = f", dE {float(de):.1e}" if de is not None and math.isfinite(float(de)) else ""
-            self._status.update(f"{escape(self.label)}: cycle {int(record.cycle) + 1} "
-                                f"(last E {float(record.energy):.10f}{de}) ...")
+            self._status.update(
+                f"{escape(self.label)}: cycle {int(record.cycle) + 1} (last E {float(record.energy):.10f}{de}) ..."
+            )

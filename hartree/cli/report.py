@@ -92,8 +92,15 @@ def final_energy_line(result):
 
 
 def _table(title, show_header=True):
-    return Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
-                 show_edge=False, pad_edge=False, show_header=show_header)
+    return Table(
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        show_header=show_header,
+    )
 
 
 def energy_table(result):
@@ -102,25 +109,26 @@ def energy_table(result):
     table = _table("Energy")
     table.add_column("term")
     table.add_column("Eh", justify="right")
-    rows = [("one-electron", comps["one_electron"]), ("Coulomb", comps["coulomb"]),
-            ("exchange", comps["exchange"]), ("nuclear repulsion", comps["nuclear_repulsion"])]
+    rows = [
+        ("one-electron", comps["one_electron"]),
+        ("Coulomb", comps["coulomb"]),
+        ("exchange", comps["exchange"]),
+        ("nuclear repulsion", comps["nuclear_repulsion"]),
+    ]
     for name, value in rows:
         table.add_row(name, f"{float(value):.10f}")
-    table.add_row(Text("total", style="bold"), Text(f"{float(result.energy):.10f}", style="bold"),
-                  end_section=True)
+    table.add_row(Text("total", style="bold"), Text(f"{float(result.energy):.10f}", style="bold"), end_section=True)
     return table
 
 
 def orbital_table(title, mo_energy, mo_occ):
     """Orbital energies around the HOMO-LUMO gap, in Eh and eV with occupations."""
     table = _table(f"Orbital energies{' (' + title + ')' if title else ''}")
-    for name, justify in (("#", "right"), ("orbital", "left"), ("occ", "right"),
-                          ("Eh", "right"), ("eV", "right")):
+    for name, justify in (("#", "right"), ("orbital", "left"), ("occ", "right"), ("Eh", "right"), ("eV", "right")):
         table.add_column(name, justify=justify)
     for number, label, occ, energy in reversed(frontier_rows(mo_energy, mo_occ)):
         style = "bold" if label in ("HOMO", "LUMO") else None
-        table.add_row(str(number), label, f"{occ:g}", f"{energy:.6f}", f"{energy * HARTREE_IN_EV:.4f}",
-                      style=style)
+        table.add_row(str(number), label, f"{occ:g}", f"{energy:.6f}", f"{energy * HARTREE_IN_EV:.4f}", style=style)
     return table
 
 
@@ -181,10 +189,16 @@ def stage_times_text(timings):
         return ""
     nfull, ninc = timings.get("full_builds", 0), timings.get("incremental_builds", 0)
     early = timings.get("early_screening_builds", 0)
-    parts = [f"J/K {timings.get('jk', 0.0):.2f} s ({nfull} full + {ninc} incremental builds"
-             + (f", {early} with early screening)" if early else ")")]
-    for key, label in (("guess", "guess"), ("one_electron", "one-electron"),
-                       ("other", "Fock/DIIS/diagonalisation"), ("analysis", "analysis")):
+    parts = [
+        f"J/K {timings.get('jk', 0.0):.2f} s ({nfull} full + {ninc} incremental builds"
+        + (f", {early} with early screening)" if early else ")")
+    ]
+    for key, label in (
+        ("guess", "guess"),
+        ("one_electron", "one-electron"),
+        ("other", "Fock/DIIS/diagonalisation"),
+        ("analysis", "analysis"),
+    ):
         if key in timings:
             parts.append(f"{label} {timings[key]:.2f} s")
     return ", ".join(parts)
@@ -192,8 +206,13 @@ def stage_times_text(timings):
 
 def not_converged_banner(message):
     """A loud red panel saying the SCF did not converge."""
-    return Panel(Text(message), title=Text("NOT CONVERGED", style="bold red"), border_style="bold red",
-                 box=box.HEAVY, expand=False)
+    return Panel(
+        Text(message),
+        title=Text("NOT CONVERGED", style="bold red"),
+        border_style="bold red",
+        box=box.HEAVY,
+        expand=False,
+    )
 
 
 def print_report(console, result):
@@ -225,14 +244,17 @@ def mp2_table(mp2):
     table.add_column("term")
     table.add_column("Eh", justify="right")
     reference = str(mp2.reference).upper()
-    rows = [(f"SCF energy ({reference})", mp2.scf_energy),
-            ("opposite-spin correlation", mp2.opposite_spin),
-            ("same-spin correlation", mp2.same_spin),
-            ("MP2 correlation", mp2.correlation_energy)]
+    rows = [
+        (f"SCF energy ({reference})", mp2.scf_energy),
+        ("opposite-spin correlation", mp2.opposite_spin),
+        ("same-spin correlation", mp2.same_spin),
+        ("MP2 correlation", mp2.correlation_energy),
+    ]
     for name, value in rows:
         table.add_row(name, f"{float(value):.10f}")
-    table.add_row(Text("MP2 total", style="bold"), Text(f"{float(mp2.total_energy):.10f}", style="bold"),
-                  end_section=True)
+    table.add_row(
+        Text("MP2 total", style="bold"), Text(f"{float(mp2.total_energy):.10f}", style="bold"), end_section=True
+    )
     table.add_row("SCS-MP2 correlation", f"{float(mp2.scs_correlation_energy):.10f}")
     table.add_row("SCS-MP2 total", f"{float(mp2.scs_total_energy):.10f}", end_section=True)
     return table
@@ -246,12 +268,11 @@ def mp2_summary_table(mp2):
     table.add_row("reference", str(mp2.reference).upper())
     table.add_row("aux basis", f"{mp2.aux_basis} ({mp2.naux} functions)")
     table.add_row("frozen core orbitals", str(mp2.frozen_core))
-    table.add_row("active occupied / virtual",
-                  f"{_orbital_count(mp2.nocc)} / {_orbital_count(mp2.nvir)}")
+    table.add_row("active occupied / virtual", f"{_orbital_count(mp2.nocc)} / {_orbital_count(mp2.nvir)}")
     table.add_row("precision", str(mp2.precision))
     table.add_row("device", str(mp2.device))
     table.add_row("time", f"{float(mp2.wall_time):.2f} s")
-    for note in getattr(mp2, "notes", ()):          # e.g. the "mixed" slice calibration
+    for note in getattr(mp2, "notes", ()):  # e.g. the "mixed" slice calibration
         table.add_row("note", str(note))
     return table
 

@@ -12,7 +12,7 @@ import sys
 
 from rich.markup import escape
 
-from .. import __version__
+from .._version import __version__
 from ..basis import load_basis
 from ..constants import BOHR_IN_ANGSTROM
 from ..errors import BasisError, ConvergenceError, InputError
@@ -93,73 +93,149 @@ def add_arguments(parser):
     """Add the ``run`` arguments to an argparse parser."""
     parser.add_argument("file", metavar="FILE", help="molecule file (.xyz in Angstrom or QCSchema .json)")
     model = parser.add_argument_group("model")
-    model.add_argument("-b", "--basis", required=True, metavar="NAME",
-                       help="basis set: a basis-set-exchange name (cc-pvdz, 6-31g*, def2-svp, ...) "
-                            "or a path to an NWChem/Gaussian94 basis file")
-    model.add_argument("-m", "--method", choices=("rhf", "uhf", "rohf", "mp2"), default="rhf",
-                       type=str.lower,
-                       help="Hartree-Fock flavour: restricted closed-shell, unrestricted, "
-                            "or restricted open-shell; or mp2: RI-MP2 on an RHF/UHF reference")
-    model.add_argument("-c", "--charge", type=_int, default=None, metavar="Q",
-                       help="total charge (default: from the file, else 0)")
-    model.add_argument("-s", "--multiplicity", type=positive_int, default=None, metavar="M",
-                       help="spin multiplicity 2S+1 (default: from the file, else 1 or 2)")
-    model.add_argument("--cartesian", action="store_true",
-                       help="use cartesian (6d, 10f, ...) instead of spherical basis functions")
+    model.add_argument(
+        "-b",
+        "--basis",
+        required=True,
+        metavar="NAME",
+        help="basis set: a basis-set-exchange name (cc-pvdz, 6-31g*, def2-svp, ...) "
+        "or a path to an NWChem/Gaussian94 basis file",
+    )
+    model.add_argument(
+        "-m",
+        "--method",
+        choices=("rhf", "uhf", "rohf", "mp2"),
+        default="rhf",
+        type=str.lower,
+        help="Hartree-Fock flavour: restricted closed-shell, unrestricted, "
+        "or restricted open-shell; or mp2: RI-MP2 on an RHF/UHF reference",
+    )
+    model.add_argument(
+        "-c", "--charge", type=_int, default=None, metavar="Q", help="total charge (default: from the file, else 0)"
+    )
+    model.add_argument(
+        "-s",
+        "--multiplicity",
+        type=positive_int,
+        default=None,
+        metavar="M",
+        help="spin multiplicity 2S+1 (default: from the file, else 1 or 2)",
+    )
+    model.add_argument(
+        "--cartesian", action="store_true", help="use cartesian (6d, 10f, ...) instead of spherical basis functions"
+    )
     scf = parser.add_argument_group("SCF")
-    scf.add_argument("--conv-tol", type=positive_float, default=_DEFAULTS.conv_tol, metavar="X",
-                     help="energy convergence threshold in Eh (the orbital gradient must also "
-                          f"fall below {_DEFAULTS.conv_tol_grad:g})")
-    scf.add_argument("--max-cycle", type=positive_int, default=_DEFAULTS.max_cycle, metavar="N",
-                     help="maximum number of SCF cycles")
-    scf.add_argument("--level-shift", type=non_negative_float, default=_DEFAULTS.level_shift,
-                     metavar="EH", help="shift of the virtual orbital energies in Eh (e.g. 0.3) "
-                                        "to steady a difficult SCF")
-    scf.add_argument("--guess", choices=("sad", "core", "checkpoint"), default=_DEFAULTS.guess,
-                     help="initial guess: superposition of atomic densities, core Hamiltonian, "
-                          "or the orbitals in --checkpoint (also those of another job with the "
-                          "same atoms and basis: the file is then read, and left unchanged "
-                          "unless --overwrite)")
-    scf.add_argument("--guess-from", metavar="FILE", default=None,
-                     help="start from the orbitals in the checkpoint of another job with the "
-                          "same atoms and basis (other geometry, charge, spin or method); "
-                          "the file is only read")
-    scf.add_argument("--checkpoint", metavar="FILE", default=None,
-                     help="HDF5 checkpoint written every cycle; a run resumes from its own "
-                          "checkpoint, and replaces another job's only with --overwrite")
-    scf.add_argument("--allow-unconverged", action="store_true",
-                     help="report (and write files for) an SCF that did not converge, with exit "
-                          "code 0 and a NOT CONVERGED banner, instead of failing with exit code 3")
-    scf.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", type=str.lower,
-                     help="where the SCF runs: a CUDA GPU (through cupy), the CPU, or auto (the "
-                          "GPU when one is usable, else the CPU); the report names the device")
-    scf.add_argument("--gpus", metavar="LIST", default=None,
-                     help="GPUs to use on a GPU run: 'all' or device numbers such as 0,1; the "
-                          "J/K work is shared between them (default: every visible device, "
-                          "or one below 500 basis functions, where a second GPU costs more "
-                          "than it saves)")
+    scf.add_argument(
+        "--conv-tol",
+        type=positive_float,
+        default=_DEFAULTS.conv_tol,
+        metavar="X",
+        help="energy convergence threshold in Eh (the orbital gradient must also "
+        f"fall below {_DEFAULTS.conv_tol_grad:g})",
+    )
+    scf.add_argument(
+        "--max-cycle", type=positive_int, default=_DEFAULTS.max_cycle, metavar="N", help="maximum number of SCF cycles"
+    )
+    scf.add_argument(
+        "--level-shift",
+        type=non_negative_float,
+        default=_DEFAULTS.level_shift,
+        metavar="EH",
+        help="shift of the virtual orbital energies in Eh (e.g. 0.3) to steady a difficult SCF",
+    )
+    scf.add_argument(
+        "--guess",
+        choices=("sad", "core", "checkpoint"),
+        default=_DEFAULTS.guess,
+        help="initial guess: superposition of atomic densities, core Hamiltonian, "
+        "or the orbitals in --checkpoint (also those of another job with the "
+        "same atoms and basis: the file is then read, and left unchanged "
+        "unless --overwrite)",
+    )
+    scf.add_argument(
+        "--guess-from",
+        metavar="FILE",
+        default=None,
+        help="start from the orbitals in the checkpoint of another job with the "
+        "same atoms and basis (other geometry, charge, spin or method); "
+        "the file is only read",
+    )
+    scf.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        default=None,
+        help="HDF5 checkpoint written every cycle; a run resumes from its own "
+        "checkpoint, and replaces another job's only with --overwrite",
+    )
+    scf.add_argument(
+        "--allow-unconverged",
+        action="store_true",
+        help="report (and write files for) an SCF that did not converge, with exit "
+        "code 0 and a NOT CONVERGED banner, instead of failing with exit code 3",
+    )
+    scf.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        type=str.lower,
+        help="where the SCF runs: a CUDA GPU (through cupy), the CPU, or auto (the "
+        "GPU when one is usable, else the CPU); the report names the device",
+    )
+    scf.add_argument(
+        "--gpus",
+        metavar="LIST",
+        default=None,
+        help="GPUs to use on a GPU run: 'all' or device numbers such as 0,1; the "
+        "J/K work is shared between them (default: every visible device, "
+        "or one below 500 basis functions, where a second GPU costs more "
+        "than it saves)",
+    )
     corr = parser.add_argument_group("correlation (with --method mp2)")
-    corr.add_argument("--reference", choices=("rhf", "uhf"), default=None, type=str.lower,
-                      help="SCF reference for MP2 (default: rhf for singlets, uhf otherwise)")
-    corr.add_argument("--aux", metavar="NAME", default=None,
-                      help="auxiliary (RI-MP2 fitting) basis: a basis-set-exchange name such as "
-                           "cc-pvdz-rifit or a basis file (default: the RIFIT set matching "
-                           "--basis, e.g. cc-pvtz -> cc-pvtz-rifit)")
-    corr.add_argument("--frozen-core", action="store_true",
-                      help="leave the core orbitals (the previous noble-gas shell of each atom) "
-                           "out of the correlation treatment")
-    corr.add_argument("--precision", choices=PRECISIONS, default="fp64", type=str.lower,
-                      help="arithmetic of the RI-MP2 matrix multiplications (fp64: double "
-                           "precision throughout; the others trade accuracy for speed; mixed "
-                           "stays within ~0.1 kcal/mol); the report names the schemes that ran")
+    corr.add_argument(
+        "--reference",
+        choices=("rhf", "uhf"),
+        default=None,
+        type=str.lower,
+        help="SCF reference for MP2 (default: rhf for singlets, uhf otherwise)",
+    )
+    corr.add_argument(
+        "--aux",
+        metavar="NAME",
+        default=None,
+        help="auxiliary (RI-MP2 fitting) basis: a basis-set-exchange name such as "
+        "cc-pvdz-rifit or a basis file (default: the RIFIT set matching "
+        "--basis, e.g. cc-pvtz -> cc-pvtz-rifit)",
+    )
+    corr.add_argument(
+        "--frozen-core",
+        action="store_true",
+        help="leave the core orbitals (the previous noble-gas shell of each atom) out of the correlation treatment",
+    )
+    corr.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="fp64",
+        type=str.lower,
+        help="arithmetic of the RI-MP2 matrix multiplications (fp64: double "
+        "precision throughout; the others trade accuracy for speed; mixed "
+        "stays within ~0.1 kcal/mol); the report names the schemes that ran",
+    )
     out = parser.add_argument_group("output files")
-    out.add_argument("--json", metavar="OUT", default=None,
-                     help="write the result as a QCSchema AtomicResult JSON document")
-    out.add_argument("--molden", metavar="OUT", default=None,
-                     help="write geometry, basis and orbitals as a Molden file (Jmol, VMD, Molden)")
-    out.add_argument("--overwrite", action="store_true",
-                     help="replace existing --json/--molden files and another job's "
-                          "--checkpoint (otherwise an error, raised before the SCF starts)")
+    out.add_argument(
+        "--json", metavar="OUT", default=None, help="write the result as a QCSchema AtomicResult JSON document"
+    )
+    out.add_argument(
+        "--molden",
+        metavar="OUT",
+        default=None,
+        help="write geometry, basis and orbitals as a Molden file (Jmol, VMD, Molden)",
+    )
+    out.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace existing --json/--molden files and another job's "
+        "--checkpoint (otherwise an error, raised before the SCF starts)",
+    )
 
 
 def input_files(args):
@@ -173,17 +249,23 @@ def input_files(args):
 
 def check_paths(args):
     """Every output path of the run (module docstring of hartree.io.paths), before any work."""
-    check_outputs((("--json", args.json), ("--molden", args.molden),
-                   ("--checkpoint", args.checkpoint, True)),
-                  inputs=input_files(args), overwrite=args.overwrite)
+    check_outputs(
+        (("--json", args.json), ("--molden", args.molden), ("--checkpoint", args.checkpoint, True)),
+        inputs=input_files(args),
+        overwrite=args.overwrite,
+    )
 
 
 def warn_isolated_atoms(molecule):
     """One warning line (stderr) per atom far from all others: usually a unit mistake."""
     for index, distance in molecule.isolated_atoms()[:5]:
-        print(f"hartree: warning: atom {index + 1} ({molecule.symbols[index]}) is "
-              f"{distance * BOHR_IN_ANGSTROM:.4g} Angstrom from the nearest other atom; check "
-              "the geometry and its units", file=sys.stderr, flush=True)
+        print(
+            f"hartree: warning: atom {index + 1} ({molecule.symbols[index]}) is "
+            f"{distance * BOHR_IN_ANGSTROM:.4g} Angstrom from the nearest other atom; check "
+            "the geometry and its units",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def convergence_hint(error, method):
@@ -191,42 +273,62 @@ def convergence_hint(error, method):
     result = getattr(error, "result", None)
     if result is None or not result.history:
         return error
-    return ConvergenceError(not_converged_text(
-        method, result, f"--max-cycle {2 * result.iterations}, --level-shift 0.3 or --guess core"),
-        result=result)
+    return ConvergenceError(
+        not_converged_text(method, result, f"--max-cycle {2 * result.iterations}, --level-shift 0.3 or --guess core"),
+        result=result,
+    )
 
 
 def scf_keywords(args):
     """The SCF settings of a run as a JSON-able dict (recorded in the QCSchema keywords)."""
-    return {"method": args.method, "basis": args.basis, "cartesian": bool(args.cartesian),
-            "conv_tol": args.conv_tol, "conv_tol_grad": _DEFAULTS.conv_tol_grad,
-            "max_cycle": args.max_cycle, "guess": args.guess, "level_shift": args.level_shift}
+    return {
+        "method": args.method,
+        "basis": args.basis,
+        "cartesian": bool(args.cartesian),
+        "conv_tol": args.conv_tol,
+        "conv_tol_grad": _DEFAULTS.conv_tol_grad,
+        "max_cycle": args.max_cycle,
+        "guess": args.guess,
+        "level_shift": args.level_shift,
+    }
 
 
 def mp2_keywords(args, mp2):
     """The RI-MP2 settings of a run (recorded in the QCSchema keywords with --method mp2)."""
-    return {"reference": mp2.reference, "aux_basis": str(mp2.aux_basis),
-            "frozen_core": bool(args.frozen_core), "precision": args.precision}
+    return {
+        "reference": mp2.reference,
+        "aux_basis": str(mp2.aux_basis),
+        "frozen_core": bool(args.frozen_core),
+        "precision": args.precision,
+    }
 
 
 def scf_reference(args, molecule):
     """The SCF method to run: --method itself, or for mp2 the --reference (default rhf for
     singlets, uhf otherwise).  InputError for correlation options without --method mp2."""
     if args.method != "mp2":
-        given = [flag for flag, value in (("--reference", args.reference), ("--aux", args.aux),
-                                          ("--frozen-core", args.frozen_core),
-                                          ("--precision", args.precision != "fp64")) if value]
+        given = [
+            flag
+            for flag, value in (
+                ("--reference", args.reference),
+                ("--aux", args.aux),
+                ("--frozen-core", args.frozen_core),
+                ("--precision", args.precision != "fp64"),
+            )
+            if value
+        ]
         if given:
-            raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} "
-                             "only with --method mp2")
+            raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only with --method mp2")
         return args.method
     reference = args.reference or ("rhf" if molecule.multiplicity == 1 else "uhf")
     try:
         validate_method(molecule, reference)
     except InputError:
-        raise InputError(f"an RHF reference needs a closed-shell singlet (the molecule has "
-                         f"{molecule.nelectron} electrons, multiplicity {molecule.multiplicity}); "
-                         "use --reference uhf") from None
+        raise InputError(
+            f"an RHF reference needs a closed-shell singlet (the molecule has "
+            f"{molecule.nelectron} electrons, multiplicity {molecule.multiplicity}); "
+            "use --reference uhf"
+        ) from None
     return reference
 
 
@@ -238,8 +340,9 @@ def load_aux(molecule, basis, args):
         try:
             aux = default_aux_name(basis.name, [int(z) for z in molecule.numbers])
         except BasisError:
-            raise BasisError(f"no default auxiliary basis for --basis {basis.name}; name one "
-                             "with --aux (e.g. --aux def2-svp-rifit)") from None
+            raise BasisError(
+                f"no default auxiliary basis for --basis {basis.name}; name one with --aux (e.g. --aux def2-svp-rifit)"
+            ) from None
     try:
         return load_aux_basis(molecule, basis, aux)
     except BasisError as error:
@@ -248,11 +351,17 @@ def load_aux(molecule, basis, args):
 
 def _print_header(console, molecule, basis, args):
     kind = "cartesian" if not basis.pure else "spherical"
-    console.print(f"[bold]hartree {__version__}[/bold]: {args.method.upper()}/{escape(basis.name)} "
-                  f"on {escape(args.file)}", highlight=False)
-    console.print(f"molecule: {formula(molecule.symbols)}, {molecule.natm} atoms, "
-                  f"{molecule.nelectron} electrons, charge {molecule.charge}, "
-                  f"multiplicity {molecule.multiplicity}", highlight=False, markup=False)
+    console.print(
+        f"[bold]hartree {__version__}[/bold]: {args.method.upper()}/{escape(basis.name)} on {escape(args.file)}",
+        highlight=False,
+    )
+    console.print(
+        f"molecule: {formula(molecule.symbols)}, {molecule.natm} atoms, "
+        f"{molecule.nelectron} electrons, charge {molecule.charge}, "
+        f"multiplicity {molecule.multiplicity}",
+        highlight=False,
+        markup=False,
+    )
     console.print(f"basis:    {basis.name}, {basis.nao} {kind} functions", highlight=False, markup=False)
 
 
@@ -276,6 +385,7 @@ def _write_outputs(console, args, result, mp2=None):
 def _cached_kernels():
     """Number of compiled kernel files in the on-disk cache (hartree.gpu.compile)."""
     from ..gpu.compile import cache_dir
+
     try:
         return sum(1 for f in os.listdir(cache_dir()) if f.endswith(".cubin"))
     except OSError:
@@ -286,6 +396,7 @@ def prepare_gpu(console, engine, quiet):
     """Compile (or load from the disk cache) the engine's kernels before the SCF, saying
     so: a status line while it works, then how many kernels were newly compiled."""
     import time
+
     before = _cached_kernels()
     t0 = time.perf_counter()
     if quiet:
@@ -294,87 +405,113 @@ def prepare_gpu(console, engine, quiet):
     with console.status("GPU: compiling kernels not yet in the cache (NVRTC) ..."):
         engine.prepare()
     new = _cached_kernels() - before
-    what = (f"compiled {new} new kernel module{'s' if new != 1 else ''}" if new > 0
-            else "all kernels loaded from the cache")
-    console.print(f"GPU:      {what} in {time.perf_counter() - t0:.1f} s", highlight=False,
-                  markup=False)
+    what = (
+        f"compiled {new} new kernel module{'s' if new != 1 else ''}" if new > 0 else "all kernels loaded from the cache"
+    )
+    console.print(f"GPU:      {what} in {time.perf_counter() - t0:.1f} s", highlight=False, markup=False)
 
 
 def execute(args, console):
     """Run ``hartree run`` with parsed arguments; returns the exit code (errors raise)."""
     check_paths(args)
     requested = getattr(args, "device", "auto")
-    device = resolve_device(requested)                          # DeviceError before any work
+    device = resolve_device(requested)  # DeviceError before any work
     gpus_arg = getattr(args, "gpus", None)
     if requested == "cpu" and gpus_arg is not None:
         raise InputError("--gpus applies only to GPU runs (--device gpu or auto)")
     molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
-    method = scf_reference(args, molecule)       # the SCF to run (the MP2 reference for mp2)
+    method = scf_reference(args, molecule)  # the SCF to run (the MP2 reference for mp2)
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
     gpus = resolve_gpus(gpus_arg, basis.nao) if device == "gpu" else None
     aux_basis = load_aux(molecule, basis, args) if args.method == "mp2" else None
     if args.molden:
         check_molden_supported(basis)
     validate_method(molecule, method)
-    checkpoint_plan(molecule, basis, method, checkpoint=args.checkpoint, guess=args.guess,
-                    guess_from=args.guess_from, overwrite=args.overwrite)   # refusals: now
+    checkpoint_plan(
+        molecule,
+        basis,
+        method,
+        checkpoint=args.checkpoint,
+        guess=args.guess,
+        guess_from=args.guess_from,
+        overwrite=args.overwrite,
+    )  # refusals: now
     warn_isolated_atoms(molecule)
     if not args.quiet:
         _print_header(console, molecule, basis, args)
         console.print(f"device:   {device_text(device, gpus)}", highlight=False, markup=False)
         if aux_basis is not None:
-            console.print(f"RI-MP2:   {method.upper()} reference, auxiliary basis {aux_basis.name}, "
-                          f"{aux_basis.nao} functions", highlight=False, markup=False)
+            console.print(
+                f"RI-MP2:   {method.upper()} reference, auxiliary basis {aux_basis.name}, {aux_basis.nao} functions",
+                highlight=False,
+                markup=False,
+            )
     engine = None
     if device == "gpu":
         engine = make_engine(molecule, basis, _DEFAULTS.screening_threshold, "gpu", gpus)
         try:
             prepare_gpu(console, engine, args.quiet)
-        except Exception as error:             # out of GPU memory: CPU ('auto') or one line
+        except Exception as error:  # out of GPU memory: CPU ('auto') or one line
             from ..gpu.memory import GPUMemoryError, _is_oom
+
             if not _is_oom(error):
                 raise
             if requested != "auto":
-                raise GPUMemoryError("the GPU ran out of memory while preparing the kernels; "
-                                     "run with --device cpu") from None
-            console.print("note: the GPU ran out of memory while preparing; running on the CPU",
-                          markup=False)
+                raise GPUMemoryError(
+                    "the GPU ran out of memory while preparing the kernels; run with --device cpu"
+                ) from None
+            console.print("note: the GPU ran out of memory while preparing; running on the CPU", markup=False)
             engine, requested, gpus_arg, device = None, "cpu", None, "cpu"
     if device == "cpu" and not args.quiet:
         first_run.announce(console, "scf-cpu")
     progress = ScfProgress(console, show_lines=not args.quiet, label=method.upper())
     try:
         with progress:
-            result = run_scf(molecule, basis, method, device=requested, gpus=gpus_arg,
-                             engine=engine,
-                             allow_unconverged=args.allow_unconverged,
-                             conv_tol=args.conv_tol, max_cycle=args.max_cycle, guess=args.guess,
-                             level_shift=args.level_shift,
-                             checkpoint=args.checkpoint, overwrite_checkpoint=args.overwrite,
-                             guess_from=args.guess_from, cartesian=args.cartesian,
-                             callback=progress)
+            result = run_scf(
+                molecule,
+                basis,
+                method,
+                device=requested,
+                gpus=gpus_arg,
+                engine=engine,
+                allow_unconverged=args.allow_unconverged,
+                conv_tol=args.conv_tol,
+                max_cycle=args.max_cycle,
+                guess=args.guess,
+                level_shift=args.level_shift,
+                checkpoint=args.checkpoint,
+                overwrite_checkpoint=args.overwrite,
+                guess_from=args.guess_from,
+                cartesian=args.cartesian,
+                callback=progress,
+            )
     except ConvergenceError as error:
         error = convergence_hint(error, method)
         if not args.quiet:
-            console.print(not_converged_banner(f"{error}\nNo output files were written; "
-                                               "--allow-unconverged reports the last state."))
+            console.print(
+                not_converged_banner(
+                    f"{error}\nNo output files were written; --allow-unconverged reports the last state."
+                )
+            )
         raise error from None
     if device == "cpu":
         first_run.mark_done("scf-cpu")
     mp2 = None
     if aux_basis is not None:
         if not result.converged:
-            message = (f"the {method.upper()} reference did not converge in {result.iterations} "
-                       "cycles; RI-MP2 needs a converged reference (--allow-unconverged does not "
-                       "apply to --method mp2)")
+            message = (
+                f"the {method.upper()} reference did not converge in {result.iterations} "
+                "cycles; RI-MP2 needs a converged reference (--allow-unconverged does not "
+                "apply to --method mp2)"
+            )
             if not args.quiet:
                 console.print(not_converged_banner(message + "\nNo output files were written."))
             raise ConvergenceError(message, result=result)
-        mp2 = run_mp2(result, aux=aux_basis, frozen_core=bool(args.frozen_core),
-                      precision=args.precision, device=device)     # GPU RI-MP2 on GPU runs
+        mp2 = run_mp2(
+            result, aux=aux_basis, frozen_core=bool(args.frozen_core), precision=args.precision, device=device
+        )  # GPU RI-MP2 on GPU runs
     if args.quiet:
-        console.print(mp2_energy_line(mp2, basis.name) if mp2 is not None
-                      else final_energy_line(result), markup=False)
+        console.print(mp2_energy_line(mp2, basis.name) if mp2 is not None else final_energy_line(result), markup=False)
     else:
         print_report(console, result)
         for note in getattr(result, "notes", ()) or ():
@@ -387,7 +524,10 @@ def execute(args, console):
         if mp2 is not None:
             console.print(mp2_energy_line(mp2, basis.name), markup=False, style="bold")
     if not result.converged and not args.quiet:
-        console.print(not_converged_banner(
-            f"{method.upper()} stopped after {result.iterations} cycles without converging; "
-            "the numbers above are NOT a converged result (--allow-unconverged)."))
+        console.print(
+            not_converged_banner(
+                f"{method.upper()} stopped after {result.iterations} cycles without converging; "
+                "the numbers above are NOT a converged result (--allow-unconverged)."
+            )
+        )
     return 0

@@ -12,6 +12,7 @@ Modules: ``codegen`` (CUDA C per quartet class), ``compile`` (NVRTC + memory/dis
 run of the kernels, tests).
 cupy is imported only inside functions: importing this package needs no GPU.
 """
+
 from .device import gpu_available, gpu_status
 from .engine import GPUEngine
 

@@ -18,6 +18,7 @@ class CudaBackend:
 
     def __init__(self, device=None):
         import cupy
+
         self.xp = cupy
         self.device_id = cupy.cuda.Device().id if device is None else int(device)
         self._streams = []
@@ -29,6 +30,7 @@ class CudaBackend:
     def compile(self, specs):
         """specs: list of (source, key, {kernel name: params}); returns launchers."""
         from .compile import compile_kernels
+
         with self.use():
             mods = compile_kernels([(src, key) for src, key, _ in specs])
         return [_CudaModule(m) for m in mods]
@@ -90,6 +92,7 @@ class CudaBackend:
             end.record()
             end.synchronize()
             return cupy.cuda.get_elapsed_time(start, end) * 1e-3
+
         return stop
 
 
@@ -103,11 +106,11 @@ class _CudaModule:
 
     def launch(self, name, grid, block, args, stream=None, shared_mem=0):
         from cupy.cuda import runtime
+
         key = (runtime.getDevice(), name)
         f = self._f.get(key)
         if f is None:
             f = self._f[key] = self.module.get_function(name)
-            if shared_mem > 48 * 1024:          # opt in to large dynamic shared memory
+            if shared_mem > 48 * 1024:  # opt in to large dynamic shared memory
                 f.max_dynamic_shared_size_bytes = int(shared_mem)
-        f(tuple(grid) + (1,) * (3 - len(grid)), (block, 1, 1), tuple(args), stream=stream,
-          shared_mem=int(shared_mem))
+        f(tuple(grid) + (1,) * (3 - len(grid)), (block, 1, 1), tuple(args), stream=stream, shared_mem=int(shared_mem))

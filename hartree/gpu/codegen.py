@@ -30,6 +30,7 @@ the contraction coefficients and the angular factors f(l) (see ``pairs.py``).
 The text is deterministic: the same arguments give byte-identical source, which is
 hashed into the compile cache key together with :data:`GENERATOR_VERSION`.
 """
+
 from math import pi
 
 GENERATOR_VERSION = "5"
@@ -42,7 +43,7 @@ TILE = 16
 #: source, hence of the cache key.
 MIN_BLOCKS = 1
 
-_PREF = 2.0 * pi ** 2.5
+_PREF = 2.0 * pi**2.5
 
 #: slices (or classes) with more cartesian quartet components than this keep the root loop
 #: and the digestion loops rolled (compile time: full unrolling of (ff|ff) makes ~10^5
@@ -136,8 +137,11 @@ def rys_function(table, n):
     """Device function rys_<n>(T, tab, u, w) evaluating the table for n roots."""
     deg = table.degree
     stride = 2 * n * (deg + 1)
-    lines = [f"__device__ __forceinline__ void rys_{n}(const double T, "
-             "const double* __restrict__ tab, double* u, double* w)", "{"]
+    lines = [
+        f"__device__ __forceinline__ void rys_{n}(const double T, "
+        "const double* __restrict__ tab, double* u, double* w)",
+        "{",
+    ]
     lines.append(f"  if (T >= {table.tmax(n)!r}) {{")
     lines.append("    const double it = 1.0 / T;")
     lines.append("    const double ist = sqrt(it);")
@@ -175,7 +179,7 @@ class _Emitter:
         self.lab, self.lcd = la + lb, lc + ld
         self.done = set()
 
-    def g(self, n, m):                     # VRR, eqs. (4)-(5)
+    def g(self, n, m):  # VRR, eqs. (4)-(5)
         d = self.d
         name = f"g{d}_{n}_{m}"
         if name in self.done:
@@ -196,7 +200,7 @@ class _Emitter:
         self.done.add(name)
         return name
 
-    def h(self, i, j, m):                  # bra HRR, eq. (6)
+    def h(self, i, j, m):  # bra HRR, eq. (6)
         if j == 0:
             return self.g(i, m)
         d = self.d
@@ -207,7 +211,7 @@ class _Emitter:
             self.done.add(name)
         return name
 
-    def e(self, i, j, k, l):               # ket HRR, eq. (7)
+    def e(self, i, j, k, l):  # ket HRR, eq. (7)
         if l == 0:
             return self.h(i, j, k)
         d = self.d
@@ -267,15 +271,12 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
     size = len(arange) * len(brange) * ncart(lc) * ncart(ld)
     total = ncart(la) * ncart(lb) * ncart(lc) * ncart(ld)
     generic = is_generic(cls)
-    if arange != list(range(arange[0], arange[-1] + 1)) or \
-            brange != list(range(brange[0], brange[-1] + 1)):
+    if arange != list(range(arange[0], arange[-1] + 1)) or brange != list(range(brange[0], brange[-1] + 1)):
         raise ValueError("component ranges must be contiguous")
-    root_unroll = (_unroll(size) if total <= ROOT_UNROLL_CLASS_LIMIT and not generic
-                   else "#pragma unroll 1")
+    root_unroll = _unroll(size) if total <= ROOT_UNROLL_CLASS_LIMIT and not generic else "#pragma unroll 1"
     if runtime and not generic:
         raise ValueError("runtime slice bounds need the loop version")
-    bounds = (("a0", "a1", "b0", "b1") if runtime else
-              (arange[0], arange[-1] + 1, brange[0], brange[-1] + 1))
+    bounds = ("a0", "a1", "b0", "b1") if runtime else (arange[0], arange[-1] + 1, brange[0], brange[-1] + 1)
     lines = []
     if generic:
         lines += _component_tables(cls, suffix)
@@ -283,19 +284,19 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
         f"// (ab|cd) of class ({la}{lb}|{lc}{ld}) for a in [{arange[0]},{arange[-1] + 1}), "
         f"b in [{brange[0]},{brange[-1] + 1}): eri[((a-a0)*nb'+b-b0)*NC+c)*ND+d], {size} values",
         f"__device__ __forceinline__ void eri_{name}{suffix}(",
-        "    const int pb0, const int pb1, const double* __restrict__ bra_prim,"
-        " const double* __restrict__ ga,",
-        "    const int pk0, const int pk1, const double* __restrict__ ket_prim,"
-        " const double* __restrict__ gc,",
+        "    const int pb0, const int pb1, const double* __restrict__ bra_prim, const double* __restrict__ ga,",
+        "    const int pk0, const int pk1, const double* __restrict__ ket_prim, const double* __restrict__ gc,",
         "    const double* __restrict__ tab, double* __restrict__ eri"
         + (", const int a0, const int a1, const int b0, const int b1)" if runtime else ")"),
         "{",
         "  const double ABx = ga[3], ABy = ga[4], ABz = ga[5];",
         "  const double CDx = gc[3], CDy = gc[4], CDz = gc[5];",
         _unroll(size) if not runtime else "#pragma unroll 1",
-        (f"  for (int q = 0; q < {size}; ++q) eri[q] = 0.0;" if not runtime else
-         f"  for (int q = 0; q < (a1 - a0) * (b1 - b0) * {ncart(lc) * ncart(ld)}; ++q)"
-         " eri[q] = 0.0;"),
+        (
+            f"  for (int q = 0; q < {size}; ++q) eri[q] = 0.0;"
+            if not runtime
+            else f"  for (int q = 0; q < (a1 - a0) * (b1 - b0) * {ncart(lc) * ncart(ld)}; ++q) eri[q] = 0.0;"
+        ),
         "  for (int pb = pb0; pb < pb1; ++pb) {",
         "    const double* P = bra_prim + 5 * pb;",
         "    const double ze = P[0], Kab = P[4];",
@@ -316,8 +317,7 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
         root_unroll,
         f"      for (int r = 0; r < {n}; ++r) {{",
     ]
-    lines += (_root_body_loops(cls, bounds, suffix) if generic
-              else _root_body(la, lb, lc, ld, arange, brange))
+    lines += _root_body_loops(cls, bounds, suffix) if generic else _root_body(la, lb, lc, ld, arange, brange)
     lines += ["      }", "    }", "  }", "}"]
     return lines
 
@@ -342,53 +342,55 @@ def _root_body_loops(cls, bounds, suffix=""):
     lab, lcd = la + lb, lc + ld
     nc, nd = ncart(lc), ncart(ld)
     a0, a1, b0, b1 = bounds
-    return [
-        "      const double ur = u[r];",
-        "      const double wr = w[r] * pref;",
-        "      const double b00 = 0.5 * ur * inv_zsum;",
-        "      const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
-        "      const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
-        "      const double c00[3] = {PAx - et_zs * ur * PQx, PAy - et_zs * ur * PQy,"
-        " PAz - et_zs * ur * PQz};",
-        "      const double c0p[3] = {QCx + ze_zs * ur * PQx, QCy + ze_zs * ur * PQy,"
-        " QCz + ze_zs * ur * PQz};",
-        "      const double AB[3] = {ABx, ABy, ABz}, CD[3] = {CDx, CDy, CDz};",
-        f"      double g[3][{lab + 1}][{lcd + 1}];            // eqs. (4)-(5)",
-        f"      double h[3][{lab + 1}][{lb + 1}][{lcd + 1}];   // eq. (6)",
-        f"      double e[3][{la + 1}][{lb + 1}][{lcd + 1}][{ld + 1}];  // eq. (7)",
-        "      for (int d = 0; d < 3; ++d) {",
-        "        g[d][0][0] = (d == 2) ? wr : 1.0;",
-        f"        for (int n = 0; n < {lab}; ++n)",
-        "          g[d][n + 1][0] = c00[d] * g[d][n][0] + (n ? n * b10 * g[d][n - 1][0] : 0.0);",
-        f"        for (int m = 0; m < {lcd}; ++m)",
-        f"          for (int n = 0; n <= {lab}; ++n)",
-        "            g[d][n][m + 1] = c0p[d] * g[d][n][m] + (m ? m * b01 * g[d][n][m - 1] : 0.0)",
-        "                             + (n ? n * b00 * g[d][n - 1][m] : 0.0);",
-        f"        for (int m = 0; m <= {lcd}; ++m) {{",
-        f"          for (int i = 0; i <= {lab}; ++i) h[d][i][0][m] = g[d][i][m];",
-        f"          for (int j = 1; j <= {lb}; ++j)",
-        f"            for (int i = 0; i <= {lab} - j; ++i)",
-        "              h[d][i][j][m] = h[d][i + 1][j - 1][m] + AB[d] * h[d][i][j - 1][m];",
-        "        }",
-        f"        for (int i = 0; i <= {la}; ++i)",
-        f"          for (int j = 0; j <= {lb}; ++j) {{",
-        f"            for (int k = 0; k <= {lcd}; ++k) e[d][i][j][k][0] = h[d][i][j][k];",
-        f"            for (int l = 1; l <= {ld}; ++l)",
-        f"              for (int k = 0; k <= {lcd} - l; ++k)",
-        "                e[d][i][j][k][l] = e[d][i][j][k + 1][l - 1] + CD[d] * e[d][i][j][k][l - 1];",
-        "          }",
-        "      }",
-        "#pragma unroll 1",
-        f"      for (int a = {a0}; a < {a1}; ++a) {{",
-        f"        const unsigned char* A = cart_a_{name}[a];",
-        "#pragma unroll 1",
-        f"        for (int b = {b0}; b < {b1}; ++b) {{",
-        f"          const unsigned char* B = cart_b_{name}[b];",
-        f"          double* out = eri + ((a - {a0}) * ({b1} - {b0}) + b - {b0}) * {nc * nd};",
-    ] + _cd_block(lc, ld, name) + [
-        "        }",
-        "      }",
-    ]
+    return (
+        [
+            "      const double ur = u[r];",
+            "      const double wr = w[r] * pref;",
+            "      const double b00 = 0.5 * ur * inv_zsum;",
+            "      const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
+            "      const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
+            "      const double c00[3] = {PAx - et_zs * ur * PQx, PAy - et_zs * ur * PQy, PAz - et_zs * ur * PQz};",
+            "      const double c0p[3] = {QCx + ze_zs * ur * PQx, QCy + ze_zs * ur * PQy, QCz + ze_zs * ur * PQz};",
+            "      const double AB[3] = {ABx, ABy, ABz}, CD[3] = {CDx, CDy, CDz};",
+            f"      double g[3][{lab + 1}][{lcd + 1}];            // eqs. (4)-(5)",
+            f"      double h[3][{lab + 1}][{lb + 1}][{lcd + 1}];   // eq. (6)",
+            f"      double e[3][{la + 1}][{lb + 1}][{lcd + 1}][{ld + 1}];  // eq. (7)",
+            "      for (int d = 0; d < 3; ++d) {",
+            "        g[d][0][0] = (d == 2) ? wr : 1.0;",
+            f"        for (int n = 0; n < {lab}; ++n)",
+            "          g[d][n + 1][0] = c00[d] * g[d][n][0] + (n ? n * b10 * g[d][n - 1][0] : 0.0);",
+            f"        for (int m = 0; m < {lcd}; ++m)",
+            f"          for (int n = 0; n <= {lab}; ++n)",
+            "            g[d][n][m + 1] = c0p[d] * g[d][n][m] + (m ? m * b01 * g[d][n][m - 1] : 0.0)",
+            "                             + (n ? n * b00 * g[d][n - 1][m] : 0.0);",
+            f"        for (int m = 0; m <= {lcd}; ++m) {{",
+            f"          for (int i = 0; i <= {lab}; ++i) h[d][i][0][m] = g[d][i][m];",
+            f"          for (int j = 1; j <= {lb}; ++j)",
+            f"            for (int i = 0; i <= {lab} - j; ++i)",
+            "              h[d][i][j][m] = h[d][i + 1][j - 1][m] + AB[d] * h[d][i][j - 1][m];",
+            "        }",
+            f"        for (int i = 0; i <= {la}; ++i)",
+            f"          for (int j = 0; j <= {lb}; ++j) {{",
+            f"            for (int k = 0; k <= {lcd}; ++k) e[d][i][j][k][0] = h[d][i][j][k];",
+            f"            for (int l = 1; l <= {ld}; ++l)",
+            f"              for (int k = 0; k <= {lcd} - l; ++k)",
+            "                e[d][i][j][k][l] = e[d][i][j][k + 1][l - 1] + CD[d] * e[d][i][j][k][l - 1];",
+            "          }",
+            "      }",
+            "#pragma unroll 1",
+            f"      for (int a = {a0}; a < {a1}; ++a) {{",
+            f"        const unsigned char* A = cart_a_{name}[a];",
+            "#pragma unroll 1",
+            f"        for (int b = {b0}; b < {b1}; ++b) {{",
+            f"          const unsigned char* B = cart_b_{name}[b];",
+            f"          double* out = eri + ((a - {a0}) * ({b1} - {b0}) + b - {b0}) * {nc * nd};",
+        ]
+        + _cd_block(lc, ld, name)
+        + [
+            "        }",
+            "      }",
+        ]
+    )
 
 
 def _cd_block(lc, ld, name):
@@ -402,13 +404,16 @@ def _cd_block(lc, ld, name):
             f"            const unsigned char* C = cart_c_{name}[c];",
             f"            for (int dd = 0; dd < {nd}; ++dd) {{",
             f"              const unsigned char* D = cart_d_{name}[dd];",
-            "              out[c * %d + dd] += e[0][A[0]][B[0]][C[0]][D[0]] * "
-            "e[1][A[1]][B[1]][C[1]][D[1]] * e[2][A[2]][B[2]][C[2]][D[2]];" % nd,
+            f"              out[c * {nd} + dd] += e[0][A[0]][B[0]][C[0]][D[0]] * "
+            "e[1][A[1]][B[1]][C[1]][D[1]] * e[2][A[2]][B[2]][C[2]][D[2]];",
             "            }",
-            "          }"]
-    L = ["          const double* ex = &e[0][A[0]][B[0]][0][0];",
-         "          const double* ey = &e[1][A[1]][B[1]][0][0];",
-         "          const double* ez = &e[2][A[2]][B[2]][0][0];"]
+            "          }",
+        ]
+    L = [
+        "          const double* ex = &e[0][A[0]][B[0]][0][0];",
+        "          const double* ey = &e[1][A[1]][B[1]][0][0];",
+        "          const double* ez = &e[2][A[2]][B[2]][0][0];",
+    ]
     for ic, c in enumerate(cart_components(lc)):
         for id_, d in enumerate(cart_components(ld)):
             o = [c[x] * (ld + 1) + d[x] for x in range(3)]

@@ -9,6 +9,7 @@ checked before cupy loads it.  :func:`resource_report` reads each kernel's regis
 local memory after loading (spills show up as local_size_bytes > 0).  cupy is imported
 lazily, inside the functions, never at import.
 """
+
 import hashlib
 import os
 import threading
@@ -34,11 +35,13 @@ def cache_dir():
 def device_arch():
     """'sm_90' for an H100; read from the current device (only when called)."""
     import cupy
-    return f"sm_{cupy.cuda.Device().compute_capability}"     # e.g. '90' -> 'sm_90'
+
+    return f"sm_{cupy.cuda.Device().compute_capability}"  # e.g. '90' -> 'sm_90'
 
 
 def nvrtc_version():
     from cupy_backends.cuda.libs import nvrtc
+
     return ".".join(str(v) for v in nvrtc.getVersion())
 
 
@@ -57,6 +60,7 @@ _digest = cache.digest
 
 def _nvrtc_cubin(source, name, arch, options):
     from cupy_backends.cuda.libs import nvrtc
+
     prog = nvrtc.createProgram(source, name, (), ())
     try:
         opts = list(options) + [f"--gpu-architecture={arch}"]
@@ -65,6 +69,7 @@ def _nvrtc_cubin(source, name, arch, options):
         except Exception as exc:
             log = nvrtc.getProgramLog(prog)
             from hartree.errors import DeviceError
+
             raise DeviceError(f"NVRTC failed for {name}: {exc}\n{log}") from exc
         return nvrtc.getCUBIN(prog)
     finally:
@@ -74,6 +79,7 @@ def _nvrtc_cubin(source, name, arch, options):
 def _load(source, key):
     """cupy.RawModule for (source, key): memory cache, then disk cache, then NVRTC."""
     import cupy
+
     key = full_key(key, source)
     digest = _digest(key)
     with _lock:
@@ -85,7 +91,7 @@ def _load(source, key):
         with open(tmp, "wb") as f:
             f.write(cubin)
 
-    path = cache.get_or_build("cuda", key, ".cubin", build=build)    # verified, or built
+    path = cache.get_or_build("cuda", key, ".cubin", build=build)  # verified, or built
     module = cupy.RawModule(path=str(path))
     with _lock:
         _memory[digest] = module
@@ -109,6 +115,5 @@ def resource_report(module, names):
     out = {}
     for name in names:
         f = module.get_function(name)
-        out[name] = {k: int(getattr(f, k)) for k in
-                     ("num_regs", "local_size_bytes", "shared_size_bytes")}
+        out[name] = {k: int(getattr(f, k)) for k in ("num_regs", "local_size_bytes", "shared_size_bytes")}
     return out

@@ -4,7 +4,8 @@ For the high-l classes the one-quartet-per-thread kernel (:mod:`hartree.gpu.jkge
 cut the ERI block into slices that each recompute the Rys roots and the 2-D integrals
 (and each slice digests with its own atomics).  Here a group of :data:`GS` threads shares
 one quartet (ij|kl) of the quartet list (the "one quartet per warp" mapping of the GAMESS
-and QUICK GPU codes; groups of 8 or 16 lanes, or 2-8 warps, are possible too).  Primitive quartets are taken NS at a time ("slots": with few roots
+and QUICK GPU codes; groups of 8 or 16 lanes, or 2-8 warps, are possible too).  Primitive quartets
+are taken NS at a time ("slots": with few roots
 the phases 1-2 below would leave most lanes idle); per pass:
 
 1. lanes (slot, f), f < 2n, evaluate one Chebyshev series each: root u_f or weight w_f
@@ -33,8 +34,8 @@ group size is the constant ``GSZ`` of the class's namespace; under the CPU emula
 same source with one "lane" per group, every phase being a lane-strided loop
 (``for (x = lane; x < N; x += GSZ)``).
 """
-from .codegen import (_PREF, _Emitter, cart_components, class_name, check_class, listed_quartet_lines,
-                      ncart, nroots)
+
+from .codegen import _PREF, _Emitter, cart_components, check_class, class_name, listed_quartet_lines, ncart, nroots
 
 #: lanes per quartet on the device (one warp: __syncwarp suffices between phases)
 GS = 32
@@ -142,34 +143,34 @@ def shared_bytes(cls, groups=None, slots=None):
 #: the benchmark) and every g class ((gg|gg) does not fit shared memory at all).
 CONFIG = {
     # H100, batch c1
-    (3, 2, 3, 1): (32, 2),            # 0.0465 -> 0.0227 (two warps 0.0287)
-    (3, 3, 2, 1): (64, 1),            # 0.0270 -> 0.0175 (one warp 0.0180)
-    (3, 3, 3, 1): (64, 1),            # 0.1426 -> 0.0137 (classic: loop version, 13.7 kB local)
-    (3, 2, 2, 2): (64, 1),            # 0.1300 -> 0.0142 (classic: loop version)
-    (3, 2, 3, 2): (64, 1),            # 0.1155 -> 0.0089 (classic: loop version)
-    (3, 3, 3, 2): (64, 1),            # 0.1073 -> 0.0110 (one warp 0.0169)
+    (3, 2, 3, 1): (32, 2),  # 0.0465 -> 0.0227 (two warps 0.0287)
+    (3, 3, 2, 1): (64, 1),  # 0.0270 -> 0.0175 (one warp 0.0180)
+    (3, 3, 3, 1): (64, 1),  # 0.1426 -> 0.0137 (classic: loop version, 13.7 kB local)
+    (3, 2, 2, 2): (64, 1),  # 0.1300 -> 0.0142 (classic: loop version)
+    (3, 2, 3, 2): (64, 1),  # 0.1155 -> 0.0089 (classic: loop version)
+    (3, 3, 3, 2): (64, 1),  # 0.1073 -> 0.0110 (one warp 0.0169)
     # H200, batch c2 (next best variants in brackets)
-    (3, 3, 3, 3): (64, 1),            # 0.0197 -> 0.0054 (only two warps fit)
-    (3, 1, 2, 1): (32, 2, None, 2),   # 0.0666 -> 0.0509 (coop2 0.0521, coop16x8 0.0525)
-    (3, 1, 2, 2): (32, 2),            # 0.0383 -> 0.0183 (coop2s2 0.0192, coop16x8s2 0.0235)
-    (3, 2, 2, 1): (32, 2),            # 0.0536 -> 0.0321 (coop2s2 0.0438, coop16x8 0.0461)
-    (3, 3, 2, 2): (64, 1),            # 0.0546 -> 0.0064 (coop2 0.0078; classic: loop version)
-    (3, 2, 2, 0): (16, 8),            # 0.0601 -> 0.0227 (coop2 0.0264, coop2s2 0.0275)
-    (3, 1, 2, 0): (16, 8),            # 0.0471 -> 0.0395 (coop16x8s2 0.0411, coop2s2 0.0455)
-    (3, 2, 1, 0): (16, 8),            # 0.0572 -> 0.0413 (coop16x8s2 0.0502, coop2s2 0.0508)
-    (3, 0, 2, 2): (16, 8),            # 0.0224 -> 0.0128 (coop16x8s2 0.0153, coop2s2 0.0164)
-    (2, 2, 2, 1): (32, 2),            # 0.0363 -> 0.0227 (coop16x8 0.0236, coop2s2 0.0249)
-    (3, 1, 3, 1): (32, 2),            # 0.0276 -> 0.0196 (coop2s2 0.0200, coop16x8 0.0246)
-    (3, 2, 1, 1): (16, 8),            # 0.0373 -> 0.0250 (coop2s2 0.0263, coop2 0.0274)
-    (2, 2, 2, 0): (16, 8),            # 0.0400 -> 0.0164 (coop16x8s2 0.0208, coop2 0.0234)
-    (3, 1, 3, 0): (16, 8),            # 0.0321 -> 0.0276 (coop2s2 0.0295, coop2 0.0299)
-    (3, 2, 3, 0): (32, 2),            # 0.0354 -> 0.0192 (coop16x8 0.0214, coop2s2 0.0233)
-    (2, 2, 1, 1): (16, 8),            # 0.0250 -> 0.0159 (coop16x8s2 0.0200, coop2s2 0.0217)
-    (2, 2, 1, 0): (16, 8),            # 0.0315 -> 0.0275 (coop16x8s2 0.0287, coop2s2 0.0412)
-    (3, 3, 2, 0): (32, 2),            # 0.0224 -> 0.0129 (coop16x8 0.0144, coop2s2 0.0154)
-    (2, 2, 2, 2): (32, 2),            # 0.0115 -> 0.0045 (coop16x8 0.0054, coop2s2 0.0059)
-    (3, 3, 3, 0): (32, 2),            # 0.0154 -> 0.0096 (coopw2 0.0102, coop2s2 0.0115)
-    (3, 3, 0, 0): (16, 8, None, 2),   # 0.0113 -> 0.0096 (coop16x8 0.0097, coop2s2 0.0139)
+    (3, 3, 3, 3): (64, 1),  # 0.0197 -> 0.0054 (only two warps fit)
+    (3, 1, 2, 1): (32, 2, None, 2),  # 0.0666 -> 0.0509 (coop2 0.0521, coop16x8 0.0525)
+    (3, 1, 2, 2): (32, 2),  # 0.0383 -> 0.0183 (coop2s2 0.0192, coop16x8s2 0.0235)
+    (3, 2, 2, 1): (32, 2),  # 0.0536 -> 0.0321 (coop2s2 0.0438, coop16x8 0.0461)
+    (3, 3, 2, 2): (64, 1),  # 0.0546 -> 0.0064 (coop2 0.0078; classic: loop version)
+    (3, 2, 2, 0): (16, 8),  # 0.0601 -> 0.0227 (coop2 0.0264, coop2s2 0.0275)
+    (3, 1, 2, 0): (16, 8),  # 0.0471 -> 0.0395 (coop16x8s2 0.0411, coop2s2 0.0455)
+    (3, 2, 1, 0): (16, 8),  # 0.0572 -> 0.0413 (coop16x8s2 0.0502, coop2s2 0.0508)
+    (3, 0, 2, 2): (16, 8),  # 0.0224 -> 0.0128 (coop16x8s2 0.0153, coop2s2 0.0164)
+    (2, 2, 2, 1): (32, 2),  # 0.0363 -> 0.0227 (coop16x8 0.0236, coop2s2 0.0249)
+    (3, 1, 3, 1): (32, 2),  # 0.0276 -> 0.0196 (coop2s2 0.0200, coop16x8 0.0246)
+    (3, 2, 1, 1): (16, 8),  # 0.0373 -> 0.0250 (coop2s2 0.0263, coop2 0.0274)
+    (2, 2, 2, 0): (16, 8),  # 0.0400 -> 0.0164 (coop16x8s2 0.0208, coop2 0.0234)
+    (3, 1, 3, 0): (16, 8),  # 0.0321 -> 0.0276 (coop2s2 0.0295, coop2 0.0299)
+    (3, 2, 3, 0): (32, 2),  # 0.0354 -> 0.0192 (coop16x8 0.0214, coop2s2 0.0233)
+    (2, 2, 1, 1): (16, 8),  # 0.0250 -> 0.0159 (coop16x8s2 0.0200, coop2s2 0.0217)
+    (2, 2, 1, 0): (16, 8),  # 0.0315 -> 0.0275 (coop16x8s2 0.0287, coop2s2 0.0412)
+    (3, 3, 2, 0): (32, 2),  # 0.0224 -> 0.0129 (coop16x8 0.0144, coop2s2 0.0154)
+    (2, 2, 2, 2): (32, 2),  # 0.0115 -> 0.0045 (coop16x8 0.0054, coop2s2 0.0059)
+    (3, 3, 3, 0): (32, 2),  # 0.0154 -> 0.0096 (coopw2 0.0102, coop2s2 0.0115)
+    (3, 3, 0, 0): (16, 8, None, 2),  # 0.0113 -> 0.0096 (coop16x8 0.0097, coop2s2 0.0139)
 }
 
 
@@ -201,23 +202,26 @@ def launch_config(cls):
 def _prim(ind):
     """Statements of primitive quartet q0 + sl (pair-primitive rows pb, pk): exponents,
     centres relative to A and C, T and the prefactor of eq. (1)."""
-    return [ind + x for x in [
-        "const int pb = pb0 + (q0 + sl) / npk, pk = pk0 + (q0 + sl) % npk;",
-        "const double* P = bra_prim + 5 * pb;",
-        "const double* Q = ket_prim + 5 * pk;",
-        "const double ze = P[0], Kab = P[4], et = Q[0], Kcd = Q[4];",
-        "const double PAx = P[1] - ga[0], PAy = P[2] - ga[1], PAz = P[3] - ga[2];",
-        "const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
-        "const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
-        "const double zsum = ze + et;",
-        "const double inv_zsum = 1.0 / zsum;",
-        "const double inv_ze = 1.0 / ze, inv_et = 1.0 / et;",
-        "const double et_zs = et * inv_zsum, ze_zs = ze * inv_zsum;",
-        "const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
-        f"const double pref = {_PREF!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
-        "(void)PAx; (void)PAy; (void)PAz; (void)QCx; (void)QCy; (void)QCz; (void)inv_ze;",
-        "(void)inv_et; (void)ze_zs; (void)pref;",
-    ]]
+    return [
+        ind + x
+        for x in [
+            "const int pb = pb0 + (q0 + sl) / npk, pk = pk0 + (q0 + sl) % npk;",
+            "const double* P = bra_prim + 5 * pb;",
+            "const double* Q = ket_prim + 5 * pk;",
+            "const double ze = P[0], Kab = P[4], et = Q[0], Kcd = Q[4];",
+            "const double PAx = P[1] - ga[0], PAy = P[2] - ga[1], PAz = P[3] - ga[2];",
+            "const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
+            "const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
+            "const double zsum = ze + et;",
+            "const double inv_zsum = 1.0 / zsum;",
+            "const double inv_ze = 1.0 / ze, inv_et = 1.0 / et;",
+            "const double et_zs = et * inv_zsum, ze_zs = ze * inv_zsum;",
+            "const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
+            f"const double pref = {_PREF!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
+            "(void)PAx; (void)PAy; (void)PAz; (void)QCx; (void)QCy; (void)QCz; (void)inv_ze;",
+            "(void)inv_et; (void)ze_zs; (void)pref;",
+        ]
+    ]
 
 
 def _roots_phase(table, n):
@@ -225,30 +229,34 @@ def _roots_phase(table, n):
     slot's primitive quartet into sUW."""
     deg = table.degree
     stride = 2 * n * (deg + 1)
-    return [
-        "      for (int sf = lane; sf < nact * NR2; sf += GSZ) {",
-        "        const int sl = sf / NR2, f = sf % NR2;",
-    ] + _prim("        ") + [
-        "        double v;",
-        f"        if (T >= {table.tmax(n)!r}) {{",
-        "          const double it = 1.0 / T;",
-        "          v = asym[f] * (f < NR ? it : sqrt(it));",
-        "        } else {",
-        f"          const int k = (int)(T / {table.width!r});",
-        f"          const double x = 2.0 * (T / {table.width!r} - k) - 1.0;",
-        "          const double x2 = 2.0 * x;",
-        f"          const double* cf = tab + (long long)k * {stride} + f * {deg + 1};",
-        "          double b1 = 0.0, b2 = 0.0;",
-        "#pragma unroll",
-        f"          for (int j = {deg}; j > 0; --j) {{",
-        "            const double t = __ldg(cf + j) + x2 * b1 - b2;",
-        "            b2 = b1; b1 = t;",
-        "          }",
-        "          v = __ldg(cf) + x * b1 - b2;",
-        "        }",
-        "        sUW[sl * NR2 + f] = f < NR ? v : v * pref;",
-        "      }",
-    ]
+    return (
+        [
+            "      for (int sf = lane; sf < nact * NR2; sf += GSZ) {",
+            "        const int sl = sf / NR2, f = sf % NR2;",
+        ]
+        + _prim("        ")
+        + [
+            "        double v;",
+            f"        if (T >= {table.tmax(n)!r}) {{",
+            "          const double it = 1.0 / T;",
+            "          v = asym[f] * (f < NR ? it : sqrt(it));",
+            "        } else {",
+            f"          const int k = (int)(T / {table.width!r});",
+            f"          const double x = 2.0 * (T / {table.width!r} - k) - 1.0;",
+            "          const double x2 = 2.0 * x;",
+            f"          const double* cf = tab + (long long)k * {stride} + f * {deg + 1};",
+            "          double b1 = 0.0, b2 = 0.0;",
+            "#pragma unroll",
+            f"          for (int j = {deg}; j > 0; --j) {{",
+            "            const double t = __ldg(cf + j) + x2 * b1 - b2;",
+            "            b2 = b1; b1 = t;",
+            "          }",
+            "          v = __ldg(cf) + x * b1 - b2;",
+            "        }",
+            "        sUW[sl * NR2 + f] = f < NR ? v : v * pref;",
+            "      }",
+        ]
+    )
 
 
 def _tables_phase(cls):
@@ -256,29 +264,33 @@ def _tables_phase(cls):
     primitive quartet (slot-major roots: the units phase sums them like roots)."""
     la, lb, lc, ld = cls
     LA1, LB1, LC1, LD1, S, N2D = dims(cls)
-    L = [
-        "      for (int sdr = lane; sdr < nact * 3 * NR; sdr += GSZ) {",
-        "        const int sl = sdr / (3 * NR), dr = sdr % (3 * NR);",
-        "        const int d = dr / NR, r = dr % NR;",
-    ] + _prim("        ") + [
-        "        const double ur = sUW[sl * NR2 + r], wr = sUW[sl * NR2 + NR + r];",
-        "        const double b00 = 0.5 * ur * inv_zsum;",
-        "        const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
-        "        const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
-        "        const double PAv = d == 0 ? PAx : (d == 1 ? PAy : PAz);",
-        "        const double QCv = d == 0 ? QCx : (d == 1 ? QCy : QCz);",
-        "        const double PQv = d == 0 ? PQx : (d == 1 ? PQy : PQz);",
-        "        const double ABv = d == 0 ? ABx : (d == 1 ? ABy : ABz);",
-        "        const double CDv = d == 0 ? CDx : (d == 1 ? CDy : CDz);",
-        "        (void)ABv; (void)CDv;",
-        "        const double c00v = PAv - et_zs * ur * PQv;",
-        "        const double c0pv = QCv + ze_zs * ur * PQv;",
-        "        (void)c00v; (void)c0pv; (void)b00; (void)b10; (void)b01;",
-        "        const double g00v = d == 2 ? wr : 1.0;",
-        "        double* I = sI + (d * NRS + sl * NR + r) * N2D;",
-    ]
+    L = (
+        [
+            "      for (int sdr = lane; sdr < nact * 3 * NR; sdr += GSZ) {",
+            "        const int sl = sdr / (3 * NR), dr = sdr % (3 * NR);",
+            "        const int d = dr / NR, r = dr % NR;",
+        ]
+        + _prim("        ")
+        + [
+            "        const double ur = sUW[sl * NR2 + r], wr = sUW[sl * NR2 + NR + r];",
+            "        const double b00 = 0.5 * ur * inv_zsum;",
+            "        const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
+            "        const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
+            "        const double PAv = d == 0 ? PAx : (d == 1 ? PAy : PAz);",
+            "        const double QCv = d == 0 ? QCx : (d == 1 ? QCy : QCz);",
+            "        const double PQv = d == 0 ? PQx : (d == 1 ? PQy : PQz);",
+            "        const double ABv = d == 0 ? ABx : (d == 1 ? ABy : ABz);",
+            "        const double CDv = d == 0 ? CDx : (d == 1 ? CDy : CDz);",
+            "        (void)ABv; (void)CDv;",
+            "        const double c00v = PAv - et_zs * ur * PQv;",
+            "        const double c0pv = QCv + ze_zs * ur * PQv;",
+            "        (void)c00v; (void)c0pv; (void)b00; (void)b10; (void)b01;",
+            "        const double g00v = d == 2 ? wr : 1.0;",
+            "        double* I = sI + (d * NRS + sl * NR + r) * N2D;",
+        ]
+    )
     em = _Emitter1("v", la, lb, lc, ld, L)
-    for i in range(LA1):                   # each value stored as soon as it exists
+    for i in range(LA1):  # each value stored as soon as it exists
         for j in range(LB1):
             for k in range(LC1):
                 for l in range(LD1):
@@ -323,12 +335,17 @@ def _units_phase(cls, um):
                 f.append(f"{t}{k}_{d[x]}")
             L.append(f"          acc[{q}] += {f[0]} * {f[1]} * {f[2]};")
             q += 1
-    L += ["        }",
-          (f"        double* E = sE + u * {row(cls)};" if ab else
-           f"        double* E = sE + (u / {len(cc)}) * {row(cls)} + (u % {len(cc)}) * {nval};"),
-          "#pragma unroll",
-          f"        for (int q = 0; q < {nval}; ++q) E[q] += acc[q];",
-          "      }"]
+    L += [
+        "        }",
+        (
+            f"        double* E = sE + u * {row(cls)};"
+            if ab
+            else f"        double* E = sE + (u / {len(cc)}) * {row(cls)} + (u % {len(cc)}) * {nval};"
+        ),
+        "#pragma unroll",
+        f"        for (int q = 0; q < {nval}; ++q) E[q] += acc[q];",
+        "      }",
+    ]
     return L
 
 
@@ -336,8 +353,7 @@ def _digest(cls, with_j, with_k):
     """J/K digestion of E (shared) with one atomicAdd per element: see module docstring."""
     na, nb, nc, nd = (ncart(l) for l in cls)
     R = row(cls)
-    L = ["  for (int set = 0; set < nset; ++set) {",
-         "    const double* D = dm + (long long)set * ncart * ncart;"]
+    L = ["  for (int set = 0; set < nset; ++set) {", "    const double* D = dm + (long long)set * ncart * ncart;"]
 
     if with_j:
         L += [
@@ -347,19 +363,15 @@ def _digest(cls, with_j, with_k):
             "      double v = 0.0;",
             "#pragma unroll",
             f"      for (int cd = 0; cd < {nc * nd}; ++cd)",
-            f"        v += sE[o * {R} + cd] * __ldg(D + (long long)(k0 + cd / {nd}) * ncart"
-            f" + l0 + cd % {nd});",
-            f"      atomicAdd(J + (long long)(i0 + o / {nb}) * ncart + j0 + o % {nb}, "
-            "2.0 * s * v);",
+            f"        v += sE[o * {R} + cd] * __ldg(D + (long long)(k0 + cd / {nd}) * ncart + l0 + cd % {nd});",
+            f"      atomicAdd(J + (long long)(i0 + o / {nb}) * ncart + j0 + o % {nb}, 2.0 * s * v);",
             "    }",
             f"    for (int o = lane; o < {nc * nd}; o += GSZ) {{",
             "      double v = 0.0;",
             "#pragma unroll 4",
             f"      for (int ab = 0; ab < {na * nb}; ++ab)",
-            f"        v += sE[ab * {R} + o] * __ldg(D + (long long)(i0 + ab / {nb}) * ncart"
-            f" + j0 + ab % {nb});",
-            f"      atomicAdd(J + (long long)(k0 + o / {nd}) * ncart + l0 + o % {nd}, "
-            "2.0 * s * v);",
+            f"        v += sE[ab * {R} + o] * __ldg(D + (long long)(i0 + ab / {nb}) * ncart + j0 + ab % {nb});",
+            f"      atomicAdd(J + (long long)(k0 + o / {nd}) * ncart + l0 + o % {nd}, 2.0 * s * v);",
             "    }",
             "    }",
         ]
@@ -398,8 +410,7 @@ def _preamble(cls, table, gs, ns, um, slots):
     n = nroots(cls)
     N2D = dims(cls)[5]
     uts = units(cls, um)
-    asym = [float(table.asym_u[n, i]) for i in range(n)] + \
-        [float(table.asym_w[n, i]) for i in range(n)]
+    asym = [float(table.asym_u[n, i]) for i in range(n)] + [float(table.asym_w[n, i]) for i in range(n)]
     return [
         f"// cooperative kernels (hartree.gpu.coop) for ({cls[0]}{cls[1]}|{cls[2]}{cls[3]}): "
         f"{n} roots, units '{mode(cls, um)}' ({len(uts)}), {slots} slot(s), "
@@ -415,8 +426,7 @@ def _preamble(cls, table, gs, ns, um, slots):
         f"NS = {slots}, NRS = {slots * n}, PER = {group_doubles(cls, slots)}, "
         f"NCOMP = {ncart(cls[0]) * ncart(cls[1]) * row(cls)};",
         f"__constant__ double asym[{2 * n}] = {{{', '.join(repr(x) for x in asym)}}};",
-        f"__device__ const unsigned units[{len(uts)}] = "
-        f"{{{', '.join(str(u) + 'u' for u in uts)}}};",
+        f"__device__ const unsigned units[{len(uts)}] = {{{', '.join(str(u) + 'u' for u in uts)}}};",
         "}",
     ]
 
@@ -464,8 +474,18 @@ def _block(cls, table, um):
     return L
 
 
-def kernel_source(cls, table, with_j=True, with_k=True, params_decl=None, list_shift=30,
-                  gs=None, groups=None, unit_mode=None, slots=None):
+def kernel_source(
+    cls,
+    table,
+    with_j=True,
+    with_k=True,
+    params_decl=None,
+    list_shift=30,
+    gs=None,
+    groups=None,
+    unit_mode=None,
+    slots=None,
+):
     """Source lines of ``jk_<cls>`` (cooperative version) for the quartet-list launch.
 
     params_decl: the C parameter list (``jkgen.decl(jkgen.JK_PARAMS)``); the kernel uses
@@ -483,13 +503,15 @@ def kernel_source(cls, table, with_j=True, with_k=True, params_decl=None, list_s
     if gs not in (8, 16, 32, 64, 96, 128, 192, 256):
         raise ValueError(f"{gs} lanes a group: 8, 16 or a multiple of 32 up to 256")
     if not fits(cls, groups, slots):
-        raise ValueError(f"class {cls}: {shared_bytes(cls, groups, slots)} bytes "
-                         f"of shared memory a block, more than {MAX_SHARED}")
+        raise ValueError(
+            f"class {cls}: {shared_bytes(cls, groups, slots)} bytes of shared memory a block, more than {MAX_SHARED}"
+        )
     check_class(cls)
     name = class_name(cls)
     L = _preamble(cls, table, gs, f"coop_{name}", unit_mode, slots) + [
-        f"extern \"C\" __global__ void __launch_bounds__({gs * groups}) "
-        f"jk_{name}({params_decl})", "{"]
+        f'extern "C" __global__ void __launch_bounds__({gs * groups}) jk_{name}({params_decl})',
+        "{",
+    ]
     L += _group_setup(f"coop_{name}")
     L += [
         "  if (t >= nlist || blockIdx.z > 0) return;     // whole groups leave together",
@@ -509,8 +531,13 @@ def kernel_source(cls, table, with_j=True, with_k=True, params_decl=None, list_s
 
 #: parameters of the cooperative Schwarz kernel (same as jkgen.DIAG_PARAMS)
 DIAG_PARAMS = [
-    ("int", "npair"), ("const int*", "sh"), ("const int*", "pst"), ("const double*", "geo"),
-    ("const double*", "prim"), ("double*", "qout"), ("const double*", "tab"),
+    ("int", "npair"),
+    ("const int*", "sh"),
+    ("const int*", "pst"),
+    ("const double*", "geo"),
+    ("const double*", "prim"),
+    ("double*", "qout"),
+    ("const double*", "tab"),
 ]
 
 
@@ -522,10 +549,8 @@ def diag_source(cls, table):
         raise ValueError("the Schwarz kernel needs bra class == ket class")
     name = class_name(cls)
     na, nb = ncart(la), ncart(lb)
-    decl = ", ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}"
-                     for t, n in DIAG_PARAMS)
-    L = _preamble(cls, table, GS, f"coopd_{name}", None, 1) + [
-        f"extern \"C\" __global__ void diag_{la}{lb}({decl})", "{"]
+    decl = ", ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}" for t, n in DIAG_PARAMS)
+    L = _preamble(cls, table, GS, f"coopd_{name}", None, 1) + [f'extern "C" __global__ void diag_{la}{lb}({decl})', "{"]
     L += _group_setup(f"coopd_{name}")
     L += [
         "  if (t >= npair) return;",

@@ -11,11 +11,11 @@ def gpu_status():
     """(available, text): text names the first CUDA device, or says why there is none."""
     try:
         import cupy
-    except Exception as exc:                # ImportError, or a broken CUDA install
+    except Exception as exc:  # ImportError, or a broken CUDA install
         return False, f"cupy cannot be imported ({type(exc).__name__}: {exc})"
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:                # no driver / no device visible
+    except Exception as exc:  # no driver / no device visible
         return False, f"CUDA reports no usable device ({type(exc).__name__}: {exc})"
     if count < 1:
         return False, "CUDA reports no device"
@@ -36,12 +36,13 @@ def gpu_names():
     """Names of the visible CUDA devices, in ordinal order ([] without cupy or devices)."""
     try:
         import cupy
+
         names = []
         for i in range(cupy.cuda.runtime.getDeviceCount()):
             name = cupy.cuda.runtime.getDeviceProperties(i)["name"]
             names.append(name.decode() if isinstance(name, bytes) else str(name))
         return names
-    except Exception:                       # no cupy / driver: nothing visible
+    except Exception:  # no cupy / driver: nothing visible
         return []
 
 
@@ -53,6 +54,7 @@ def parse_gpus(spec, count):
     that is not visible (CUDA_VISIBLE_DEVICES renumbers devices from 0).
     """
     from hartree.errors import DeviceError, InputError
+
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
         if count < 1:
             raise DeviceError("no CUDA device is visible")
@@ -75,8 +77,7 @@ def parse_gpus(spec, count):
         raise InputError(f"gpus: device listed twice in {ids}")
     bad = [i for i in ids if i < 0 or i >= count]
     if bad:
-        raise DeviceError(f"GPU {bad[0]} is not visible: {count} CUDA device(s) visible "
-                          f"(numbers 0..{count - 1})")
+        raise DeviceError(f"GPU {bad[0]} is not visible: {count} CUDA device(s) visible (numbers 0..{count - 1})")
     return ids
 
 
@@ -90,6 +91,7 @@ def resolve_device(device="auto"):
     Raises InputError for another name and DeviceError for 'gpu' without a usable GPU.
     """
     from hartree.errors import DeviceError, InputError
+
     if device not in DEVICES:
         raise InputError(f"unknown device {device!r}; choose auto, cpu or gpu")
     if device == "cpu":

@@ -9,6 +9,7 @@ without a GPU.  Shared libraries are entries of kind ``emulate`` of :mod:`hartre
 (``<cache root>/emulate``), keyed by the whole translation unit (shim, kernels, wrappers),
 the g++ flags and the compiler, and verified (SHA-256) before they are loaded.
 """
+
 import ctypes
 import shutil
 
@@ -29,14 +30,15 @@ def _wrappers(kernels):
     for kname, params in kernels.items():
         args = ", ".join(name for _, name in params)
         out.append(
-            f"extern \"C\" void cpu_{kname}(int gx, int gy, int gz, int bx, {_decl(params)})\n{{\n"
+            f'extern "C" void cpu_{kname}(int gx, int gy, int gz, int bx, {_decl(params)})\n{{\n'
             "  blockDim.x = bx; blockDim.y = blockDim.z = 1;\n"
             "  for (unsigned z = 0; z < (unsigned)gz; ++z)\n"
             "  for (unsigned y = 0; y < (unsigned)gy; ++y)\n"
             "    for (unsigned x = 0; x < (unsigned)gx; ++x)\n"
             "      for (unsigned t = 0; t < (unsigned)bx; ++t) {\n"
             "        blockIdx.x = x; blockIdx.y = y; blockIdx.z = z; threadIdx.x = t;\n"
-            f"        {kname}({args});\n      }}\n}}\n")
+            f"        {kname}({args});\n      }}\n}}\n"
+        )
     return "\n".join(out)
 
 
@@ -46,7 +48,7 @@ class EmulatedBackend:
     name = "emulated"
     xp = np
 
-    def __init__(self, opt="-O0"):          # -O0: compiles ~2x faster; tests run small cases
+    def __init__(self, opt="-O0"):  # -O0: compiles ~2x faster; tests run small cases
         self.opt = opt
 
     def compile(self, specs):
@@ -57,13 +59,13 @@ class EmulatedBackend:
 
     def timer(self):
         import time
+
         t0 = time.perf_counter()
         return lambda: time.perf_counter() - t0
 
     def _build(self, src, kernels):
         full = CPU_SHIM + src + "\n" + _wrappers(kernels)
-        so = shared_library("emulate", full, [self.opt, "-std=c++17", "-shared", "-fPIC",
-                                              "-Wno-unknown-pragmas"])
+        so = shared_library("emulate", full, [self.opt, "-std=c++17", "-shared", "-fPIC", "-Wno-unknown-pragmas"])
         return _EmulatedModule(ctypes.CDLL(str(so)), kernels)
 
 
@@ -91,5 +93,4 @@ class _EmulatedModule:
             else:
                 cargs.append(ctypes.c_double(float(a)))
         grid = tuple(grid) + (1,) * (3 - len(grid))
-        getattr(self.lib, "cpu_" + name)(*(ctypes.c_int(g) for g in grid),
-                                        ctypes.c_int(block), *cargs)
+        getattr(self.lib, "cpu_" + name)(*(ctypes.c_int(g) for g in grid), ctypes.c_int(block), *cargs)

@@ -14,6 +14,7 @@ split into batches of densities when the GPU memory is short (:mod:`hartree.gpu.
 such decisions are appended to ``engine.notes``.  No device is touched before the first
 call that needs one.
 """
+
 import contextlib
 import time
 
@@ -32,8 +33,7 @@ class GPUEngine:
     emulated ones in tests); backend: a single backend (kept for compatibility).
     """
 
-    def __init__(self, molecule, basis, screening_threshold=1e-13, backend=None,
-                 devices=None, backends=None):
+    def __init__(self, molecule, basis, screening_threshold=1e-13, backend=None, devices=None, backends=None):
         self.molecule = molecule
         self.basis = basis
         self.screening_threshold = float(screening_threshold)
@@ -54,6 +54,7 @@ class GPUEngine:
         """The backend objects, one per device (created on first use)."""
         if self._backends is None:
             from .jk import CudaBackend
+
             try:
                 devs = self.devices if self.devices else [None]
                 self._backends = [CudaBackend(d) for d in devs]
@@ -65,6 +66,7 @@ class GPUEngine:
         """Context manager: device 0 of this engine is the current device (the SCF loop's
         arrays are allocated there); a no-op context for backends without devices."""
         from .multi import _use
+
         return _use(self.backends()[0])
 
     def _jk_builder(self):
@@ -73,16 +75,18 @@ class GPUEngine:
             with self.use():
                 if len(backends) > 1:
                     from .multi import MultiJK
+
                     self._builder = MultiJK(self.basis, backends, self.screening_threshold)
                 else:
                     from .jk import JKBuilder
-                    self._builder = JKBuilder(self.basis, backends[0],
-                                              self.screening_threshold)
+
+                    self._builder = JKBuilder(self.basis, backends[0], self.screening_threshold)
         return self._builder
 
     def _one_electron(self):
         if self._one is None:
             from .one_electron_gpu import OneElectronGPU
+
             with self.use():
                 self._one = OneElectronGPU(self.basis, self.backends()[0])
         return self._one
@@ -130,15 +134,18 @@ class GPUEngine:
         if backends is None or getattr(backends[0], "name", "") == "cuda":
             try:
                 import cupy
-                ids = ([b.device_id for b in backends] if backends is not None
-                       else (self.devices or [cupy.cuda.Device().id]))
+
+                ids = (
+                    [b.device_id for b in backends]
+                    if backends is not None
+                    else (self.devices or [cupy.cuda.Device().id])
+                )
                 names = [_device_name(cupy, i) for i in ids]
                 label = names[0] if len(set(names)) == 1 else " + ".join(names)
                 if len(ids) > 1 and len(set(names)) == 1:
                     label = f"{len(ids)} x {label}"
-                return (f"cuda:{','.join(str(i) for i in ids)} ({label}, "
-                        f"cupy {cupy.__version__})")
-            except Exception:               # no cupy / no device: still a readable string
+                return f"cuda:{','.join(str(i) for i in ids)} ({label}, cupy {cupy.__version__})"
+            except Exception:  # no cupy / no device: still a readable string
                 return "cuda (unavailable)"
         n = len(backends)
         many = f", {n} emulated devices" if n > 1 else ""
@@ -153,13 +160,12 @@ class GPUEngine:
         ``screening_threshold``; the pair data were screened with that one).
         """
         from .memory import batched_jk
+
         builder = self._jk_builder()
         on_host = isinstance(dms, np.ndarray) and builder.xp is not np
-        thr = self.screening_threshold if threshold is None else max(float(threshold),
-                                                                     self.screening_threshold)
+        thr = self.screening_threshold if threshold is None else max(float(threshold), self.screening_threshold)
         with self.use(), _screening(builder, thr):
-            J, K = batched_jk(builder, builder.xp.asarray(dms), with_j, with_k,
-                              self.backends()[0], self.notes)
+            J, K = batched_jk(builder, builder.xp.asarray(dms), with_j, with_k, self.backends()[0], self.notes)
         if on_host:
             J = None if J is None else J.get()
             K = None if K is None else K.get()
@@ -196,6 +202,7 @@ class GPUEngine:
     def eri(self):
         """Full ERI tensor (small systems/tests): taken from the CPU engine."""
         from hartree.integrals.engine import CPUEngine
+
         return CPUEngine(self.molecule, self.basis, self.screening_threshold).eri()
 
 

@@ -18,6 +18,7 @@ Steps of :meth:`JKBuilder.jk`:
 A *backend* supplies the array module and compiled kernels: :class:`CudaBackend` (cupy,
 NVRTC) or ``hartree.gpu.emulate.EmulatedBackend`` (g++, serial, for tests without a GPU).
 """
+
 import time
 
 import numpy as np
@@ -43,8 +44,14 @@ extern "C" __global__ void shell_dmax(const double* __restrict__ dm, int nset, i
   out[t] = m;
 }
 """
-DMAX_PARAMS = [("const double*", "dm"), ("int", "nset"), ("int", "ncart"),
-               ("const int*", "cart_loc"), ("int", "nshell"), ("double*", "out")]
+DMAX_PARAMS = [
+    ("const double*", "dm"),
+    ("int", "nset"),
+    ("int", "ncart"),
+    ("const int*", "cart_loc"),
+    ("int", "nshell"),
+    ("double*", "out"),
+]
 
 
 def _i32(x):
@@ -72,8 +79,7 @@ class JKBuilder:
         self.table = table or (like.table if like is not None else load_rys_table())
         nroots_max = codegen.nroots((basis.max_l,) * 4)
         if nroots_max > self.table.max_nroots:
-            raise ValueError(f"l = {basis.max_l} needs {nroots_max} Rys roots; the table "
-                             f"holds {self.table.max_nroots}")
+            raise ValueError(f"l = {basis.max_l} needs {nroots_max} Rys roots; the table holds {self.table.max_nroots}")
         self._tab = xp.asarray(self.table.coef)
         self._modules = {}
         #: set to a dict to collect seconds per quartet class (launches are then timed one
@@ -83,12 +89,20 @@ class JKBuilder:
         self.nstreams = 8
         self.C = xp.asarray(cart2sph_matrix(basis))
         self.cart_loc = xp.asarray(np.asarray(basis.cart_loc, dtype=np.int32))
-        self._dmax_mod, self._screen_mod = backend.compile([
-            (DMAX_SOURCE, {"kind": "shell_dmax", "generator": codegen.GENERATOR_VERSION},
-             {"shell_dmax": DMAX_PARAMS}),
-            (jklist.screen_source(), {"kind": "quartet_screen",
-                                      "generator": codegen.GENERATOR_VERSION},
-             {"quartet_screen": jklist.SCREEN_PARAMS})])
+        self._dmax_mod, self._screen_mod = backend.compile(
+            [
+                (
+                    DMAX_SOURCE,
+                    {"kind": "shell_dmax", "generator": codegen.GENERATOR_VERSION},
+                    {"shell_dmax": DMAX_PARAMS},
+                ),
+                (
+                    jklist.screen_source(),
+                    {"kind": "quartet_screen", "generator": codegen.GENERATOR_VERSION},
+                    {"quartet_screen": jklist.SCREEN_PARAMS},
+                ),
+            ]
+        )
         self._dummy = xp.zeros(2, dtype=np.int32)
         #: with ``profile``: per class {"quartets": listed quartets, "tile_lanes": threads
         #: of the tiles that pass the tile test (the old one-tile-per-block mapping)}
@@ -118,9 +132,13 @@ class JKBuilder:
             cfg = getattr(jkgen, "diag_launch_config", None)
             tpp, tpb, shared = tuple(cfg(pc)) if cfg is not None else (1, 128, 0)
             extra = {"shared_mem": shared} if shared else {}
-            mods[pc + pc].launch(f"diag_{pc[0]}{pc[1]}", ((n * tpp + tpb - 1) // tpb,), tpb, [
-                _i32(n), dev["sh"], dev["pst"], dev["geo"], dev["prim"], q,
-                self._tab_for(pc + pc)], **extra)
+            mods[pc + pc].launch(
+                f"diag_{pc[0]}{pc[1]}",
+                ((n * tpp + tpb - 1) // tpb,),
+                tpb,
+                [_i32(n), dev["sh"], dev["pst"], dev["geo"], dev["prim"], q, self._tab_for(pc + pc)],
+                **extra,
+            )
             qh = np.asarray(q.get() if hasattr(q, "get") else q)
             out[pc] = sorted_by(host[pc], qh)
         return out
@@ -130,17 +148,26 @@ class JKBuilder:
         name the pairs backend-independently (multi-device items, see multi.py)."""
         xp = self.xp
         ntile = (pc.npair + codegen.TILE - 1) // codegen.TILE
-        return {"sh": xp.array(pc.sh), "pst": xp.array(pc.pst), "geo": xp.array(pc.geo),
-                "prim": xp.array(pc.prim), "q": xp.array(pc.q),
-                "tq": xp.asarray(tile_max(pc.q, codegen.TILE)),
-                "tq_host": tile_max(pc.q, codegen.TILE),
-                "q_max": float(pc.q.max()) if pc.npair else 0.0, "npair": pc.npair,
-                "q_host": np.asarray(pc.q), "pst_host": np.asarray(pc.pst, dtype=np.int64),
-                "key": (pc.la, pc.lb), "t0": 0, "t1": ntile}
+        return {
+            "sh": xp.array(pc.sh),
+            "pst": xp.array(pc.pst),
+            "geo": xp.array(pc.geo),
+            "prim": xp.array(pc.prim),
+            "q": xp.array(pc.q),
+            "tq": xp.asarray(tile_max(pc.q, codegen.TILE)),
+            "tq_host": tile_max(pc.q, codegen.TILE),
+            "q_max": float(pc.q.max()) if pc.npair else 0.0,
+            "npair": pc.npair,
+            "q_host": np.asarray(pc.q),
+            "pst_host": np.asarray(pc.pst, dtype=np.int64),
+            "key": (pc.la, pc.lb),
+            "t0": 0,
+            "t1": ntile,
+        }
 
     def _tab_for(self, cls):
         n = codegen.nroots(cls)
-        return self._tab[int(self.table.offsets[n]):]
+        return self._tab[int(self.table.offsets[n]) :]
 
     def _compile(self, classes, with_j, with_k):
         todo = [c for c in classes if (c, with_j, with_k) not in self._modules]
@@ -148,11 +175,21 @@ class JKBuilder:
         for cls in todo:
             diag = cls[:2] == cls[2:]
             src = jkgen.generate(cls, self.table, with_j, with_k, diag)
-            key = {"kind": "rys_jk", "class": list(cls), "with_j": with_j, "with_k": with_k,
-                   "diag": diag, "precision": "fp64", "tile": codegen.TILE,
-                   "generator": codegen.GENERATOR_VERSION, "rys_table": self.table.sha256}
-            names = {n: (jkgen.JK_PARAMS if n.startswith("jk_") else jkgen.DIAG_PARAMS)
-                     for n in jkgen.kernel_names(cls, diag)}
+            key = {
+                "kind": "rys_jk",
+                "class": list(cls),
+                "with_j": with_j,
+                "with_k": with_k,
+                "diag": diag,
+                "precision": "fp64",
+                "tile": codegen.TILE,
+                "generator": codegen.GENERATOR_VERSION,
+                "rys_table": self.table.sha256,
+            }
+            names = {
+                n: (jkgen.JK_PARAMS if n.startswith("jk_") else jkgen.DIAG_PARAMS)
+                for n in jkgen.kernel_names(cls, diag)
+            }
             specs.append((src, key, names))
         for cls, mod in zip(todo, self.backend.compile(specs)):
             self._modules[(cls, with_j, with_k)] = mod
@@ -204,8 +241,7 @@ class JKBuilder:
         """[(class, bra pairs, ket pairs, triangular)], costliest first."""
         return [t[1:] for t in self.launch_list(dmax_all)]
 
-    def launch(self, mods, item, dm_cart, dmax_sh, dmax_all, vj, vk, stream=None,
-               with_j=True, with_k=True, keep=None):
+    def launch(self, mods, item, dm_cart, dmax_sh, dmax_all, vj, vk, stream=None, with_j=True, with_k=True, keep=None):
         """Queue one item (class, bra pairs, ket pairs, triangular) of the launch list on
         `stream`: count pass, one wait for that stream, then per chunk of the quartet list
         the write pass and the J/K kernel (:mod:`hartree.gpu.jklist`).  Returns the number
@@ -218,21 +254,18 @@ class JKBuilder:
         with _on(stream):
             counts = xp.zeros(3 * len(P["tq_host"]), dtype=np.int32)
             nbits = tile_bit_words(P, Q)
-            bits = (xp.zeros(nbits, dtype=np.int32)
-                    if 4 * nbits <= jklist.MAX_TILE_BIT_BYTES else None)
+            bits = xp.zeros(nbits, dtype=np.int32) if 4 * nbits <= jklist.MAX_TILE_BIT_BYTES else None
             if keep is not None and bits is not None:
                 keep.append(bits)
-            self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k, counts, None, 0,
-                         stream, bits=bits)
+            self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k, counts, None, 0, stream, bits=bits)
             if hasattr(stream, "synchronize"):
                 stream.synchronize()
             counts_h = _host(counts)
-            if stop is not None:                # profiling: count pass, segment sizes
+            if stop is not None:  # profiling: count pass, segment sizes
                 st = self.stats.setdefault(codegen.class_name(cls), {})
                 st["count_s"] = st.get("count_s", 0.0) + stop()
                 seg = counts_h.reshape(-1, 3).sum(axis=0).astype(int).tolist()
-                st["segments_jk_j_k"] = [a + b for a, b in
-                                         zip(st.get("segments_jk_j_k", [0, 0, 0]), seg)]
+                st["segments_jk_j_k"] = [a + b for a, b in zip(st.get("segments_jk_j_k", [0, 0, 0]), seg)]
             chunks = jklist.plan_chunks(counts_h, self.list_capacity())
             if not chunks:
                 return 0
@@ -240,21 +273,21 @@ class JKBuilder:
             buf = xp.empty(2 * size, dtype=np.int32)
             if keep is not None:
                 keep.append(buf)
-            for wave in waves:                  # same stream: waves run one after the other
+            for wave in waves:  # same stream: waves run one after the other
                 cur = np.zeros(counts_h.shape[0], dtype=np.int32)
                 for _, ch, base in wave:
-                    cur[3 * ch[0]:3 * ch[1]] = (base + ch[3]).ravel()
+                    cur[3 * ch[0] : 3 * ch[1]] = (base + ch[3]).ravel()
                 cur = xp.asarray(cur)
                 if keep is not None:
                     keep.append(cur)
                 for _, ch, base in wave:
-                    self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cur, buf, ch[0],
-                                 stream, row1=ch[1], bits=bits)
+                    self._screen(
+                        P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cur, buf, ch[0], stream, row1=ch[1], bits=bits
+                    )
                     self._run_list(mods, item, buf, base, ch[2], dm_cart, vj, vk, stream)
         return int(counts_h.sum())
 
-    def _screen(self, P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cursor, qlist, row0,
-                stream, row1=None, bits=None):
+    def _screen(self, P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cursor, qlist, row0, stream, row1=None, bits=None):
         """Count (qlist None) or write pass of ``quartet_screen`` over bra tiles
         [row0, row1) (default: all) and every ket tile; bits: the item's tile bits (set by
         the count pass, read by the write pass) or None."""
@@ -262,13 +295,35 @@ class JKBuilder:
         row1 = ntb if row1 is None else row1
         if row1 <= row0 or ntk == 0:
             return
-        self._screen_mod.launch("quartet_screen", (row1 - row0, ntk), codegen.TILE ** 2, [
-            _i32(P["npair"]), _i32(Q["npair"]), _i32(tri), _i32(row0),
-            P["sh"], P["q"], P["tq"], Q["sh"], Q["q"], Q["tq"],
-            _i32(self.basis.nshell), dmax_sh, _f64(dmax_all), _f64(self.threshold),
-            _i32(with_j), _i32(with_k), cursor, self._dummy if qlist is None else qlist,
-            _i32(qlist is not None), self._dummy if bits is None else bits,
-            _i32(bits is not None)], stream=stream)
+        self._screen_mod.launch(
+            "quartet_screen",
+            (row1 - row0, ntk),
+            codegen.TILE**2,
+            [
+                _i32(P["npair"]),
+                _i32(Q["npair"]),
+                _i32(tri),
+                _i32(row0),
+                P["sh"],
+                P["q"],
+                P["tq"],
+                Q["sh"],
+                Q["q"],
+                Q["tq"],
+                _i32(self.basis.nshell),
+                dmax_sh,
+                _f64(dmax_all),
+                _f64(self.threshold),
+                _i32(with_j),
+                _i32(with_k),
+                cursor,
+                self._dummy if qlist is None else qlist,
+                _i32(qlist is not None),
+                self._dummy if bits is None else bits,
+                _i32(bits is not None),
+            ],
+            stream=stream,
+        )
 
     def _run_list(self, mods, item, buf, base, n, dm_cart, vj, vk, stream):
         """The J/K kernel of the item's class over entries [base, base + n) of buf."""
@@ -278,12 +333,33 @@ class JKBuilder:
         nset, ncart = dm_cart.shape[0], dm_cart.shape[1]
         tpq, tpb, shared = launch_config(cls)
         extra = {"shared_mem": shared} if shared else {}
-        mods[cls].launch(f"jk_{codegen.class_name(cls)}",
-                         ((n * tpq + tpb - 1) // tpb, 1, grid_z(cls)), tpb, [
-            _i32(n), buf[2 * base:2 * (base + n)], _i32(tri),
-            P["sh"], P["pst"], P["geo"], P["prim"], Q["sh"], Q["pst"], Q["geo"], Q["prim"],
-            self.cart_loc, dm_cart, _i32(nset), _i32(ncart), vj, vk,
-            self._tab_for(cls)], stream=stream, **extra)
+        mods[cls].launch(
+            f"jk_{codegen.class_name(cls)}",
+            ((n * tpq + tpb - 1) // tpb, 1, grid_z(cls)),
+            tpb,
+            [
+                _i32(n),
+                buf[2 * base : 2 * (base + n)],
+                _i32(tri),
+                P["sh"],
+                P["pst"],
+                P["geo"],
+                P["prim"],
+                Q["sh"],
+                Q["pst"],
+                Q["geo"],
+                Q["prim"],
+                self.cart_loc,
+                dm_cart,
+                _i32(nset),
+                _i32(ncart),
+                vj,
+                vk,
+                self._tab_for(cls),
+            ],
+            stream=stream,
+            **extra,
+        )
 
     def _fork(self):
         """Side streams (``nstreams``) after the current stream's work; [None] without."""
@@ -297,6 +373,7 @@ class JKBuilder:
     def list_capacity(self):
         """Entries one quartet-list buffer may hold (memory budget, see jklist)."""
         from .memory import budget_bytes
+
         return jklist.list_capacity(budget_bytes(self.backend))
 
     # ------------------------------------------------------------------ J / K
@@ -306,8 +383,12 @@ class JKBuilder:
         nset, ncart = dm_cart.shape[0], dm_cart.shape[1]
         ns = self.basis.nshell
         out = xp.zeros((ns, ns))
-        self._dmax_mod.launch("shell_dmax", ((ns * ns + 127) // 128,), 128, [
-            dm_cart, _i32(nset), _i32(ncart), self.cart_loc, _i32(ns), out])
+        self._dmax_mod.launch(
+            "shell_dmax",
+            ((ns * ns + 127) // 128,),
+            128,
+            [dm_cart, _i32(nset), _i32(ncart), self.cart_loc, _i32(ns), out],
+        )
         return out
 
     def screen_density(self, dms):
@@ -324,11 +405,25 @@ class JKBuilder:
     def zeros_out(self, nset, with_j, with_k):
         """Cartesian accumulators (vj, vk), (nset, ncart, ncart) each (1 element if unused)."""
         xp, ncart = self.xp, self.basis.ncart
-        return (xp.zeros((nset, ncart, ncart)) if with_j else xp.zeros(1),
-                xp.zeros((nset, ncart, ncart)) if with_k else xp.zeros(1))
+        return (
+            xp.zeros((nset, ncart, ncart)) if with_j else xp.zeros(1),
+            xp.zeros((nset, ncart, ncart)) if with_k else xp.zeros(1),
+        )
 
-    def run_items(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, pull=None,
-                  max_inflight_cost=None, with_j=True, with_k=True):
+    def run_items(
+        self,
+        mods,
+        items,
+        dm_cart,
+        dmax_sh,
+        dmax_all,
+        vj,
+        vk,
+        pull=None,
+        max_inflight_cost=None,
+        with_j=True,
+        with_k=True,
+    ):
         """Launch `items` (an iterable of launch items) on side streams and make the current
         stream wait for them; returns the number launched.
 
@@ -340,8 +435,7 @@ class JKBuilder:
         work, so faster devices take more items.
         """
         if pull is None and self.profile is None:
-            return self.run_batch(mods, list(items), dm_cart, dmax_sh, dmax_all, vj, vk,
-                                  with_j, with_k)
+            return self.run_batch(mods, list(items), dm_cart, dmax_sh, dmax_all, vj, vk, with_j, with_k)
         serial = self.profile is not None or not hasattr(self.backend, "fork")
         streams = [None] if serial else self.backend.fork(self.nstreams)
         track = pull is not None and not serial
@@ -350,8 +444,19 @@ class JKBuilder:
         for cost, *item in source:
             stop = self.backend.timer() if self.profile is not None else None
             st = streams[n % len(streams)]
-            nq = self.launch(mods, tuple(item), dm_cart, dmax_sh, dmax_all, vj, vk, stream=st,
-                             with_j=with_j, with_k=with_k, keep=keep)
+            nq = self.launch(
+                mods,
+                tuple(item),
+                dm_cart,
+                dmax_sh,
+                dmax_all,
+                vj,
+                vk,
+                stream=st,
+                with_j=with_j,
+                with_k=with_k,
+                keep=keep,
+            )
             n += 1
             if stop is not None:
                 name = codegen.class_name(item[0])
@@ -359,12 +464,14 @@ class JKBuilder:
                 st_ = self.stats.setdefault(name, {})
                 st_["quartets"] = st_.get("quartets", 0) + nq
                 st_["tile_lanes"] = st_.get("tile_lanes", 0) + tile_lanes(
-                    item[1], item[2], item[3], dmax_all, self.threshold)
+                    item[1], item[2], item[3], dmax_all, self.threshold
+                )
             if track:
                 inflight.append((self.backend.record(st), cost))
                 load += cost
-                while inflight and (len(inflight) >= len(streams) or
-                                    (max_inflight_cost is not None and load > max_inflight_cost)):
+                while inflight and (
+                    len(inflight) >= len(streams) or (max_inflight_cost is not None and load > max_inflight_cost)
+                ):
                     ev, c = inflight[0]
                     while not self.backend.done(ev):
                         time.sleep(2e-5)
@@ -372,11 +479,10 @@ class JKBuilder:
                     load -= c
         if streams[0] is not None:
             self.backend.join(streams)
-        keep.clear()                # the current stream now waits for every use of them
+        keep.clear()  # the current stream now waits for every use of them
         return n
 
-    def run_batch(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, with_j=True,
-                  with_k=True):
+    def run_batch(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, with_j=True, with_k=True):
         """All items of one J/K call: count passes on side streams, one wait for the
         counts, then per wave of the list buffer the write passes and J/K kernels on side
         streams (the next wave's streams wait for the previous wave through the current
@@ -387,32 +493,45 @@ class JKBuilder:
         ntile = [len(P["tq_host"]) for _, _, P, _, _ in items]
         off = np.concatenate([[0], np.cumsum(ntile)]) * 3
         counts = xp.zeros(int(off[-1]), dtype=np.int32)
-        words = np.concatenate([[0], np.cumsum([tile_bit_words(P, Q)
-                                                for _, _, P, Q, _ in items])])
-        bits = (xp.zeros(int(words[-1]), dtype=np.int32)
-                if 4 * words[-1] <= jklist.MAX_TILE_BIT_BYTES else None)
+        words = np.concatenate([[0], np.cumsum([tile_bit_words(P, Q) for _, _, P, Q, _ in items])])
+        bits = xp.zeros(int(words[-1]), dtype=np.int32) if 4 * words[-1] <= jklist.MAX_TILE_BIT_BYTES else None
 
         def bits_of(k):
-            return None if bits is None else bits[words[k]:words[k + 1]]
+            return None if bits is None else bits[words[k] : words[k + 1]]
+
         streams = self._fork()
-        for k, (_, cls, P, Q, tri) in enumerate(items):
-            self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k,
-                         counts[off[k]:off[k + 1]], None, 0, streams[k % len(streams)],
-                         bits=bits_of(k))
+        for k, (_, _cls, P, Q, tri) in enumerate(items):
+            self._screen(
+                P,
+                Q,
+                tri,
+                dmax_sh,
+                dmax_all,
+                with_j,
+                with_k,
+                counts[off[k] : off[k + 1]],
+                None,
+                0,
+                streams[k % len(streams)],
+                bits=bits_of(k),
+            )
         self._join(streams)
         counts_h = _host(counts)
         cap = self.list_capacity()
-        chunks = [(k, ch) for k in range(len(items))
-                  for ch in jklist.plan_chunks(counts_h[off[k]:off[k + 1]], cap)]
+        chunks = [(k, ch) for k in range(len(items)) for ch in jklist.plan_chunks(counts_h[off[k] : off[k + 1]], cap)]
         size, waves = jklist.pack_waves(chunks, cap)
-        self.last_lists = {"entries": int(counts_h.sum()), "buffer": int(size),
-                           "waves": len(waves), "chunks": len(chunks)}
+        self.last_lists = {
+            "entries": int(counts_h.sum()),
+            "buffer": int(size),
+            "waves": len(waves),
+            "chunks": len(chunks),
+        }
         if not waves:
             return len(items)
         cur = np.zeros(int(off[-1]), dtype=np.int32)
         for wave in waves:
             for k, ch, base in wave:
-                cur[off[k] + 3 * ch[0]:off[k] + 3 * ch[1]] = (base + ch[3]).ravel()
+                cur[off[k] + 3 * ch[0] : off[k] + 3 * ch[1]] = (base + ch[3]).ravel()
         cur = xp.asarray(cur)
         buf = xp.empty(2 * size, dtype=np.int32)
         for wave in waves:
@@ -420,9 +539,21 @@ class JKBuilder:
             for i, (k, ch, base) in enumerate(wave):
                 _, cls, P, Q, tri = items[k]
                 st = streams[i % len(streams)]
-                self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k,
-                             cur[off[k]:off[k + 1]], buf, ch[0], st, row1=ch[1],
-                             bits=bits_of(k))
+                self._screen(
+                    P,
+                    Q,
+                    tri,
+                    dmax_sh,
+                    dmax_all,
+                    with_j,
+                    with_k,
+                    cur[off[k] : off[k + 1]],
+                    buf,
+                    ch[0],
+                    st,
+                    row1=ch[1],
+                    bits=bits_of(k),
+                )
                 self._run_list(mods, (cls, P, Q, tri), buf, base, ch[2], dm_cart, vj, vk, st)
             self._join(streams)
         return len(items)
@@ -451,8 +582,9 @@ class JKBuilder:
             mods = self._compile(self.quartet_classes(), with_j, with_k)
             # classes run concurrently on side streams (atomics make the sums order-free),
             # largest first; profiling serialises them on the current stream
-            self.run_items(mods, self.launch_list(dmax_all), dm_cart, dmax_sh, dmax_all,
-                           vj, vk, with_j=with_j, with_k=with_k)
+            self.run_items(
+                mods, self.launch_list(dmax_all), dm_cart, dmax_sh, dmax_all, vj, vk, with_j=with_j, with_k=with_k
+            )
         return self.finish(vj, vk, with_j, with_k, single)
 
 
@@ -466,7 +598,7 @@ def launch_config(cls):
     kernel: ``jkgen.launch_config`` where the generator defines it, else one quartet per
     thread in blocks of TILE² threads."""
     cfg = getattr(jkgen, "launch_config", None)
-    return tuple(cfg(cls)) if cfg is not None else (1, codegen.TILE ** 2, 0)
+    return tuple(cfg(cls)) if cfg is not None else (1, codegen.TILE**2, 0)
 
 
 def grid_z(cls):
@@ -478,8 +610,9 @@ def grid_z(cls):
 
 def _on(stream):
     """Context making `stream` current (cupy), or a no-op context (None / emulated)."""
-    if not hasattr(stream, "__enter__"):              # None, or a test's stand-in
+    if not hasattr(stream, "__enter__"):  # None, or a test's stand-in
         import contextlib
+
         return contextlib.nullcontext()
     return stream
 

@@ -34,11 +34,11 @@ Classes listed in ``coop.CONFIG`` (measured choices) get the cooperative ``jk_<c
 block in shared memory); the driver takes the launch shape from :func:`launch_config`,
 :func:`diag_launch_config` and :func:`grid_z`.
 """
+
 import math
 
 from . import codegen, coop
-from .codegen import (GENERATOR_VERSION, TILE, check_class, class_name, eri_function, ncart,
-                      nroots, rys_function)
+from .codegen import GENERATOR_VERSION, TILE, check_class, class_name, eri_function, ncart, nroots, rys_function
 
 #: a split slice of the unrolled version keeps at most this many (a, b, c, d) components
 #: (its ERI values live in registers)
@@ -125,12 +125,12 @@ static inline void run_add(const Runs&, double* p, double v) { atomicAdd(p, v); 
 #: slower and keep 1; 8 warps of (ps|ss) (120 registers) fit either way.  Spills as
 #: NVRTC 13 reports them for sm_90.
 MIN_BLOCKS_BY_CLASS = {
-    (1, 0, 1, 0): 2,    # (ps|ps) 0.197 -> 0.159 s (127 registers, no spill)
-    (1, 1, 1, 0): 2,    # (pp|ps) 0.124 -> 0.108 s (208 bytes of spill)
-    (2, 0, 1, 0): 2,    # (ds|ps) 0.096 -> 0.075 s (72 bytes)
-    (1, 1, 0, 0): 2,    # (pp|ss) 0.093 -> 0.070 s (no spill)
-    (2, 0, 0, 0): 2,    # (ds|ss) 0.070 -> 0.053 s (no spill)
-    (2, 1, 0, 0): 2,    # (dp|ss) 0.051 -> 0.039 s (8 bytes)
+    (1, 0, 1, 0): 2,  # (ps|ps) 0.197 -> 0.159 s (127 registers, no spill)
+    (1, 1, 1, 0): 2,  # (pp|ps) 0.124 -> 0.108 s (208 bytes of spill)
+    (2, 0, 1, 0): 2,  # (ds|ps) 0.096 -> 0.075 s (72 bytes)
+    (1, 1, 0, 0): 2,  # (pp|ss) 0.093 -> 0.070 s (no spill)
+    (2, 0, 0, 0): 2,  # (ds|ss) 0.070 -> 0.053 s (no spill)
+    (2, 1, 0, 0): 2,  # (dp|ss) 0.051 -> 0.039 s (8 bytes)
 }
 
 
@@ -144,27 +144,42 @@ def min_blocks(cls):
 GROUP_A = True
 
 JK_PARAMS = [
-    ("int", "nlist"), ("const int*", "qlist"), ("int", "tri"),
-    ("const int*", "bra_sh"), ("const int*", "bra_pst"), ("const double*", "bra_geo"),
+    ("int", "nlist"),
+    ("const int*", "qlist"),
+    ("int", "tri"),
+    ("const int*", "bra_sh"),
+    ("const int*", "bra_pst"),
+    ("const double*", "bra_geo"),
     ("const double*", "bra_prim"),
-    ("const int*", "ket_sh"), ("const int*", "ket_pst"), ("const double*", "ket_geo"),
+    ("const int*", "ket_sh"),
+    ("const int*", "ket_pst"),
+    ("const double*", "ket_geo"),
     ("const double*", "ket_prim"),
-    ("const int*", "cart_loc"), ("const double*", "dm"), ("int", "nset"), ("int", "ncart"),
-    ("double*", "vj"), ("double*", "vk"), ("const double*", "tab"),
+    ("const int*", "cart_loc"),
+    ("const double*", "dm"),
+    ("int", "nset"),
+    ("int", "ncart"),
+    ("double*", "vj"),
+    ("double*", "vk"),
+    ("const double*", "tab"),
 ]
 #: quartet list entries (see :mod:`hartree.gpu.jklist`): int32 pairs (bra pair index,
 #: ket pair index | flags << 30), flag bit 0 = digest J, bit 1 = digest K
 LIST_FLAG_SHIFT = 30
 DIAG_PARAMS = [
-    ("int", "npair"), ("const int*", "sh"), ("const int*", "pst"), ("const double*", "geo"),
-    ("const double*", "prim"), ("double*", "qout"), ("const double*", "tab"),
+    ("int", "npair"),
+    ("const int*", "sh"),
+    ("const int*", "pst"),
+    ("const double*", "geo"),
+    ("const double*", "prim"),
+    ("double*", "qout"),
+    ("const double*", "tab"),
 ]
 
 
 def decl(params):
     """C parameter list for [(ctype, name)], pointers marked __restrict__."""
-    return ", ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}"
-                     for t, n in params)
+    return ", ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}" for t, n in params)
 
 
 def split_plan(cls):
@@ -187,7 +202,7 @@ def split_plan(cls):
         return [(0, na, 0, nb)]
     per_a, per_b = nb * nc * nd, nc * nd
     if per_a <= target and GROUP_A:
-        ngroup = -(-na // (target // per_a))                 # ceil
+        ngroup = -(-na // (target // per_a))  # ceil
         edges = [round(k * na / ngroup) for k in range(ngroup + 1)]
         return [(edges[k], edges[k + 1], 0, nb) for k in range(ngroup)]
     nchunk = -(-nb // max(1, target // per_b))
@@ -232,31 +247,33 @@ def _digest_function(cls, with_j, with_k):
     runtime = _runtime_slices(cls)
     if runtime:
         head = [
-            f"__device__ __forceinline__ void digest_{name}_rt(const double* __restrict__ eri, "
-            "const double s,",
+            f"__device__ __forceinline__ void digest_{name}_rt(const double* __restrict__ eri, const double s,",
             "    const int i0, const int j0, const int k0, const int l0,",
-            "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, "
-            "double* vk,",
-            "    const int A0, const int A1, const int B0, const int B1, const int do_j, "
-            "const int do_k)",
+            "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, double* vk,",
+            "    const int A0, const int A1, const int B0, const int B1, const int do_j, const int do_k)",
             "{",
             f"  constexpr int NC = {nc}, ND = {nd}, NBX = {ncart(cls[1])};",
-            "  const int NBS = B1 - B0;"]
+            "  const int NBS = B1 - B0;",
+        ]
     else:
         head = [
             "template <int A0, int A1, int B0, int B1>",
-            f"__device__ __forceinline__ void digest_{name}(const double* __restrict__ eri, "
-            "const double s,",
+            f"__device__ __forceinline__ void digest_{name}(const double* __restrict__ eri, const double s,",
             "    const int i0, const int j0, const int k0, const int l0,",
             "    const double* __restrict__ dm, const int nset, const int ncart, double* vj, "
             "double* vk, const int do_j, const int do_k)",
             "{",
-            f"  constexpr int NC = {nc}, ND = {nd}, NBS = B1 - B0, NBX = NBS;"]
+            f"  constexpr int NC = {nc}, ND = {nd}, NBS = B1 - B0, NBX = NBS;",
+        ]
     runs = uses_runs(cls)
-    L = head + (_runs_head(with_j, with_k) if runs else []) + [
-        "  for (int set = 0; set < nset; ++set) {",
-        "    const double* D = dm + (long long)set * ncart * ncart;",
-    ]
+    L = (
+        head
+        + (_runs_head(with_j, with_k) if runs else [])
+        + [
+            "  for (int set = 0; set < nset; ++set) {",
+            "    const double* D = dm + (long long)set * ncart * ncart;",
+        ]
+    )
     if with_j:
         L += [
             "    if (do_j) {",
@@ -296,12 +313,10 @@ def _digest_function(cls, with_j, with_k):
             "    for (int b = 0; b < NBS; ++b) {",
             "#pragma unroll",
             "      for (int d = 0; d < ND; ++d) {",
-            "        djl[b * ND + d] = __ldg(D + (long long)(j0 + B0 + b) * ncart + l0 + d);"
-            " kjl[b * ND + d] = 0.0; }",
+            "        djl[b * ND + d] = __ldg(D + (long long)(j0 + B0 + b) * ncart + l0 + d); kjl[b * ND + d] = 0.0; }",
             "#pragma unroll",
             "      for (int c = 0; c < NC; ++c) {",
-            "        djk[b * NC + c] = __ldg(D + (long long)(j0 + B0 + b) * ncart + k0 + c);"
-            " kjk[b * NC + c] = 0.0; }",
+            "        djk[b * NC + c] = __ldg(D + (long long)(j0 + B0 + b) * ncart + k0 + c); kjk[b * NC + c] = 0.0; }",
             "    }",
             "#pragma unroll",
             "    for (int a = A0; a < A1; ++a) {",
@@ -344,7 +359,7 @@ def _digest_function(cls, with_j, with_k):
     L += ["  }", "}"]
     if runs:
         L = [_with_runs(x) for x in L]
-    if runtime:                                     # loop version: keep digestion rolled too
+    if runtime:  # loop version: keep digestion rolled too
         L = ["#pragma unroll 1" if x == "#pragma unroll" else x for x in L]
     return L
 
@@ -352,11 +367,14 @@ def _digest_function(cls, with_j, with_k):
 #: WARP_RUNS digestion, one entry per J/K block a quartet adds into: the name of its run
 #: structure, the shell offsets of its rows and columns (the key of warp_runs) and the
 #: address its accumulation lines start with
-_RUN_BLOCKS = (("rij", "i0", "j0", "J + (long long)(i0"), ("rkl", "k0", "l0", "J + (long long)(k0"),
-               ("rik", "i0", "k0", "K + (long long)(i0 + a) * ncart + k0"),
-               ("ril", "i0", "l0", "K + (long long)(i0 + a) * ncart + l0"),
-               ("rjk", "j0", "k0", "K + (long long)(j0 + B0 + b) * ncart + k0"),
-               ("rjl", "j0", "l0", "K + (long long)(j0 + B0 + b) * ncart + l0"))
+_RUN_BLOCKS = (
+    ("rij", "i0", "j0", "J + (long long)(i0"),
+    ("rkl", "k0", "l0", "J + (long long)(k0"),
+    ("rik", "i0", "k0", "K + (long long)(i0 + a) * ncart + k0"),
+    ("ril", "i0", "l0", "K + (long long)(i0 + a) * ncart + l0"),
+    ("rjk", "j0", "k0", "K + (long long)(j0 + B0 + b) * ncart + k0"),
+    ("rjl", "j0", "l0", "K + (long long)(j0 + B0 + b) * ncart + l0"),
+)
 
 
 def _runs_head(with_j, with_k):
@@ -365,10 +383,12 @@ def _runs_head(with_j, with_k):
     L = []
     for matrix, flag, scale, wanted in (("J", "do_j", "sj", with_j), ("K", "do_k", "sk", with_k)):
         if wanted:
-            L += [f"  const Runs {name} = warp_runs((long long){row} * ncart + {col});"
-                  for name, row, col, address in _RUN_BLOCKS if address.startswith(matrix)]
-            L += [f"  const int any_{flag[-1]} = WARP_ANY({flag});",
-                  f"  const double {scale} = {flag} ? s : 0.0;"]
+            L += [
+                f"  const Runs {name} = warp_runs((long long){row} * ncart + {col});"
+                for name, row, col, address in _RUN_BLOCKS
+                if address.startswith(matrix)
+            ]
+            L += [f"  const int any_{flag[-1]} = WARP_ANY({flag});", f"  const double {scale} = {flag} ? s : 0.0;"]
     return L
 
 
@@ -384,8 +404,9 @@ def _with_runs(line):
     for name, _, _, address in _RUN_BLOCKS:
         if address in line:
             line = line.replace("atomicAdd(", f"run_add({name}, ")
-            return (line.replace("2.0 * s *", "2.0 * sj *") if address.startswith("J")
-                    else line.replace("s * k", "sk * k"))
+            return (
+                line.replace("2.0 * s *", "2.0 * sj *") if address.startswith("J") else line.replace("s * k", "sk * k")
+            )
     raise AssertionError(f"digest line without a run key: {line}")
 
 
@@ -416,11 +437,11 @@ def _hoisted_eri(cls, indent="  "):
 def _slice_call(cls, k, sl, indent="    "):
     """Statements computing slice k (unrolled version) into the local array `eri`
     (declared here, or before the switch: :func:`_hoisted_eri`)."""
-    decl = ([] if HOIST_ERI and len(split_plan(cls)) > 1
-            else [f"{indent}double eri[{_slice_size(cls, sl)}];"])
+    decl = [] if HOIST_ERI and len(split_plan(cls)) > 1 else [f"{indent}double eri[{_slice_size(cls, sl)}];"]
     return decl + [
         f"{indent}eri_{class_name(cls)}_s{k}(bra_pst[ib], bra_pst[ib + 1], bra_prim, "
-        "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri);"]
+        "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri);"
+    ]
 
 
 def _runtime_call(cls, z, indent="  "):
@@ -428,11 +449,13 @@ def _runtime_call(cls, z, indent="  "):
     (a C expression); defines A0, A1, B0, B1."""
     name = class_name(cls)
     size = max(_slice_size(cls, sl) for sl in split_plan(cls))
-    return [f"{indent}double eri[{size}];",
-            f"{indent}const int* slc = plan_{name} + 4 * ({z});",
-            f"{indent}const int A0 = slc[0], A1 = slc[1], B0 = slc[2], B1 = slc[3];",
-            f"{indent}eri_{name}_rt(bra_pst[ib], bra_pst[ib + 1], bra_prim, bra_geo + 6 * ib, "
-            "ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri, A0, A1, B0, B1);"]
+    return [
+        f"{indent}double eri[{size}];",
+        f"{indent}const int* slc = plan_{name} + 4 * ({z});",
+        f"{indent}const int A0 = slc[0], A1 = slc[1], B0 = slc[2], B1 = slc[3];",
+        f"{indent}eri_{name}_rt(bra_pst[ib], bra_pst[ib + 1], bra_prim, bra_geo + 6 * ib, "
+        "ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri, A0, A1, B0, B1);",
+    ]
 
 
 def _digest_flags():
@@ -448,32 +471,34 @@ def _jk_kernel(cls, with_j, with_k):
     sqrt((ij|ij)) sqrt((kl|kl)) max|D| >= threshold; s is its degeneracy factor."""
     name = class_name(cls)
     L = [
-        f"extern \"C\" __global__ void __launch_bounds__({TILE * TILE}, {min_blocks(cls)}) "
-        f"jk_{name}({decl(JK_PARAMS)})",
+        f'extern "C" __global__ void __launch_bounds__({TILE * TILE}, {min_blocks(cls)}) jk_{name}({decl(JK_PARAMS)})',
         "{",
     ]
     runs = uses_runs(cls)
-    if runs:                        # lanes past the list redo the last entry with s = 0
-        L += ["  const long long t0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
-              "  if (t0 - (threadIdx.x & 31) >= nlist) return;      // the whole warp",
-              "  const long long t = t0 < nlist ? t0 : nlist - 1;"]
+    if runs:  # lanes past the list redo the last entry with s = 0
+        L += [
+            "  const long long t0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+            "  if (t0 - (threadIdx.x & 31) >= nlist) return;      // the whole warp",
+            "  const long long t = t0 < nlist ? t0 : nlist - 1;",
+        ]
     else:
-        L += ["  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
-              "  if (t >= nlist) return;"]
+        L += ["  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;", "  if (t >= nlist) return;"]
     L += codegen.listed_quartet_lines(LIST_FLAG_SHIFT)
     if runs:
         L += ["  if (t0 >= nlist) s = 0.0;"]
     fl = _digest_flags()
     if _runtime_slices(cls):
         L += _runtime_call(cls, "blockIdx.z")
-        L += [f"  digest_{name}_rt(eri, s, i0, j0, k0, l0, dm, nset, ncart, vj, vk, "
-              f"A0, A1, B0, B1{fl});", "}"]
+        L += [f"  digest_{name}_rt(eri, s, i0, j0, k0, l0, dm, nset, ncart, vj, vk, A0, A1, B0, B1{fl});", "}"]
         return L
     L += _hoisted_eri(cls) + ["  switch (blockIdx.z) {"]
     for k, sl in enumerate(split_plan(cls)):
         L += [f"  case {k}: {{"] + _slice_call(cls, k, sl)
-        L += [f"    digest_{name}<{sl[0]}, {sl[1]}, {sl[2]}, {sl[3]}>(eri, s, i0, j0, k0, l0, "
-              f"dm, nset, ncart, vj, vk{fl});", "    break; }"]
+        L += [
+            f"    digest_{name}<{sl[0]}, {sl[1]}, {sl[2]}, {sl[3]}>(eri, s, i0, j0, k0, l0, "
+            f"dm, nset, ncart, vj, vk{fl});",
+            "    break; }",
+        ]
     L += ["  }", "}"]
     return L
 
@@ -483,7 +508,7 @@ def _diag_kernel(cls):
     nb = ncart(lb)
     nab = ncart(la) * nb
     L = [
-        f"extern \"C\" __global__ void diag_{la}{lb}({decl(DIAG_PARAMS)})",
+        f'extern "C" __global__ void diag_{la}{lb}({decl(DIAG_PARAMS)})',
         "{",
         "  const int p = blockIdx.x * blockDim.x + threadIdx.x;",
         "  if (p >= npair) return;",
@@ -496,17 +521,20 @@ def _diag_kernel(cls):
     if _runtime_slices(cls):
         L += [f"  for (int z = 0; z < {len(split_plan(cls))}; ++z) {{"]
         L += _runtime_call(cls, "z", "    ")
-        L += ["    for (int a = A0; a < A1; ++a)",
-              "      for (int b = B0; b < B1; ++b)        // element (ab|ab) of the slice",
-              "        m = fmax(m, fabs(eri[((a - A0) * (B1 - B0) + b - B0) * "
-              f"{nab} + a * {nb} + b]));",
-              "  }", "  qout[p] = sqrt(m);", "}"]
+        L += [
+            "    for (int a = A0; a < A1; ++a)",
+            "      for (int b = B0; b < B1; ++b)        // element (ab|ab) of the slice",
+            f"        m = fmax(m, fabs(eri[((a - A0) * (B1 - B0) + b - B0) * {nab} + a * {nb} + b]));",
+            "  }",
+            "  qout[p] = sqrt(m);",
+            "}",
+        ]
         return L
     L += _hoisted_eri(cls)
     for k, (a0, a1, b0, b1) in enumerate(split_plan(cls)):
         L += ["  {"] + _slice_call(cls, k, (a0, a1, b0, b1), "    ")
         for a in range(a0, a1):
-            for b in range(b0, b1):           # element (ab|ab) of the slice
+            for b in range(b0, b1):  # element (ab|ab) of the slice
                 idx = ((a - a0) * (b1 - b0) + b - b0) * nab + a * nb + b
                 L.append(f"    m = fmax(m, fabs(eri[{idx}]));")
         L.append("  }")
@@ -533,23 +561,25 @@ def generate(cls, table, with_j=True, with_k=True, diag=None):
     if diag and cls[:2] != cls[2:]:
         raise ValueError("the Schwarz kernel needs bra class == ket class")
     plan = split_plan(cls)
-    out = [f"// generated by hartree.gpu.jkgen (version {GENERATOR_VERSION}) for class "
-           f"({cls[0]}{cls[1]}|{cls[2]}{cls[3]}), {nroots(cls)} Rys roots, "
-           f"J={int(with_j)} K={int(with_k)}, {len(plan)} slice(s)",
-           f"// Rys table sha256 {table.sha256}; do not edit", ""]
-    cooperative = coop.is_coop(cls)             # jk (and Schwarz) kernel: a warp a quartet
-    if not cooperative:                         # slice functions of the classic kernels
+    out = [
+        f"// generated by hartree.gpu.jkgen (version {GENERATOR_VERSION}) for class "
+        f"({cls[0]}{cls[1]}|{cls[2]}{cls[3]}), {nroots(cls)} Rys roots, "
+        f"J={int(with_j)} K={int(with_k)}, {len(plan)} slice(s)",
+        f"// Rys table sha256 {table.sha256}; do not edit",
+        "",
+    ]
+    cooperative = coop.is_coop(cls)  # jk (and Schwarz) kernel: a warp a quartet
+    if not cooperative:  # slice functions of the classic kernels
         out += rys_function(table, nroots(cls)) + [""]
         if uses_runs(cls):
             out += [RUNS_SOURCE]
-        if _runtime_slices(cls):                # loop version: one copy, slice by table
+        if _runtime_slices(cls):  # loop version: one copy, slice by table
             out += _plan_table(cls) + eri_function(cls, suffix="_rt", runtime=True) + [""]
         else:
             for k, (a0, a1, b0, b1) in enumerate(plan):
                 out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}") + [""]
     if cooperative:
-        out += coop.kernel_source(cls, table, with_j, with_k, decl(JK_PARAMS),
-                                  LIST_FLAG_SHIFT) + [""]
+        out += coop.kernel_source(cls, table, with_j, with_k, decl(JK_PARAMS), LIST_FLAG_SHIFT) + [""]
     else:
         out += _digest_function(cls, with_j, with_k) + [""]
         out += _jk_kernel(cls, with_j, with_k) + [""]

@@ -36,6 +36,7 @@ Lists are cut into chunks of whole rows holding at most ``capacity`` entries (th
 memory budget, :mod:`hartree.gpu.memory`); chunks are packed into a buffer that is
 reused wave after wave.
 """
+
 import numpy as np
 
 from . import codegen
@@ -107,12 +108,27 @@ extern "C" __global__ void __launch_bounds__(256) quartet_screen(
 """
 
 SCREEN_PARAMS = [
-    ("int", "nbra"), ("int", "nket"), ("int", "tri"), ("int", "row0"),
-    ("const int*", "bra_sh"), ("const double*", "bra_q"), ("const double*", "bra_tq"),
-    ("const int*", "ket_sh"), ("const double*", "ket_q"), ("const double*", "ket_tq"),
-    ("int", "nshell"), ("const double*", "dmax_sh"), ("double", "dmax_all"),
-    ("double", "threshold"), ("int", "with_j"), ("int", "with_k"), ("int*", "cursor"),
-    ("int*", "qlist"), ("int", "write"), ("int*", "tile_bits"), ("int", "use_bits"),
+    ("int", "nbra"),
+    ("int", "nket"),
+    ("int", "tri"),
+    ("int", "row0"),
+    ("const int*", "bra_sh"),
+    ("const double*", "bra_q"),
+    ("const double*", "bra_tq"),
+    ("const int*", "ket_sh"),
+    ("const double*", "ket_q"),
+    ("const double*", "ket_tq"),
+    ("int", "nshell"),
+    ("const double*", "dmax_sh"),
+    ("double", "dmax_all"),
+    ("double", "threshold"),
+    ("int", "with_j"),
+    ("int", "with_k"),
+    ("int*", "cursor"),
+    ("int*", "qlist"),
+    ("int", "write"),
+    ("int*", "tile_bits"),
+    ("int", "use_bits"),
 ]
 
 #: entries of one list buffer at most (int32 pairs: 8 bytes each); also bounded by the
@@ -135,8 +151,11 @@ KET_FAST = True
 def screen_source():
     """Source of the screening module (TILE, the flag shift and KET_FAST as macros)."""
     from .jkgen import LIST_FLAG_SHIFT
-    return (f"#define TILE {codegen.TILE}\n#define FLAG_SHIFT {LIST_FLAG_SHIFT}\n"
-            f"#define KET_FAST {int(KET_FAST)}\n" + SCREEN_SOURCE)
+
+    return (
+        f"#define TILE {codegen.TILE}\n#define FLAG_SHIFT {LIST_FLAG_SHIFT}\n"
+        f"#define KET_FAST {int(KET_FAST)}\n" + SCREEN_SOURCE
+    )
 
 
 def list_capacity(budget_bytes):
@@ -167,7 +186,7 @@ def plan_chunks(counts, capacity):
             r1 += 1
         c = counts[r:r1]
         seg_start = np.concatenate([[0], np.cumsum(c.sum(axis=0))[:-1]])
-        within = np.cumsum(c, axis=0) - c                   # exclusive prefix over rows
+        within = np.cumsum(c, axis=0) - c  # exclusive prefix over rows
         out.append((r, r1, n, within + seg_start[None, :]))
         r = r1
     return out

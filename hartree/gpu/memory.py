@@ -20,6 +20,7 @@ lack of memory.
 Every decision is reported as a sentence in ``notes`` (the engine's note list), so the
 user is told when the work was split.
 """
+
 import os
 import re
 
@@ -28,8 +29,7 @@ from hartree.errors import DeviceError
 #: fraction of the free memory we plan to use (cuBLAS workspaces, fragmentation)
 SAFETY = 0.85
 
-_UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
-          "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30}
+_UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
 
 
 class GPUMemoryError(DeviceError):
@@ -49,7 +49,7 @@ def gib(n):
     """Readable size: '1.50 GiB', '12.0 MiB', '800 B' ('unlimited' for inf)."""
     if n == float("inf"):
         return "unlimited"
-    for unit, size in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= size:
             return f"{n / size:.{2 if unit == 'GiB' else 1}f} {unit}"
     return f"{int(n)} B"
@@ -72,9 +72,9 @@ def jk_bytes(basis, nset, with_j=True, with_k=True, ndev=1):
     cartesian densities (nset ncart²), accumulators (nset ncart² per matrix), their
     transposes/transforms (2 x that), the final matrices (nset nao² each), the
     per-shell-pair max |D| (nshell²) and, with several devices, the copied partials."""
-    nc2, na2 = basis.ncart ** 2, basis.nao ** 2
+    nc2, na2 = basis.ncart**2, basis.nao**2
     nmat = int(with_j) + int(with_k)
-    words = nset * (nc2 * (2 + 3 * nmat) + na2 * nmat) + basis.nshell ** 2
+    words = nset * (nc2 * (2 + 3 * nmat) + na2 * nmat) + basis.nshell**2
     if ndev > 1:
         words += nset * nc2 * nmat
     return 8 * words
@@ -84,7 +84,7 @@ def scf_bytes(basis, nspin, diis_space=8):
     """Bytes the SCF loop keeps on the device besides J/K: S, h, X, per spin Fock, density,
     orbitals, the DIIS history (Fock + error per entry) and eigh workspaces, ~(12 + 2 x
     diis_space) nao² words per spin."""
-    return 8 * basis.nao ** 2 * (6 + nspin * (12 + 2 * diis_space))
+    return 8 * basis.nao**2 * (6 + nspin * (12 + 2 * diis_space))
 
 
 def _is_oom(exc):
@@ -118,7 +118,8 @@ def batched_jk(builder, dms, with_j, with_k, backend, notes=None):
     if per > budget:
         raise GPUMemoryError(
             f"J/K for one density needs about {gib(per)} of GPU memory; only {gib(budget)} "
-            f"are usable ({basis.nao} functions); use the CPU (--device cpu)")
+            f"are usable ({basis.nao} functions); use the CPU (--device cpu)"
+        )
     batch = nset if budget >= per * nset else max(1, int(budget // per))
     while True:
         try:
@@ -126,11 +127,10 @@ def batched_jk(builder, dms, with_j, with_k, backend, notes=None):
                 return builder.jk(dms[0] if single else dms, with_j, with_k)
             out_j, out_k = [], []
             for s0 in range(0, nset, batch):
-                J, K = builder.jk(dms[s0:s0 + batch], with_j, with_k)
+                J, K = builder.jk(dms[s0 : s0 + batch], with_j, with_k)
                 out_j.append(J)
                 out_k.append(K)
-            _note(notes, f"J/K of {nset} densities done in batches of {batch} "
-                         f"(GPU memory budget {gib(budget)})")
+            _note(notes, f"J/K of {nset} densities done in batches of {batch} (GPU memory budget {gib(budget)})")
             J = xp.concatenate(out_j) if with_j else None
             K = xp.concatenate(out_k) if with_k else None
             return J, K
@@ -144,6 +144,7 @@ def batched_jk(builder, dms, with_j, with_k, backend, notes=None):
             if batch == 1:
                 raise GPUMemoryError(
                     "the GPU ran out of memory building J/K for a single density "
-                    f"({basis.nao} functions); use the CPU (--device cpu)") from exc
+                    f"({basis.nao} functions); use the CPU (--device cpu)"
+                ) from exc
             batch = max(1, batch // 2)
             _note(notes, f"GPU out of memory in J/K: retried with batches of {batch} densities")

@@ -22,6 +22,7 @@ Scheme (dynamic scheduling, as VMD does for orbital slices):
 Backends are :class:`hartree.gpu.jk.CudaBackend` (one per GPU) or any object with the
 same methods; tests drive several emulated "devices" on the CPU.
 """
+
 import threading
 
 from . import codegen
@@ -48,11 +49,22 @@ def _tile_slice(P, t0, t1):
     T = codegen.TILE
     i0, i1 = t0 * T, min(t1 * T, P["npair"])
     q = P["q_host"][i0:i1]
-    return {"sh": P["sh"][i0:i1], "pst": P["pst"][i0:i1 + 1], "geo": P["geo"][i0:i1],
-            "prim": P["prim"], "q": P["q"][i0:i1], "tq": P["tq"][t0:t1], "tq_host": P["tq_host"][t0:t1],
-            "q_max": float(q.max()) if len(q) else 0.0, "npair": i1 - i0, "q_host": q,
-            "pst_host": P["pst_host"][i0:i1 + 1], "key": P["key"],
-            "t0": P["t0"] + t0, "t1": P["t0"] + t1}
+    return {
+        "sh": P["sh"][i0:i1],
+        "pst": P["pst"][i0 : i1 + 1],
+        "geo": P["geo"][i0:i1],
+        "prim": P["prim"],
+        "q": P["q"][i0:i1],
+        "tq": P["tq"][t0:t1],
+        "tq_host": P["tq_host"][t0:t1],
+        "q_max": float(q.max()) if len(q) else 0.0,
+        "npair": i1 - i0,
+        "q_host": q,
+        "pst_host": P["pst_host"][i0 : i1 + 1],
+        "key": P["key"],
+        "t0": P["t0"] + t0,
+        "t1": P["t0"] + t1,
+    }
 
 
 def localize(builder, item):
@@ -64,8 +76,8 @@ def localize(builder, item):
 
     def view(X):
         full = builder.pairs[X["key"]]
-        return full if (X["t0"], X["t1"]) == (full["t0"], full["t1"]) else \
-            _tile_slice(full, X["t0"], X["t1"])
+        return full if (X["t0"], X["t1"]) == (full["t0"], full["t1"]) else _tile_slice(full, X["t0"], X["t1"])
+
     return (cost, cls, view(P), view(Q), tri)
 
 
@@ -128,6 +140,7 @@ class _Queue:
                 self._next += 1
                 self.taken[dev] = self.taken.get(dev, 0) + 1
                 return item
+
         return pull
 
 
@@ -177,11 +190,10 @@ class MultiJK:
             try:
                 with _use(self.builders[d].backend):
                     results[d] = fn(d, self.builders[d])
-            except BaseException as exc:        # handed to the calling thread below
+            except BaseException as exc:  # handed to the calling thread below
                 errors[d] = exc
 
-        threads = [threading.Thread(target=work, args=(d,), name=f"hartree-gpu{d}")
-                   for d in range(1, self.ndev)]
+        threads = [threading.Thread(target=work, args=(d,), name=f"hartree-gpu{d}") for d in range(1, self.ndev)]
         for t in threads:
             t.start()
         work(0)
@@ -202,14 +214,15 @@ class MultiJK:
                 vj, vk = b0.zeros_out(nset, with_j, with_k)
                 if (with_j or with_k) and dmax_all > 0:
                     mods = b0._compile(b0.quartet_classes(), with_j, with_k)
-                    b0.run_items(mods, b0.launch_list(dmax_all), dm_cart, dmax_sh,
-                                 dmax_all, vj, vk, with_j=with_j, with_k=with_k)
+                    b0.run_items(
+                        mods, b0.launch_list(dmax_all), dm_cart, dmax_sh, dmax_all, vj, vk, with_j=with_j, with_k=with_k
+                    )
                 self.last_split = {0: 0}
                 return b0.finish(vj, vk, with_j, with_k, single)
             items = split_items(b0.launch_list(dmax_all), self.ndev, self.threshold, dmax_all)
-            b0.backend.synchronize()            # inputs complete before other GPUs copy them
+            b0.backend.synchronize()  # inputs complete before other GPUs copy them
         mods_of = []
-        for b in self.builders:                 # compile/load first, one device at a time
+        for b in self.builders:  # compile/load first, one device at a time
             with _use(b.backend):
                 mods_of.append(b._compile(b.quartet_classes(), with_j, with_k))
         queue = _Queue(items)
@@ -221,9 +234,19 @@ class MultiJK:
             dsh = dmax_sh if d == 0 else _copy(b.backend, dmax_sh)
             vj, vk = b.zeros_out(nset, with_j, with_k)
             pull = queue.pull_for(d)
-            b.run_items(mods, (), dmc, dsh, dmax_all, vj, vk,
-                        pull=lambda: localize(b, pull()), max_inflight_cost=cap,
-                        with_j=with_j, with_k=with_k)
+            b.run_items(
+                mods,
+                (),
+                dmc,
+                dsh,
+                dmax_all,
+                vj,
+                vk,
+                pull=lambda: localize(b, pull()),
+                max_inflight_cost=cap,
+                with_j=with_j,
+                with_k=with_k,
+            )
             b.backend.synchronize()
             return vj, vk
 
@@ -231,7 +254,7 @@ class MultiJK:
         self.last_split = {d: queue.taken.get(d, 0) for d in range(self.ndev)}
         with _use(b0.backend):
             vj, vk = parts[0]
-            for d in range(1, self.ndev):       # J = Σ_d J_d, K = Σ_d K_d on device 0
+            for d in range(1, self.ndev):  # J = Σ_d J_d, K = Σ_d K_d on device 0
                 if with_j:
                     vj += _copy(b0.backend, parts[d][0])
                 if with_k:

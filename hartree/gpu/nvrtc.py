@@ -18,6 +18,7 @@ without loading the image on a device.
 
 Nothing is loaded at import time.
 """
+
 import ctypes
 import glob
 import importlib.util
@@ -48,16 +49,14 @@ def _candidates():
     roots = list(spec.submodule_search_locations or []) if spec else []
     for root in roots:
         for sub in ("cu13", "cu12", "cuda_nvrtc"):
-            for path in sorted(glob.glob(os.path.join(root, sub, "lib", "libnvrtc.so*")),
-                               reverse=True):
+            for path in sorted(glob.glob(os.path.join(root, sub, "lib", "libnvrtc.so*")), reverse=True):
                 if "builtins" not in os.path.basename(path):
                     yield path
     for var in ("CUDA_PATH", "CUDA_HOME"):
         if os.environ.get(var):
             yield os.path.join(os.environ[var], "lib64", "libnvrtc.so")
     yield "/usr/local/cuda/lib64/libnvrtc.so"
-    for name in ("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"):
-        yield name
+    yield from ("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12")
 
 
 def library():
@@ -78,9 +77,10 @@ def library():
             _declare(lib)
             _lib, _lib_path = lib, path
             return lib
-    raise DeviceError("NVRTC (libnvrtc) not found; install the 'nvidia-cuda-nvrtc' package "
-                      "or set HARTREE_NVRTC to the library path (searched: "
-                      + ", ".join(tried) + ")")
+    raise DeviceError(
+        "NVRTC (libnvrtc) not found; install the 'nvidia-cuda-nvrtc' package "
+        "or set HARTREE_NVRTC to the library path (searched: " + ", ".join(tried) + ")"
+    )
 
 
 def available():
@@ -104,8 +104,7 @@ def _declare(lib):
     lib.nvrtcGetErrorString.argtypes = [ctypes.c_int]
     sigs = {
         "nvrtcVersion": [ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)],
-        "nvrtcCreateProgram": [ctypes.POINTER(P), ctypes.c_char_p, ctypes.c_char_p,
-                               ctypes.c_int, P, P],
+        "nvrtcCreateProgram": [ctypes.POINTER(P), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, P, P],
         "nvrtcCompileProgram": [P, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)],
         "nvrtcGetProgramLogSize": [P, ctypes.POINTER(ctypes.c_size_t)],
         "nvrtcGetProgramLog": [P, ctypes.c_char_p],
@@ -158,8 +157,7 @@ class Result:
     seconds: float
 
 
-def compile_source(source, arch="sm_90", options=DEFAULT_OPTIONS, name="hartree.cu",
-                   output="cubin"):
+def compile_source(source, arch="sm_90", options=DEFAULT_OPTIONS, name="hartree.cu", output="cubin"):
     """Compile CUDA C `source` for `arch` ('sm_90' -> cubin; 'compute_90' or output='ptx'
     -> PTX).  Returns :class:`Result`; raises DeviceError with the log when it fails.
 
@@ -173,8 +171,11 @@ def compile_source(source, arch="sm_90", options=DEFAULT_OPTIONS, name="hartree.
         raise ValueError(f"a cubin needs a real architecture (sm_XX), not {arch!r}")
     lib = library()
     prog = ctypes.c_void_p()
-    _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(),
-                                       0, None, None), "nvrtcCreateProgram")
+    _check(
+        lib,
+        lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None),
+        "nvrtcCreateProgram",
+    )
     try:
         opts = [o.encode() for o in (*options, f"--gpu-architecture={arch}")]
         argv = (ctypes.c_char_p * len(opts))(*opts)
@@ -189,8 +190,9 @@ def compile_source(source, arch="sm_90", options=DEFAULT_OPTIONS, name="hartree.
         if status != 0:
             msg = lib.nvrtcGetErrorString(status).decode(errors="replace")
             raise DeviceError(f"NVRTC could not compile {name} for {arch}: {msg}\n{log}")
-        get_size, get = ((lib.nvrtcGetCUBINSize, lib.nvrtcGetCUBIN) if output == "cubin"
-                         else (lib.nvrtcGetPTXSize, lib.nvrtcGetPTX))
+        get_size, get = (
+            (lib.nvrtcGetCUBINSize, lib.nvrtcGetCUBIN) if output == "cubin" else (lib.nvrtcGetPTXSize, lib.nvrtcGetPTX)
+        )
         _check(lib, get_size(prog, ctypes.byref(size)), output + " size")
         buf = ctypes.create_string_buffer(size.value)
         _check(lib, get(prog, buf), output)
@@ -201,9 +203,9 @@ def compile_source(source, arch="sm_90", options=DEFAULT_OPTIONS, name="hartree.
 
 
 # ----------------------------------------------------------------------------- cubin info
-_EIATTR_FRAME_SIZE = 0x11        # per-thread stack frame (bytes): local arrays and spills
-_EIATTR_REGCOUNT = 0x2f          # registers per thread
-_EIFMT_SVAL = 0x04               # attribute with a u16 size and that many bytes of value
+_EIATTR_FRAME_SIZE = 0x11  # per-thread stack frame (bytes): local arrays and spills
+_EIATTR_REGCOUNT = 0x2F  # registers per thread
+_EIFMT_SVAL = 0x04  # attribute with a u16 size and that many bytes of value
 
 
 def cubin_resources(cubin):
@@ -215,26 +217,27 @@ def cubin_resources(cubin):
     """
     if cubin[:4] != b"\x7fELF" or cubin[4] != 2:
         raise ValueError("not a 64-bit ELF cubin")
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
     sections = []
     for i in range(shnum):
         name, typ, _flags, _addr, off, size, link, _info, _align, entsize = struct.unpack_from(
-            "<IIQQQQIIQQ", cubin, shoff + i * shentsize)
+            "<IIQQQQIIQQ", cubin, shoff + i * shentsize
+        )
         sections.append((name, typ, off, size, link, entsize))
     strtab_off = sections[shstrndx][2]
 
     def cstr(base, idx):
         end = cubin.index(b"\0", base + idx)
-        return cubin[base + idx:end].decode()
+        return cubin[base + idx : end].decode()
 
-    symtab = next((s for s in sections if s[1] == 2), None)      # SHT_SYMTAB
+    symtab = next((s for s in sections if s[1] == 2), None)  # SHT_SYMTAB
     if symtab is None:
         return {}
     sym_names = []
     str_off = sections[symtab[4]][2]
     for k in range(symtab[3] // 24):
-        st_name, = struct.unpack_from("<I", cubin, symtab[2] + 24 * k)
+        (st_name,) = struct.unpack_from("<I", cubin, symtab[2] + 24 * k)
         sym_names.append(cstr(str_off, st_name))
     out = {}
     for name, _typ, off, size, _link, _es in sections:
@@ -243,7 +246,7 @@ def cubin_resources(cubin):
         pos = off
         while pos + 4 <= off + size:
             fmt, attr, length = struct.unpack_from("<BBH", cubin, pos)
-            if fmt != _EIFMT_SVAL:               # NVAL/BVAL/HVAL: the value fits the 4 bytes
+            if fmt != _EIFMT_SVAL:  # NVAL/BVAL/HVAL: the value fits the 4 bytes
                 pos += 4
                 continue
             if attr in (_EIATTR_REGCOUNT, _EIATTR_FRAME_SIZE) and length == 8:

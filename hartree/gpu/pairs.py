@@ -18,6 +18,7 @@ Pairs are later re-ordered (:func:`sorted_by`) by primitive-pair count, then by 
 ``q`` (so that tiles of the quartet grid can be screened as a whole), then by shell indices
 (so that the quartets of a warp digest into neighbouring J/K elements).
 """
+
 from dataclasses import dataclass, replace
 from math import pi, sqrt
 
@@ -92,16 +93,16 @@ def _pair_class(basis, la, lb, pairs, prim_cutoff):
     for ni, nj in sorted(set(zip(npi.tolist(), npj.tolist()))):
         sel = np.flatnonzero((npi == ni) & (npj == nj))
         I, J = pairs[sel, 0], pairs[sel, 1]
-        ia = basis.shell_prim_start[I][:, None] + np.arange(ni)          # (n, ni)
-        jb = basis.shell_prim_start[J][:, None] + np.arange(nj)          # (n, nj)
+        ia = basis.shell_prim_start[I][:, None] + np.arange(ni)  # (n, ni)
+        jb = basis.shell_prim_start[J][:, None] + np.arange(nj)  # (n, nj)
         a, b = exps[ia][:, :, None], exps[jb][:, None, :]
-        zeta = a + b                                                      # (n, ni, nj)
+        zeta = a + b  # (n, ni, nj)
         A, B = centers[I], centers[J]
         ab2 = np.einsum("nx,nx->n", A - B, A - B)[:, None, None]
-        K = (coefs[ia] * fa)[:, :, None] * (coefs[jb] * fb)[:, None, :] \
-            * np.exp(-a * b / zeta * ab2)                                 # Gaussian product
-        P = (a[..., None] * A[:, None, None, :] + b[..., None] * B[:, None, None, :]) \
-            / zeta[..., None]
+        K = (
+            (coefs[ia] * fa)[:, :, None] * (coefs[jb] * fb)[:, None, :] * np.exp(-a * b / zeta * ab2)
+        )  # Gaussian product
+        P = (a[..., None] * A[:, None, None, :] + b[..., None] * B[:, None, None, :]) / zeta[..., None]
         blk = np.concatenate([zeta[..., None], P, K[..., None]], axis=-1).reshape(len(sel), -1, 5)
         # primitive-pair screening: weight |K| (π/ζ)^(3/2) (the s-type overlap of the
         # primitive pair) below prim_cutoff x the pair's largest weight is dropped
@@ -110,12 +111,13 @@ def _pair_class(basis, la, lb, pairs, prim_cutoff):
         rows.append(blk[keep])
         owner.append(np.broadcast_to(sel[:, None], keep.shape)[keep])
     owner = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
-    order = np.argsort(owner, kind="stable")              # group rows by pair, user order
+    order = np.argsort(owner, kind="stable")  # group rows by pair, user order
     prim = np.concatenate(rows)[order] if rows else np.zeros((0, 5))
     pst = np.zeros(len(pairs) + 1, dtype=np.int64)
     np.cumsum(np.bincount(owner, minlength=len(pairs)), out=pst[1:])
-    return PairClass(la=la, lb=lb, sh=pairs.astype(np.int32), geo=geo,
-                     pst=pst.astype(np.int32), prim=prim, q=np.zeros(len(pairs)))
+    return PairClass(
+        la=la, lb=lb, sh=pairs.astype(np.int32), geo=geo, pst=pst.astype(np.int32), prim=prim, q=np.zeros(len(pairs))
+    )
 
 
 #: order of the pairs within one primitive-pair count (:func:`sorted_by`): "binned"
@@ -161,17 +163,15 @@ def sorted_by(pc, q, order=None):
     pst = np.zeros(pc.npair + 1, dtype=np.int64)
     np.cumsum(counts, out=pst[1:])
     # row r of new pair p comes from old row pc.pst[order[p]] + (r - pst[p])
-    idx = (np.arange(int(pst[-1])) - np.repeat(pst[:-1], counts)
-           + np.repeat(pc.pst[:-1][order].astype(np.int64), counts))
-    return replace(pc, sh=pc.sh[order], geo=pc.geo[order], pst=pst.astype(np.int32),
-                   prim=pc.prim[idx], q=q[order])
+    idx = np.arange(int(pst[-1])) - np.repeat(pst[:-1], counts) + np.repeat(pc.pst[:-1][order].astype(np.int64), counts)
+    return replace(pc, sh=pc.sh[order], geo=pc.geo[order], pst=pst.astype(np.int32), prim=pc.prim[idx], q=q[order])
 
 
 def tile_max(q, tile):
     """max of q over consecutive tiles of `tile` entries, (ceil(len(q)/tile),)."""
     n = (len(q) + tile - 1) // tile
     padded = np.zeros(n * tile)
-    padded[:len(q)] = q
+    padded[: len(q)] = q
     return padded.reshape(n, tile).max(axis=1)
 
 
@@ -179,6 +179,7 @@ def cart2sph_matrix(basis):
     """Block-diagonal C (ncart, nao): final AOs = C^T cartesian functions (identity if
     the basis is cartesian)."""
     from hartree.basis import cart2sph
+
     C = np.zeros((basis.ncart, basis.nao))
     for i, l in enumerate(basis.shell_l):
         c0, c1 = basis.cart_loc[i], basis.cart_loc[i + 1]

@@ -13,14 +13,16 @@ code uses, read from ``hartree/integrals/data/rys_tables.npz`` (written by
 :func:`eval_roots_weights` is a numpy transcription of the in-kernel evaluation
 (Clenshaw recurrence), used by the tests to check the generated code's algorithm.
 """
+
 import os
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-DEFAULT_TABLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                             "integrals", "data", "rys_tables.npz")
+DEFAULT_TABLE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integrals", "data", "rys_tables.npz"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,7 +48,7 @@ class RysTable:
     def block(self, n):
         """Coefficients for n roots, float64 (nint[n], 2n, degree+1)."""
         self._check(n)
-        flat = self.coef[self.offsets[n]:self.offsets[n + 1]]
+        flat = self.coef[self.offsets[n] : self.offsets[n + 1]]
         return flat.reshape(int(self.nint[n]), 2 * n, self.degree + 1)
 
     def tmax(self, n):
@@ -65,13 +67,17 @@ def load_rys_table(path=None):
     with np.load(path) as z:
         nint = np.array(z["nint"], dtype=np.int64)
         return RysTable(
-            path=path, width=float(z["width"]), degree=int(z["degree"]),
-            max_nroots=int(z["max_nroots"]), nint=nint,
+            path=path,
+            width=float(z["width"]),
+            degree=int(z["degree"]),
+            max_nroots=int(z["max_nroots"]),
+            nint=nint,
             offsets=np.array(z["offsets"], dtype=np.int64),
             coef=np.ascontiguousarray(z["coef"], dtype=np.float64),
             asym_u=np.array(z["asym_u"], dtype=np.float64),
             asym_w=np.array(z["asym_w"], dtype=np.float64),
-            sha256=str(z["sha256"]) if "sha256" in z.files else "unknown")
+            sha256=str(z["sha256"]) if "sha256" in z.files else "unknown",
+        )
 
 
 def eval_roots_weights(table, n, T):
@@ -85,7 +91,7 @@ def eval_roots_weights(table, n, T):
         return (table.asym_u[n, :n] / T, table.asym_w[n, :n] / np.sqrt(T))
     k = int(T / table.width)
     x = 2.0 * (T / table.width - k) - 1.0
-    c = table.block(n)[k]                       # (2n, degree+1)
+    c = table.block(n)[k]  # (2n, degree+1)
     b1 = np.zeros(2 * n)
     b2 = np.zeros(2 * n)
     for j in range(table.degree, 0, -1):

@@ -21,5 +21,14 @@ from .lattice import Lattice, lattice_around, lattice_from_axes
 from .orbitals import evaluate_ao, evaluate_density, evaluate_orbitals
 from .select import OrbitalChoice, select_orbitals, spin_occupations
 
-__all__ = ["Lattice", "lattice_around", "lattice_from_axes", "evaluate_ao", "evaluate_orbitals",
-           "evaluate_density", "select_orbitals", "OrbitalChoice", "spin_occupations"]
+__all__ = [
+    "Lattice",
+    "lattice_around",
+    "lattice_from_axes",
+    "evaluate_ao",
+    "evaluate_orbitals",
+    "evaluate_density",
+    "select_orbitals",
+    "OrbitalChoice",
+    "spin_occupations",
+]

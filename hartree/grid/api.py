@@ -53,16 +53,28 @@ def compute(wfn, items, where, dtype=np.float64, device="cpu"):
                 values.update({label: psi[n] for n, (label, _) in enumerate(mine)})
     for label, kind, choice in items:
         if kind == "mo" and label not in values:
-            values[label] = evaluate_orbitals(wfn.basis, wfn.coefficients(choice.spin, choice.index),
-                                              where, dtype=dtype)[0]
+            values[label] = evaluate_orbitals(
+                wfn.basis, wfn.coefficients(choice.spin, choice.index), where, dtype=dtype
+            )[0]
         elif kind != "mo":
-            values[label] = evaluate_density(wfn.basis, wfn.mo_coeff, wfn.mo_occ, where,
-                                             spin=kind == "spin", dtype=dtype, device=device)
+            values[label] = evaluate_density(
+                wfn.basis, wfn.mo_coeff, wfn.mo_occ, where, spin=kind == "spin", dtype=dtype, device=device
+            )
     return {label: values[label] for label, _, _ in items}
 
 
-def on_lattice(source, mo=None, density=False, spin_density=False, spacing=0.1, margin=4.0,
-               unit="angstrom", lattice=None, dtype=np.float64, device="auto"):
+def on_lattice(
+    source,
+    mo=None,
+    density=False,
+    spin_density=False,
+    spacing=0.1,
+    margin=4.0,
+    unit="angstrom",
+    lattice=None,
+    dtype=np.float64,
+    device="auto",
+):
     """(Lattice, {label: values}) for a result file path, an SCFResult or a Wavefunction.
 
     spacing, margin in ``unit``; or pass a ready ``lattice`` (hartree.grid.Lattice).

@@ -85,7 +85,7 @@ def shell_cutoffs(basis, threshold=DEFAULT_THRESHOLD):
     """
     r = np.linspace(0.0, 60.0, 6001)  # bohr; Gaussians are negligible far before 60 bohr
     out = np.empty(basis.nshell)
-    memo = {}                          # the same shell on many atoms is bounded once
+    memo = {}  # the same shell on many atoms is bounded once
     for ish in range(basis.nshell):
         l = int(basis.shell_l[ish])
         key = (l, basis.shell_exponents(ish).tobytes(), basis.shell_coefficients(ish).tobytes())
@@ -106,8 +106,9 @@ def prepare_basis(basis, threshold=DEFAULT_THRESHOLD):
     factors = np.array([sp_factor(int(basis.shell_l[s])) for s in range(basis.nshell)])
     per_prim = np.repeat(factors, basis.shell_nprim)
     # primitives are stored shell by shell, so repeat() lines them up
-    order = np.concatenate([np.arange(p0, p0 + n) for p0, n in
-                            zip(basis.shell_prim_start, basis.shell_nprim)] or [[]]).astype(np.int64)
+    order = np.concatenate(
+        [np.arange(p0, p0 + n) for p0, n in zip(basis.shell_prim_start, basis.shell_nprim)] or [[]]
+    ).astype(np.int64)
     coefficients = np.array(basis.coefficients, dtype=np.float64)
     coefficients[order] *= per_prim
     c2s_blocks, c2s_loc, comps, comp_loc = [], [0], [], [0]
@@ -117,21 +118,43 @@ def prepare_basis(basis, threshold=DEFAULT_THRESHOLD):
         comps += cart_components(l)
         comp_loc.append(comp_loc[-1] + ncart(l))
     return PreparedBasis(
-        pure=bool(basis.pure), nao=int(basis.nao), ncart=int(basis.ncart),
+        pure=bool(basis.pure),
+        nao=int(basis.nao),
+        ncart=int(basis.ncart),
         shell_l=np.asarray(basis.shell_l, dtype=np.int64),
         shell_nprim=np.asarray(basis.shell_nprim, dtype=np.int64),
         shell_prim_start=np.asarray(basis.shell_prim_start, dtype=np.int64),
         shell_center=np.ascontiguousarray(basis.shell_center, dtype=np.float64),
-        exponents=np.asarray(basis.exponents, dtype=np.float64), coefficients=coefficients,
-        ao_loc=np.asarray(basis.ao_loc, dtype=np.int64), cart_loc=np.asarray(basis.cart_loc, dtype=np.int64),
+        exponents=np.asarray(basis.exponents, dtype=np.float64),
+        coefficients=coefficients,
+        ao_loc=np.asarray(basis.ao_loc, dtype=np.int64),
+        cart_loc=np.asarray(basis.cart_loc, dtype=np.int64),
         rcut2=shell_cutoffs(basis, threshold),
-        c2s=np.concatenate(c2s_blocks), c2s_loc=np.array(c2s_loc, dtype=np.int64),
-        comp=np.array(comps, dtype=np.int64).reshape(-1, 3), comp_loc=np.array(comp_loc, dtype=np.int64))
+        c2s=np.concatenate(c2s_blocks),
+        c2s_loc=np.array(c2s_loc, dtype=np.int64),
+        comp=np.array(comps, dtype=np.int64).reshape(-1, 3),
+        comp_loc=np.array(comp_loc, dtype=np.int64),
+    )
 
 
 @numba.njit(parallel=True, cache=True)
-def _eval_ao_kernel(points, shell_l, shell_nprim, shell_prim_start, shell_center, exponents,
-                    coefficients, ao_loc, rcut2, pure, c2s, c2s_loc, comp, comp_loc, out):
+def _eval_ao_kernel(
+    points,
+    shell_l,
+    shell_nprim,
+    shell_prim_start,
+    shell_center,
+    exponents,
+    coefficients,
+    ao_loc,
+    rcut2,
+    pure,
+    c2s,
+    c2s_loc,
+    comp,
+    comp_loc,
+    out,
+):
     """out[p, mu] = value of basis function mu at points[p] (out zeroed by the caller).
 
     Loop order per point (VMD Algorithm 1, without the MO coefficients):
@@ -194,7 +217,21 @@ def eval_ao(points, prepared, dtype=np.float64, out=None):
     if out is None:
         out = np.zeros((points.shape[0], prepared.nao), dtype=dtype)
     pb = prepared
-    _eval_ao_kernel(points, pb.shell_l, pb.shell_nprim, pb.shell_prim_start, pb.shell_center,
-                    pb.exponents, pb.coefficients, pb.ao_loc, pb.rcut2, pb.pure, pb.c2s, pb.c2s_loc,
-                    pb.comp, pb.comp_loc, out)
+    _eval_ao_kernel(
+        points,
+        pb.shell_l,
+        pb.shell_nprim,
+        pb.shell_prim_start,
+        pb.shell_center,
+        pb.exponents,
+        pb.coefficients,
+        pb.ao_loc,
+        pb.rcut2,
+        pb.pure,
+        pb.c2s,
+        pb.c2s_loc,
+        pb.comp,
+        pb.comp_loc,
+        out,
+    )
     return out

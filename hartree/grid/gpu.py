@@ -134,7 +134,7 @@ def primitive_cutoffs(l, exponents, coefs, nprim, threshold):
 
 def grid_basis(basis, threshold=DEFAULT_THRESHOLD):
     """GridBasis of a Basis (pure function of the basis and the threshold)."""
-    prepared = prepare_basis(basis, threshold)        # coefficients incl. f(l), shell radii
+    prepared = prepare_basis(basis, threshold)  # coefficients incl. f(l), shell radii
     order = np.argsort(basis.shell_atom, kind="stable")
     atoms, first = np.unique(basis.shell_atom[order], return_index=True)
     atom_shell = np.append(first, order.size).astype(np.int32)
@@ -144,13 +144,13 @@ def grid_basis(basis, threshold=DEFAULT_THRESHOLD):
     sh_rcut2 = prepared.rcut2[order]
     centres = basis.shell_center[order]
     p_exp, p_coef, p_rcut2, sh_p0 = [], [], [], []
-    memo = {}                                          # identical shells on many atoms: once
+    memo = {}  # identical shells on many atoms: once
     for s, shell in enumerate(order):
         p0 = int(prepared.shell_prim_start[shell])
         n = int(prepared.shell_nprim[shell])
         sh_p0.append(sum(len(x) for x in p_exp))
-        exps = prepared.exponents[p0:p0 + n]
-        coefs = prepared.coefficients[p0:p0 + n]
+        exps = prepared.exponents[p0 : p0 + n]
+        coefs = prepared.coefficients[p0 : p0 + n]
         p_exp.append(exps)
         p_coef.append(coefs)
         key = (int(sh_l[s]), exps.tobytes(), coefs.tobytes())
@@ -160,22 +160,50 @@ def grid_basis(basis, threshold=DEFAULT_THRESHOLD):
     p_exp, p_coef, p_rcut2 = (np.concatenate(x) if x else np.zeros(0) for x in (p_exp, p_coef, p_rcut2))
     natm = atoms.size
     atom_xyz = np.array([centres[atom_shell[i]] for i in range(natm)]).reshape(natm, 3)
-    atom_rcut2 = np.array([sh_rcut2[atom_shell[i]:atom_shell[i + 1]].max() for i in range(natm)])
-    atom_ao0 = np.array([sh_ao0[atom_shell[i]:atom_shell[i + 1]].min() for i in range(natm)], dtype=np.int32)
-    kinds, atom_kind = _atom_kinds(atom_shell, centres, atom_xyz, atom_ao0, sh_l, sh_nprim, sh_ao0,
-                                   sh_rcut2, np.array(sh_p0), p_exp, p_coef, p_rcut2, basis.pure)
-    return GridBasis(nao=int(basis.nao), pure=bool(basis.pure), ls=tuple(sorted(set(int(v) for v in sh_l))),
-                     atom_xyz=np.ascontiguousarray(atom_xyz), atom_rcut2=atom_rcut2, atom_shell=atom_shell,
-                     atom_ao0=atom_ao0, atom_kind=atom_kind, kinds=kinds,
-                     sh_l=sh_l.astype(np.int32), sh_nprim=sh_nprim.astype(np.int32),
-                     sh_p0=np.array(sh_p0, dtype=np.int32), sh_ao0=sh_ao0.astype(np.int32), sh_rcut2=sh_rcut2,
-                     p_exp=p_exp, p_coef=p_coef, p_rcut2=p_rcut2)
+    atom_rcut2 = np.array([sh_rcut2[atom_shell[i] : atom_shell[i + 1]].max() for i in range(natm)])
+    atom_ao0 = np.array([sh_ao0[atom_shell[i] : atom_shell[i + 1]].min() for i in range(natm)], dtype=np.int32)
+    kinds, atom_kind = _atom_kinds(
+        atom_shell,
+        centres,
+        atom_xyz,
+        atom_ao0,
+        sh_l,
+        sh_nprim,
+        sh_ao0,
+        sh_rcut2,
+        np.array(sh_p0),
+        p_exp,
+        p_coef,
+        p_rcut2,
+        basis.pure,
+    )
+    return GridBasis(
+        nao=int(basis.nao),
+        pure=bool(basis.pure),
+        ls=tuple(sorted(set(int(v) for v in sh_l))),
+        atom_xyz=np.ascontiguousarray(atom_xyz),
+        atom_rcut2=atom_rcut2,
+        atom_shell=atom_shell,
+        atom_ao0=atom_ao0,
+        atom_kind=atom_kind,
+        kinds=kinds,
+        sh_l=sh_l.astype(np.int32),
+        sh_nprim=sh_nprim.astype(np.int32),
+        sh_p0=np.array(sh_p0, dtype=np.int32),
+        sh_ao0=sh_ao0.astype(np.int32),
+        sh_rcut2=sh_rcut2,
+        p_exp=p_exp,
+        p_coef=p_coef,
+        p_rcut2=p_rcut2,
+    )
 
 
-def _atom_kinds(atom_shell, centres, atom_xyz, atom_ao0, sh_l, sh_nprim, sh_ao0, sh_rcut2, sh_p0,
-                p_exp, p_coef, p_rcut2, pure):
+def _atom_kinds(
+    atom_shell, centres, atom_xyz, atom_ao0, sh_l, sh_nprim, sh_ao0, sh_rcut2, sh_p0, p_exp, p_coef, p_rcut2, pure
+):
     """(list of AtomKind, kind index per atom), or (None, zeros) when the JIT layout does not apply."""
-    from ..basis import nsph, ncart
+    from ..basis import ncart, nsph
+
     natm = atom_xyz.shape[0]
     table, kinds, atom_kind = {}, [], np.zeros(natm, dtype=np.int32)
     for i in range(natm):
@@ -196,11 +224,22 @@ def _atom_kinds(atom_shell, centres, atom_xyz, atom_ao0, sh_l, sh_nprim, sh_ao0,
                     uniq[a] = [len(uniq), float(p_rcut2[q])]
                 uniq[a][1] = max(uniq[a][1], float(p_rcut2[q]))
                 prims.append(uniq[a][0])
-            shells.append(ShellKind(l=int(sh_l[s]), ao_offset=int(offsets[s - s0]), prims=tuple(prims),
-                                    coefs=tuple(float(c) for c in p_coef[q0:q0 + n]), rcut2=float(sh_rcut2[s])))
+            shells.append(
+                ShellKind(
+                    l=int(sh_l[s]),
+                    ao_offset=int(offsets[s - s0]),
+                    prims=tuple(prims),
+                    coefs=tuple(float(c) for c in p_coef[q0 : q0 + n]),
+                    rcut2=float(sh_rcut2[s]),
+                )
+            )
         exps = sorted(uniq, key=lambda a: uniq[a][0])
-        kind = AtomKind(exponents=tuple(exps), exp_rcut2=tuple(uniq[a][1] for a in exps),
-                        shells=tuple(shells), rcut2=float(sh_rcut2[s0:s1].max()))
+        kind = AtomKind(
+            exponents=tuple(exps),
+            exp_rcut2=tuple(uniq[a][1] for a in exps),
+            shells=tuple(shells),
+            rcut2=float(sh_rcut2[s0:s1].max()),
+        )
         atom_kind[i] = table.setdefault(kind, len(table))
         if atom_kind[i] == len(kinds):
             kinds.append(kind)
@@ -211,8 +250,9 @@ def choose_kernel(gb, npoints, kernel="auto"):
     """'general' or 'jit' for a GridBasis and lattice size (see the module docstring)."""
     if kernel not in ("auto", "general", "jit"):
         raise InputError(f"unknown GPU kernel {kernel!r}; use auto, general or jit")
-    jit_ok = (gb.kinds is not None and len(gb.kinds) <= JIT_MAX_KINDS
-              and cg.jit_source_size(gb.kinds) <= JIT_MAX_LITERALS)
+    jit_ok = (
+        gb.kinds is not None and len(gb.kinds) <= JIT_MAX_KINDS and cg.jit_source_size(gb.kinds) <= JIT_MAX_LITERALS
+    )
     if kernel == "jit" and not jit_ok:
         raise InputError("this basis has no per-atom layout (or too many atom kinds) for the JIT kernel")
     if kernel == "auto":
@@ -231,7 +271,7 @@ class CupyBackend:
         except Exception as exc:
             raise DeviceError(f"the GPU grid kernels need cupy ({type(exc).__name__}: {exc})") from None
         self.xp = cupy
-        self._functions = {}             # (module, kernel, device) -> cupy Function
+        self._functions = {}  # (module, kernel, device) -> cupy Function
 
     def device_count(self):
         return self.xp.cuda.runtime.getDeviceCount()
@@ -241,6 +281,7 @@ class CupyBackend:
 
     def module(self, source, key):
         from ..gpu.compile import compile_kernels
+
         return compile_kernels([(source, key)])[0]
 
     def launch(self, module, name, grid, block, args):
@@ -253,7 +294,7 @@ class CupyBackend:
     def to_host(self, array, out):
         if out.flags.c_contiguous:
             array.get(out=out)
-        else:                              # a block of rows of a larger host array
+        else:  # a block of rows of a larger host array
             out[...] = array.get()
 
     def synchronize(self):
@@ -279,8 +320,7 @@ class _Geometry:
         if self.lattice is not None:
             n0, n1, n2 = self.lattice.shape
             planes = max(1, min(n0, max_points // (n1 * n2), -(-n0 // pieces)))
-            return [(i * n1 * n2, min(planes, n0 - i) * n1 * n2, i, min(planes, n0 - i))
-                    for i in range(0, n0, planes)]
+            return [(i * n1 * n2, min(planes, n0 - i) * n1 * n2, i, min(planes, n0 - i)) for i in range(0, n0, planes)]
         size = max(cg.TILE, (min(max_points, -(-self.npoints // pieces)) // cg.TILE) * cg.TILE)
         return [(p, min(size, self.npoints - p), None, 0) for p in range(0, self.npoints, size)]
 
@@ -296,17 +336,34 @@ class _DeviceRunner:
         r = lambda a: xp.asarray(cg.as_real(a, real))  # noqa: E731
         i32 = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=np.int32))  # noqa: E731
         self.screen_atoms = (xp.asarray(gb.atom_xyz), xp.asarray(gb.atom_rcut2))
-        self.basis_args = [i32(gb.atom_kind), i32(gb.atom_ao0), i32(gb.atom_shell), r(gb.atom_rcut2),
-                           i32(gb.sh_l), i32(gb.sh_nprim), i32(gb.sh_p0), i32(gb.sh_ao0), r(gb.sh_rcut2),
-                           r(gb.p_exp), r(gb.p_coef), r(gb.p_rcut2)]
+        self.basis_args = [
+            i32(gb.atom_kind),
+            i32(gb.atom_ao0),
+            i32(gb.atom_shell),
+            r(gb.atom_rcut2),
+            i32(gb.sh_l),
+            i32(gb.sh_nprim),
+            i32(gb.sh_p0),
+            i32(gb.sh_ao0),
+            r(gb.sh_rcut2),
+            r(gb.p_exp),
+            r(gb.p_coef),
+            r(gb.p_rcut2),
+        ]
         self.coef = r(coef) if coef is not None else r(np.zeros(1))
         self.points = xp.asarray(geometry.points) if geometry.points is not None else xp.zeros(3)
         self.no_lattice = xp.zeros(12)
-        self.cache = {}                    # per-device copies: slab lattices, coefficient matrices
+        self.cache = {}  # per-device copies: slab lattices, coefficient matrices
         kinds = gb.kinds if flavour == "jit" else None
         source = cg.generate(real, gb.pure, kind, norb=norb, ls=gb.ls, kinds=kinds, ppt=ppt)
-        key = {"kind": f"grid_{kind}", "flavour": flavour, "real": real, "norb": norb, "ppt": ppt,
-               "generator": cg.VERSION}
+        key = {
+            "kind": f"grid_{kind}",
+            "flavour": flavour,
+            "real": real,
+            "norb": norb,
+            "ppt": ppt,
+            "generator": cg.VERSION,
+        }
         self.module = backend.module(source, key)
         self.source = source
         self.dtype = np.float64 if real == "double" else np.float32
@@ -323,11 +380,11 @@ class _DeviceRunner:
         xp = self.backend.xp
         if ix0 is not None:
             lat = self.geometry.lattice
-            if ("lat", ix0) not in self.cache:   # uploaded once per slab (no host sync when timing)
+            if ("lat", ix0) not in self.cache:  # uploaded once per slab (no host sync when timing)
                 origin = lat.origin + ix0 * lat.axes[0]
                 self.cache[("lat", ix0)] = xp.asarray(np.concatenate([origin, lat.axes.ravel()]))
             return 0, planes, lat.shape[1], lat.shape[2], self.cache[("lat", ix0)], self.points
-        return 1, npts, 1, 1, self.no_lattice, self.points[start:start + npts]
+        return 1, npts, 1, 1, self.no_lattice, self.points[start : start + npts]
 
     def screen(self, slab):
         """Run orb_screen on a slab: (launch geometry, count (ntile,), entries) on the device;
@@ -343,9 +400,27 @@ class _DeviceRunner:
         natm = self.gb.natm
         count = xp.empty(ntile, dtype=np.int32)
         entries = xp.empty(ntile * max(natm, 1) * cg.entry_bytes(self.real), dtype=np.uint8)
-        be.launch(self.module, "orb_screen", -(-ntile // 128), 128,
-                  [np.int32(mode), np.int32(ntile), np.int32(nt1), np.int32(nt2), np.int32(n0), np.int32(n1),
-                   np.int32(n2), lat, pts, np.int32(natm), *self.screen_atoms, count, entries])
+        be.launch(
+            self.module,
+            "orb_screen",
+            -(-ntile // 128),
+            128,
+            [
+                np.int32(mode),
+                np.int32(ntile),
+                np.int32(nt1),
+                np.int32(nt2),
+                np.int32(n0),
+                np.int32(n1),
+                np.int32(n2),
+                lat,
+                pts,
+                np.int32(natm),
+                *self.screen_atoms,
+                count,
+                entries,
+            ],
+        )
         return (mode, nt1, nt2, n0, n1, n2, lat, pts, ntile), count, entries
 
     def run(self, slab, out=None):
@@ -356,13 +431,36 @@ class _DeviceRunner:
         natm = self.gb.natm
         rows = self.norb if self.kind == "mo" else self.gb.nao
         if out is None:
-            out = xp.zeros((rows, npts), dtype=self.dtype) if self.kind == "ao" else \
-                xp.empty((rows, npts), dtype=self.dtype)
+            out = (
+                xp.zeros((rows, npts), dtype=self.dtype)
+                if self.kind == "ao"
+                else xp.empty((rows, npts), dtype=self.dtype)
+            )
         name = "orb_mo" if self.kind == "mo" else "orb_ao"
-        be.launch(self.module, name, ntile, cg.TILE,
-                  [np.int32(mode), np.int32(nt1), np.int32(nt2), np.int32(n0), np.int32(n1), np.int32(n2),
-                   lat, pts, np.int32(natm), count, entries, *self.basis_args,
-                   np.int32(self.gb.nao), self.coef, np.int64(npts), out])
+        be.launch(
+            self.module,
+            name,
+            ntile,
+            cg.TILE,
+            [
+                np.int32(mode),
+                np.int32(nt1),
+                np.int32(nt2),
+                np.int32(n0),
+                np.int32(n1),
+                np.int32(n2),
+                lat,
+                pts,
+                np.int32(natm),
+                count,
+                entries,
+                *self.basis_args,
+                np.int32(self.gb.nao),
+                self.coef,
+                np.int64(npts),
+                out,
+            ],
+        )
         return out
 
 
@@ -389,8 +487,19 @@ def _prepare(basis, where, dtype, threshold, kernel):
     return real, geometry, gb, flavour
 
 
-def orbitals(basis, mo_coeff, where, dtype=np.float64, kernel="auto", method="auto", devices=None,
-             threshold=None, backend=None, slab_points=None, ppt=None):
+def orbitals(
+    basis,
+    mo_coeff,
+    where,
+    dtype=np.float64,
+    kernel="auto",
+    method="auto",
+    devices=None,
+    threshold=None,
+    backend=None,
+    slab_points=None,
+    ppt=None,
+):
     """Orbital values, numpy (norb, npoints) of dtype, at a Lattice (C order) or (n, 3) points (bohr).
 
     mo_coeff (nao, norb).  method: 'separable' (rectilinear lattices: 1-D tables, B kernel
@@ -428,25 +537,50 @@ def orbitals(basis, mo_coeff, where, dtype=np.float64, kernel="auto", method="au
     real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
     if method == "direct":
         for m0 in range(0, norb, cg.MAX_NORB):
-            chunk = coeff[:, m0:m0 + cg.MAX_NORB]
+            chunk = coeff[:, m0 : m0 + cg.MAX_NORB]
             budget = slab_points or _slab_points(gb, real, chunk.shape[1])
-            _run(be, devs, geometry, budget, lambda: (gb, real, flavour, "mo", chunk.shape[1], chunk.T),
-                 lambda runner, slab: be.to_host(runner.run(slab), out[m0:m0 + chunk.shape[1],
-                                                                       slab[0]:slab[0] + slab[1]]), ppt)
+            _run(
+                be,
+                devs,
+                geometry,
+                budget,
+                lambda: (gb, real, flavour, "mo", chunk.shape[1], chunk.T),
+                lambda runner, slab: be.to_host(
+                    runner.run(slab), out[m0 : m0 + chunk.shape[1], slab[0] : slab[0] + slab[1]]
+                ),
+                ppt,
+            )
         return out
     ct = coeff.T
 
     def finish(runner, slab):
         ao = runner.run(slab)
-        be.to_host(runner.upload("ct", ct) @ ao, out[:, slab[0]:slab[0] + slab[1]])
+        be.to_host(runner.upload("ct", ct) @ ao, out[:, slab[0] : slab[0] + slab[1]])
 
-    _run(be, devs, geometry, slab_points or _slab_points(gb, real, gb.nao),
-         lambda: (gb, real, flavour, "ao", 1, None), finish, ppt)
+    _run(
+        be,
+        devs,
+        geometry,
+        slab_points or _slab_points(gb, real, gb.nao),
+        lambda: (gb, real, flavour, "ao", 1, None),
+        finish,
+        ppt,
+    )
     return out
 
 
-def density(basis, sets, where, dtype=np.float64, kernel="auto", devices=None, threshold=None, backend=None,
-            slab_points=None, ppt=None):
+def density(
+    basis,
+    sets,
+    where,
+    dtype=np.float64,
+    kernel="auto",
+    devices=None,
+    threshold=None,
+    backend=None,
+    slab_points=None,
+    ppt=None,
+):
     """sum over sets of sum_i n_i psi_i^2, numpy (npoints,): sets = [(C^T (nocc, nao), n (nocc,))]."""
     be = _backend(backend)
     real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
@@ -459,32 +593,58 @@ def density(basis, sets, where, dtype=np.float64, kernel="auto", devices=None, t
         rho = xp.zeros(slab[1], dtype=runner.dtype)
         for k, (ct, n) in enumerate(sets):
             if len(n):
-                psi = runner.upload(f"c{k}", ct) @ ao                       # (nocc, npts)
+                psi = runner.upload(f"c{k}", ct) @ ao  # (nocc, npts)
                 rho += runner.upload(f"n{k}", n) @ (psi * psi)
-        be.to_host(rho, out[slab[0]:slab[0] + slab[1]])
+        be.to_host(rho, out[slab[0] : slab[0] + slab[1]])
 
-    _run(be, devs, geometry, slab_points or _slab_points(gb, real, gb.nao),
-         lambda: (gb, real, flavour, "ao", 1, None), finish, ppt)
+    _run(
+        be,
+        devs,
+        geometry,
+        slab_points or _slab_points(gb, real, gb.nao),
+        lambda: (gb, real, flavour, "ao", 1, None),
+        finish,
+        ppt,
+    )
     return out
 
 
-def ao_values(basis, where, dtype=np.float64, kernel="auto", devices=None, threshold=None, backend=None,
-              slab_points=None, ppt=None):
+def ao_values(
+    basis,
+    where,
+    dtype=np.float64,
+    kernel="auto",
+    devices=None,
+    threshold=None,
+    backend=None,
+    slab_points=None,
+    ppt=None,
+):
     """Basis-function values, numpy (nao, npoints) (AO-major), as the 'ao' kernel stores them."""
     be = _backend(backend)
     real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
     devs = _devices(be, devices)
     out = np.empty((gb.nao, geometry.npoints), dtype=np.float64 if real == "double" else np.float32)
-    _run(be, devs, geometry, slab_points or _slab_points(gb, real, gb.nao),
-         lambda: (gb, real, flavour, "ao", 1, None),
-         lambda runner, slab: be.to_host(runner.run(slab), out[:, slab[0]:slab[0] + slab[1]]), ppt)
+    _run(
+        be,
+        devs,
+        geometry,
+        slab_points or _slab_points(gb, real, gb.nao),
+        lambda: (gb, real, flavour, "ao", 1, None),
+        lambda runner, slab: be.to_host(runner.run(slab), out[:, slab[0] : slab[0] + slab[1]]),
+        ppt,
+    )
     return out
 
 
 def separable_terms_bound(basis):
     """Upper bound of the separable expansion's rank terms: distinct (centre, exponent) x (lmax+1)."""
-    rows = np.column_stack([np.repeat(basis.shell_center, basis.shell_nprim, axis=0),
-                            np.concatenate([basis.shell_exponents(s) for s in range(basis.nshell)])])
+    rows = np.column_stack(
+        [
+            np.repeat(basis.shell_center, basis.shell_nprim, axis=0),
+            np.concatenate([basis.shell_exponents(s) for s in range(basis.nshell)]),
+        ]
+    )
     return len(np.unique(rows, axis=0)) * (int(basis.max_l) + 1)
 
 
@@ -501,10 +661,15 @@ def _separable(backend, devices, basis, coeff, geometry, real, out, slab_points=
     budget = planes_per_slab(plan.nterm, lattice.shape, dtype) * n1n2
     slabs = geometry.slabs(min(budget, slab_points or budget), pieces=4 * len(devices) if len(devices) > 1 else 1)
     for m in range(coeff.shape[1]):
-        run_dynamic(slabs, devices, backend.device,
-                    lambda device: SeparableRunner(backend, basis, coeff[:, m], lattice, real, plan, tables),
-                    lambda runner, slab: backend.to_host(runner.run_slab(slab[2], slab[3]),
-                                                         out[m, slab[0]:slab[0] + slab[1]]))
+        run_dynamic(
+            slabs,
+            devices,
+            backend.device,
+            lambda device: SeparableRunner(backend, basis, coeff[:, m], lattice, real, plan, tables),
+            lambda runner, slab: backend.to_host(
+                runner.run_slab(slab[2], slab[3]), out[m, slab[0] : slab[0] + slab[1]]
+            ),
+        )
 
 
 def _slab_points(gb, real, rows):
@@ -542,4 +707,3 @@ def device_text(backend=None):
     props = be.xp.cuda.runtime.getDeviceProperties(be.xp.cuda.Device().id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     return f"{name} (cupy {be.xp.__version__})"
-

@@ -46,21 +46,51 @@ PPT_DEFAULT = {"float": 4, "double": 2}
 #: Generator version (part of the compile cache key).
 VERSION = 2
 #: Kernel parameter lists (type, name), the launch order of the arguments.
-SCREEN_PARAMS = [("int", "mode"), ("int", "ntile"), ("int", "nt1"), ("int", "nt2"),
-                 ("int", "n0"), ("int", "n1"), ("int", "n2"),
-                 ("const double*", "lat"), ("const double*", "points"),
-                 ("int", "natm"), ("const double*", "atom_xyz"), ("const double*", "atom_rcut2"),
-                 ("int*", "count"), ("Entry*", "list")]
-EVAL_PARAMS = [("int", "mode"), ("int", "nt1"), ("int", "nt2"),
-               ("int", "n0"), ("int", "n1"), ("int", "n2"),
-               ("const double*", "lat"), ("const double*", "points"),
-               ("int", "natm"), ("const int*", "count"), ("const Entry*", "list"),
-               ("const int*", "atom_kind"), ("const int*", "atom_ao0"), ("const int*", "atom_shell"),
-               ("const REAL*", "atom_rcut2"),
-               ("const int*", "sh_l"), ("const int*", "sh_nprim"), ("const int*", "sh_p0"),
-               ("const int*", "sh_ao0"), ("const REAL*", "sh_rcut2"),
-               ("const REAL*", "p_exp"), ("const REAL*", "p_coef"), ("const REAL*", "p_rcut2"),
-               ("int", "nao"), ("const REAL*", "coef"), ("long long", "ld"), ("REAL*", "out")]
+SCREEN_PARAMS = [
+    ("int", "mode"),
+    ("int", "ntile"),
+    ("int", "nt1"),
+    ("int", "nt2"),
+    ("int", "n0"),
+    ("int", "n1"),
+    ("int", "n2"),
+    ("const double*", "lat"),
+    ("const double*", "points"),
+    ("int", "natm"),
+    ("const double*", "atom_xyz"),
+    ("const double*", "atom_rcut2"),
+    ("int*", "count"),
+    ("Entry*", "list"),
+]
+EVAL_PARAMS = [
+    ("int", "mode"),
+    ("int", "nt1"),
+    ("int", "nt2"),
+    ("int", "n0"),
+    ("int", "n1"),
+    ("int", "n2"),
+    ("const double*", "lat"),
+    ("const double*", "points"),
+    ("int", "natm"),
+    ("const int*", "count"),
+    ("const Entry*", "list"),
+    ("const int*", "atom_kind"),
+    ("const int*", "atom_ao0"),
+    ("const int*", "atom_shell"),
+    ("const REAL*", "atom_rcut2"),
+    ("const int*", "sh_l"),
+    ("const int*", "sh_nprim"),
+    ("const int*", "sh_p0"),
+    ("const int*", "sh_ao0"),
+    ("const REAL*", "sh_rcut2"),
+    ("const REAL*", "p_exp"),
+    ("const REAL*", "p_coef"),
+    ("const REAL*", "p_rcut2"),
+    ("int", "nao"),
+    ("const REAL*", "coef"),
+    ("long long", "ld"),
+    ("REAL*", "out"),
+]
 
 
 def decl(params):
@@ -91,7 +121,7 @@ def _powers(l):
         return ""
     decl_ = "REAL " + ", ".join(f"{n}[PPT]" for n in names) + ";"
     sets = " ".join(f"{v}{n}[P] = {v}{n - 1}[P]*{v}1[P];" for v in "xyz" for n in range(2, l + 1))
-    return f"{decl_} _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P) {{ {sets} }}"
+    return f'{decl_} _Pragma("unroll") for (int P = 0; P < PPT; ++P) {{ {sets} }}'
 
 
 def angular_block(l, pure, mu, real, indent="      "):
@@ -112,8 +142,11 @@ def angular_block(l, pure, mu, real, indent="      "):
             out.append(f"{indent}  EMIT(({mu}) + {n}, {value});")
     else:
         out.append(f"{indent}  REAL " + ", ".join(f"c{n}[PPT]" for n in range(len(comps))) + ";")
-        out.append(f"{indent}  _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P) {{ "
-                   + " ".join(f"c{n}[P] = {_monomial(i, j, k)};" for n, (i, j, k) in enumerate(comps)) + " }")
+        out.append(
+            f'{indent}  _Pragma("unroll") for (int P = 0; P < PPT; ++P) {{ '
+            + " ".join(f"c{n}[P] = {_monomial(i, j, k)};" for n, (i, j, k) in enumerate(comps))
+            + " }"
+        )
         c2s = cart2sph(l)
         for m in range(2 * l + 1):
             terms = [f"{literal(c2s[n, m], real)}*c{n}[P]" for n in range(len(comps)) if c2s[n, m] != 0.0]
@@ -245,29 +278,35 @@ _EVAL_TAIL = """\
 
 def _emit_defs(kind):
     if kind == "mo":
-        return ("#define EMIT(mu, v) { const REAL* c_ = coef + (mu); \\\n"
-                "  _Pragma(\"unroll\") for (int m_ = 0; m_ < NORB; ++m_) { \\\n"
-                "    const REAL cm_ = c_[(long long)m_ * nao]; \\\n"
-                "    _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P) acc[P][m_] += cm_ * (v); } }\n")
-    return ("#define EMIT(mu, v) { _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P) \\\n"
-            "  if (live[P]) out[(long long)(mu) * ld + local[P]] = (v); }\n")
+        return (
+            "#define EMIT(mu, v) { const REAL* c_ = coef + (mu); \\\n"
+            '  _Pragma("unroll") for (int m_ = 0; m_ < NORB; ++m_) { \\\n'
+            "    const REAL cm_ = c_[(long long)m_ * nao]; \\\n"
+            '    _Pragma("unroll") for (int P = 0; P < PPT; ++P) acc[P][m_] += cm_ * (v); } }\n'
+        )
+    return (
+        '#define EMIT(mu, v) { _Pragma("unroll") for (int P = 0; P < PPT; ++P) \\\n'
+        "  if (live[P]) out[(long long)(mu) * ld + local[P]] = (v); }\n"
+    )
 
 
 def _general_body(ls, pure, real):
     """Per-atom loop of the general kernel (arrays), with one case per l present."""
-    lines = ["    if (r2min > atom_rcut2[a]) continue;",
-             "    for (int s = atom_shell[a]; s < atom_shell[a + 1]; ++s) {",
-             "      if (r2min > sh_rcut2[s]) continue;",
-             "      REAL rad[PPT];",
-             "      _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P) rad[P] = 0;",
-             "      const int q1 = sh_p0[s] + sh_nprim[s];",
-             "      for (int q = sh_p0[s]; q < q1; ++q) {   // exponent screening per primitive",
-             "        const REAL A = p_exp[q], C = p_coef[q], RC = p_rcut2[q];",
-             "        _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P)",
-             "          if (r2[P] < RC) rad[P] += C * EXP(-A * r2[P]);",
-             "      }",
-             "      const int mu = sh_ao0[s];",
-             "      switch (sh_l[s]) {"]
+    lines = [
+        "    if (r2min > atom_rcut2[a]) continue;",
+        "    for (int s = atom_shell[a]; s < atom_shell[a + 1]; ++s) {",
+        "      if (r2min > sh_rcut2[s]) continue;",
+        "      REAL rad[PPT];",
+        '      _Pragma("unroll") for (int P = 0; P < PPT; ++P) rad[P] = 0;',
+        "      const int q1 = sh_p0[s] + sh_nprim[s];",
+        "      for (int q = sh_p0[s]; q < q1; ++q) {   // exponent screening per primitive",
+        "        const REAL A = p_exp[q], C = p_coef[q], RC = p_rcut2[q];",
+        '        _Pragma("unroll") for (int P = 0; P < PPT; ++P)',
+        "          if (r2[P] < RC) rad[P] += C * EXP(-A * r2[P]);",
+        "      }",
+        "      const int mu = sh_ao0[s];",
+        "      switch (sh_l[s]) {",
+    ]
     for l in sorted(ls):
         lines.append(f"      case {l}:")
         lines.append(angular_block(l, pure, "mu", real, indent="        "))
@@ -296,13 +335,16 @@ def _jit_body(kinds, pure, real):
             lines.append(f"      if (r2min < {lit(reach)}) {{")
             for u in prims:
                 a, rc = kind.exponents[u], kind.exp_rcut2[u]
-                lines.append(f"        REAL e{u}[PPT]; _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P) "
-                             f"e{u}[P] = r2[P] < {lit(rc)} ? EXP({lit(-a)} * r2[P]) : (REAL)0;")
+                lines.append(
+                    f'        REAL e{u}[PPT]; _Pragma("unroll") for (int P = 0; P < PPT; ++P) '
+                    f"e{u}[P] = r2[P] < {lit(rc)} ? EXP({lit(-a)} * r2[P]) : (REAL)0;"
+                )
             for sh in shells:
                 terms = " + ".join(f"{lit(c)}*e{u}[P]" for u, c in zip(sh.prims, sh.coefs))
                 lines.append(f"        if (r2min < {lit(sh.rcut2)}) {{")
-                lines.append(f"          REAL rad[PPT]; _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P) "
-                             f"rad[P] = {terms};")
+                lines.append(
+                    f'          REAL rad[PPT]; _Pragma("unroll") for (int P = 0; P < PPT; ++P) rad[P] = {terms};'
+                )
                 lines.append(angular_block(sh.l, pure, f"mu0 + {sh.ao_offset}", real, indent="          "))
                 lines.append("        }")
             lines.append("      }")
@@ -330,21 +372,39 @@ def generate(real, pure, kind, norb=1, ls=(0,), kinds=None, ppt=None):
     if ppt not in (1, 2, 4):
         raise ValueError("ppt must be 1, 2 or 4")
     flavour = "jit" if kinds is not None else "general"
-    src = [_PRELUDE.format(version=VERSION, flavour=flavour, real=real,
-                           basis_kind="spherical" if pure else "cartesian",
-                           exp="expf" if real == "float" else "exp", norb=norb if kind == "mo" else 1,
-                           ppt=ppt, tx=TX, ty=TY, tz=TZ, tile=TILE)]
+    src = [
+        _PRELUDE.format(
+            version=VERSION,
+            flavour=flavour,
+            real=real,
+            basis_kind="spherical" if pure else "cartesian",
+            exp="expf" if real == "float" else "exp",
+            norb=norb if kind == "mo" else 1,
+            ppt=ppt,
+            tx=TX,
+            ty=TY,
+            tz=TZ,
+            tile=TILE,
+        )
+    ]
     src.append(_SCREEN.format(params=decl(SCREEN_PARAMS)))
     src.append(_emit_defs(kind))
     name = "orb_mo" if kind == "mo" else "orb_ao"
-    acc_init = ("  REAL acc[PPT][NORB];\n"
-                "  _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P)\n"
-                "    _Pragma(\"unroll\") for (int m = 0; m < NORB; ++m) acc[P][m] = 0;" if kind == "mo" else "")
+    acc_init = (
+        "  REAL acc[PPT][NORB];\n"
+        '  _Pragma("unroll") for (int P = 0; P < PPT; ++P)\n'
+        '    _Pragma("unroll") for (int m = 0; m < NORB; ++m) acc[P][m] = 0;'
+        if kind == "mo"
+        else ""
+    )
     src.append(_EVAL_HEAD.format(name=name, params=decl(EVAL_PARAMS), acc_init=acc_init))
     src.append(_jit_body(kinds, pure, real) if kinds is not None else _general_body(ls, pure, real))
-    store = ("  _Pragma(\"unroll\") for (int P = 0; P < PPT; ++P)\n"
-             "    if (live[P]) for (int m = 0; m < NORB; ++m) out[(long long)m * ld + local[P]] = acc[P][m];"
-             if kind == "mo" else "")
+    store = (
+        '  _Pragma("unroll") for (int P = 0; P < PPT; ++P)\n'
+        "    if (live[P]) for (int m = 0; m < NORB; ++m) out[(long long)m * ld + local[P]] = acc[P][m];"
+        if kind == "mo"
+        else ""
+    )
     src.append(_EVAL_TAIL.format(store=store))
     return "\n".join(src)
 

@@ -37,24 +37,30 @@ def available():
 
 def _wrapper(name, params):
     args = ", ".join(n for _, n in params)
-    return (f'extern "C" void cpu_{name}(int grid, int block, {cg.decl(params)})\n{{\n'
-            "  blockDim.x = block; blockDim.y = blockDim.z = 1;\n"
-            "  for (int blk_ = 0; blk_ < grid; ++blk_)\n"
-            "    for (int thr_ = 0; thr_ < block; ++thr_) {\n"
-            f"      blockIdx.x = blk_; threadIdx.x = thr_; {name}({args});\n"
-            "    }\n}\n")
+    return (
+        f'extern "C" void cpu_{name}(int grid, int block, {cg.decl(params)})\n{{\n'
+        "  blockDim.x = block; blockDim.y = blockDim.z = 1;\n"
+        "  for (int blk_ = 0; blk_ < grid; ++blk_)\n"
+        "    for (int thr_ = 0; thr_ < block; ++thr_) {\n"
+        f"      blockIdx.x = blk_; threadIdx.x = thr_; {name}({args});\n"
+        "    }\n}\n"
+    )
 
 
 def _kernels():
     from .gpu_separable import SEP_PARAMS
-    return {"orb_screen": cg.SCREEN_PARAMS, "orb_mo": cg.EVAL_PARAMS, "orb_ao": cg.EVAL_PARAMS,
-            "sep_b": SEP_PARAMS}
+
+    return {"orb_screen": cg.SCREEN_PARAMS, "orb_mo": cg.EVAL_PARAMS, "orb_ao": cg.EVAL_PARAMS, "sep_b": SEP_PARAMS}
 
 
 def build(source):
     """ctypes library of a generated source (compiled once per source text)."""
-    text = SHIM + source + "\n" + "".join(
-        _wrapper(n, params) for n, params in _kernels().items() if f"void {n}(" in source)
+    text = (
+        SHIM
+        + source
+        + "\n"
+        + "".join(_wrapper(n, params) for n, params in _kernels().items() if f"void {n}(" in source)
+    )
     return ctypes.CDLL(str(shared_library("grid_emulate", text, ["-O1", "-shared", "-fPIC", "-w"])))
 
 
@@ -63,7 +69,7 @@ class EmulatedBackend:
 
     name = "emulated"
     xp = np
-    _lock = threading.Lock()       # the shim's blockIdx/threadIdx are process globals
+    _lock = threading.Lock()  # the shim's blockIdx/threadIdx are process globals
 
     def device_count(self):
         return 1

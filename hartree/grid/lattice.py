@@ -28,8 +28,7 @@ from ..errors import InputError
 #: the memory and disk it needs (hartree.resources).
 MAX_POINTS = 10**13
 
-_UNITS = {"angstrom": ANGSTROM_IN_BOHR, "ang": ANGSTROM_IN_BOHR, "a": ANGSTROM_IN_BOHR,
-          "bohr": 1.0, "au": 1.0}
+_UNITS = {"angstrom": ANGSTROM_IN_BOHR, "ang": ANGSTROM_IN_BOHR, "a": ANGSTROM_IN_BOHR, "bohr": 1.0, "au": 1.0}
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,8 +56,10 @@ class Lattice:
         if np.any(norms == 0) or abs(np.linalg.det(axes)) < 1e-10 * float(np.prod(norms)):
             raise InputError("the lattice axes are zero or linearly dependent")
         if math.prod(shape) > MAX_POINTS:
-            raise InputError(f"a lattice of {shape[0]} x {shape[1]} x {shape[2]} points is "
-                             "beyond what any machine can store; use fewer points")
+            raise InputError(
+                f"a lattice of {shape[0]} x {shape[1]} x {shape[2]} points is "
+                "beyond what any machine can store; use fewer points"
+            )
         origin.flags.writeable = False
         axes.flags.writeable = False
         object.__setattr__(self, "origin", origin)
@@ -72,8 +73,9 @@ class Lattice:
 
     def slab(self, start, stop):
         """The sub-lattice of planes start..stop-1 along the first (slowest) axis."""
-        return Lattice(origin=self.origin + start * self.axes[0], axes=self.axes,
-                       shape=(stop - start,) + tuple(self.shape[1:]))
+        return Lattice(
+            origin=self.origin + start * self.axes[0], axes=self.axes, shape=(stop - start,) + tuple(self.shape[1:])
+        )
 
     @property
     def is_rectilinear(self):
@@ -128,8 +130,7 @@ def lattice_around(coords, spacing, margin=4.0, unit="angstrom"):
     if not (math.isfinite(given_spacing) and given_spacing > 0):
         raise InputError(f"the lattice spacing must be a positive length, got {spacing} {name}")
     if not (math.isfinite(given_margin) and given_margin >= 0):
-        raise InputError(f"the lattice margin must be zero or a positive length, got {margin} "
-                         f"{name}")
+        raise InputError(f"the lattice margin must be zero or a positive length, got {margin} {name}")
     spacing, margin = given_spacing * factor, given_margin * factor
     coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
     low = coords.min(axis=0) - margin
@@ -137,10 +138,12 @@ def lattice_around(coords, spacing, margin=4.0, unit="angstrom"):
     extent = high - low
     estimate = [math.ceil(e / spacing - 1e-9) + 1 for e in extent.tolist()]
     if math.prod(estimate) > MAX_POINTS:
-        raise InputError(f"a spacing of {given_spacing:g} {name} gives "
-                         f"{estimate[0]} x {estimate[1]} x {estimate[2]} = "
-                         f"{math.prod(estimate):.3g} lattice points, beyond what any machine "
-                         "can store; use a larger spacing")
+        raise InputError(
+            f"a spacing of {given_spacing:g} {name} gives "
+            f"{estimate[0]} x {estimate[1]} x {estimate[2]} = "
+            f"{math.prod(estimate):.3g} lattice points, beyond what any machine "
+            "can store; use a larger spacing"
+        )
     counts = np.array(estimate, dtype=np.int64)
     centre = 0.5 * (low + high)
     origin = centre - 0.5 * (counts - 1) * spacing
@@ -150,5 +153,6 @@ def lattice_around(coords, spacing, margin=4.0, unit="angstrom"):
 def lattice_from_axes(origin, axes, shape, unit="bohr"):
     """Lattice from an origin (3,), step vectors (3, 3) in ``unit`` and point counts (3,)."""
     factor = _unit_factor(unit)
-    return Lattice(origin=np.asarray(origin, dtype=float) * factor,
-                   axes=np.asarray(axes, dtype=float) * factor, shape=tuple(shape))
+    return Lattice(
+        origin=np.asarray(origin, dtype=float) * factor, axes=np.asarray(axes, dtype=float) * factor, shape=tuple(shape)
+    )

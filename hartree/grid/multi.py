@@ -35,7 +35,7 @@ def run_dynamic(items, devices, device_context, setup, work):
                     work(state, items[i])
                     with lock:
                         done[i] = device
-        except BaseException as exc:   # reported to the caller below
+        except BaseException as exc:  # reported to the caller below
             with lock:
                 errors.append(exc)
 

@@ -22,7 +22,8 @@ Two evaluation paths, same results to rounding:
 the CUDA kernels of :mod:`hartree.grid.gpu` instead (the separable expansion on
 rectilinear lattices, else the fused orbital kernel, or AO values per slab + GEMM for
 many orbitals and densities); results are numpy arrays either way.  Values are in
-atomic units (bohr^-3/2 for orbitals, bohr^-3 for densities).  ``dtype=np.float32`` gives single precision (errors about 1e-6 of
+atomic units (bohr^-3/2 for orbitals, bohr^-3 for densities).  ``dtype=np.float32`` gives single
+precision (errors about 1e-6 of
 the largest value; see the tests).
 """
 
@@ -42,6 +43,7 @@ def resolve_device(device):
     """'cpu' or 'gpu' for device = 'cpu' | 'gpu' | 'auto' (asked now, never at import);
     see :func:`hartree.gpu.device.resolve_device`."""
     from ..gpu.device import resolve_device as _resolve
+
     return _resolve(device)
 
 
@@ -89,8 +91,16 @@ def evaluate_ao(basis, where, dtype=np.float64, threshold=DEFAULT_THRESHOLD):
     return eval_ao(points, prepare_basis(basis, threshold), dtype=dtype)
 
 
-def evaluate_orbitals(basis, mo_coeff, where, dtype=np.float64, method="auto",
-                      threshold=DEFAULT_THRESHOLD, device="cpu", gpu_kernel="auto"):
+def evaluate_orbitals(
+    basis,
+    mo_coeff,
+    where,
+    dtype=np.float64,
+    method="auto",
+    threshold=DEFAULT_THRESHOLD,
+    device="cpu",
+    gpu_kernel="auto",
+):
     """Orbital values, (norb, *shape): shape = lattice.shape, or (n,) for a point array.
 
     mo_coeff: (nao,) or (nao, norb) coefficients in hartree's AO order.
@@ -106,6 +116,7 @@ def evaluate_orbitals(basis, mo_coeff, where, dtype=np.float64, method="auto",
     points, shape, lattice = _points_and_shape(where)
     if resolve_device(device) == "gpu":
         from . import gpu
+
         gpu_threshold = None if threshold == DEFAULT_THRESHOLD else threshold
         values = gpu.orbitals(basis, coeff, where, dtype=dtype, kernel=gpu_kernel, threshold=gpu_threshold)
         return values.reshape((coeff.shape[1],) + tuple(shape))
@@ -116,8 +127,7 @@ def evaluate_orbitals(basis, mo_coeff, where, dtype=np.float64, method="auto",
             raise InputError("the separable method needs a lattice with axes along x, y and z")
         plan = make_plan(basis)
         cart = cartesian_coefficients(basis, coeff)
-        return np.stack([orbital_on_lattice(plan, lattice, cart[:, m], dtype=dtype)
-                         for m in range(cart.shape[1])])
+        return np.stack([orbital_on_lattice(plan, lattice, cart[:, m], dtype=dtype) for m in range(cart.shape[1])])
     if method != "ao":
         raise InputError(f"unknown evaluation method {method!r}; use auto, ao or separable")
     npoints = int(np.prod(shape))
@@ -129,8 +139,17 @@ def evaluate_orbitals(basis, mo_coeff, where, dtype=np.float64, method="auto",
     return out.reshape((coeff.shape[1],) + tuple(shape))
 
 
-def evaluate_density(basis, mo_coeff, mo_occ, where, spin=False, dtype=np.float64,
-                     threshold=DEFAULT_THRESHOLD, device="cpu", gpu_kernel="auto"):
+def evaluate_density(
+    basis,
+    mo_coeff,
+    mo_occ,
+    where,
+    spin=False,
+    dtype=np.float64,
+    threshold=DEFAULT_THRESHOLD,
+    device="cpu",
+    gpu_kernel="auto",
+):
     """Total electron density (or, with spin=True, alpha minus beta), shape of the lattice/points.
 
     mo_coeff/mo_occ: restricted (nao, nmo)/(nmo,) or unrestricted (2, nao, nmo)/(2, nmo).
@@ -138,7 +157,7 @@ def evaluate_density(basis, mo_coeff, mo_occ, where, spin=False, dtype=np.float6
     device, gpu_kernel: as in :func:`evaluate_orbitals` (the GPU does the same per slab).
     """
     coeff = np.asarray(mo_coeff, dtype=np.float64)
-    occ = spin_occupations(mo_occ)                      # (2, nmo) per-spin occupations
+    occ = spin_occupations(mo_occ)  # (2, nmo) per-spin occupations
     if coeff.ndim == 2 and not spin:
         # restricted total density: one orbital set weighted by the total occupations
         sets = [(coeff, occ[0] + occ[1])]
@@ -146,22 +165,22 @@ def evaluate_density(basis, mo_coeff, mo_occ, where, spin=False, dtype=np.float6
         pair = coeff if coeff.ndim == 3 else (coeff, coeff)
         sign = -1.0 if spin else 1.0
         sets = [(pair[0], occ[0]), (pair[1], sign * occ[1])]
-    used = []                                           # [(C_occ^T (nocc, nao), weights (nocc,))]
+    used = []  # [(C_occ^T (nocc, nao), weights (nocc,))]
     for c, n in sets:
         keep = np.flatnonzero(np.abs(n) > 1e-14)
         used.append((np.ascontiguousarray(c[:, keep].T, dtype=dtype), n[keep].astype(dtype)))
     _, shape, _ = _points_and_shape(where)
     if resolve_device(device) == "gpu":
         from . import gpu
+
         gpu_threshold = None if threshold == DEFAULT_THRESHOLD else threshold
-        return gpu.density(basis, used, where, dtype=dtype, kernel=gpu_kernel,
-                           threshold=gpu_threshold).reshape(shape)
+        return gpu.density(basis, used, where, dtype=dtype, kernel=gpu_kernel, threshold=gpu_threshold).reshape(shape)
     out = np.empty(int(np.prod(shape)), dtype=dtype)
     for start, stop, ao in ao_blocks(basis, where, dtype, threshold):
         rho = np.zeros(stop - start, dtype=dtype)
         for ct, n in used:
             if ct.shape[0]:
-                psi = ct @ ao                      # (nocc, npts)
+                psi = ct @ ao  # (nocc, npts)
                 rho += n @ (psi * psi)
         out[start:stop] = rho
     return out.reshape(shape)

@@ -24,10 +24,34 @@ POSITIVE_COLOUR = "#2a6fdb"
 NEGATIVE_COLOUR = "#e8613c"
 
 # Covalent radii (Angstrom) and colours for common elements; others get 1.5 Angstrom, grey-pink.
-_RADIUS = {1: 0.31, 5: 0.84, 6: 0.76, 7: 0.71, 8: 0.66, 9: 0.57, 14: 1.11, 15: 1.07, 16: 1.05,
-           17: 1.02, 35: 1.20, 53: 1.39}
-_COLOUR = {1: "#f2f2f2", 5: "#ffb5b5", 6: "#505050", 7: "#3050f8", 8: "#ff0d0d", 9: "#90e050",
-           14: "#f0c8a0", 15: "#ff8000", 16: "#ffff30", 17: "#1ff01f", 35: "#a62929", 53: "#940094"}
+_RADIUS = {
+    1: 0.31,
+    5: 0.84,
+    6: 0.76,
+    7: 0.71,
+    8: 0.66,
+    9: 0.57,
+    14: 1.11,
+    15: 1.07,
+    16: 1.05,
+    17: 1.02,
+    35: 1.20,
+    53: 1.39,
+}
+_COLOUR = {
+    1: "#f2f2f2",
+    5: "#ffb5b5",
+    6: "#505050",
+    7: "#3050f8",
+    8: "#ff0d0d",
+    9: "#90e050",
+    14: "#f0c8a0",
+    15: "#ff8000",
+    16: "#ffff30",
+    17: "#1ff01f",
+    35: "#a62929",
+    53: "#940094",
+}
 
 
 def bonds(numbers, coords_angstrom, tolerance=1.2):
@@ -110,14 +134,21 @@ def render_png(path, molecule, lattice, values, iso, title=None, signed=True, ov
             continue
         verts, faces = surface
         triangles = verts[faces]
-        mesh = Poly3DCollection(triangles, facecolors=shade(triangles, colour, light), alpha=0.6,
-                                linewidths=0.0)
+        mesh = Poly3DCollection(triangles, facecolors=shade(triangles, colour, light), alpha=0.6, linewidths=0.0)
         ax.add_collection3d(mesh)
     for i, j in bonds(numbers, coords):
         ax.plot(*zip(coords[i], coords[j]), color="#303030", linewidth=2.5, zorder=5)
-    ax.scatter(coords[:, 0], coords[:, 1], coords[:, 2], s=[260 * _RADIUS.get(int(z), 1.5) for z in numbers],
-               c=[_COLOUR.get(int(z), "#ff1493") for z in numbers], edgecolors="black", linewidths=0.6,
-               depthshade=False, zorder=6)
+    ax.scatter(
+        coords[:, 0],
+        coords[:, 1],
+        coords[:, 2],
+        s=[260 * _RADIUS.get(int(z), 1.5) for z in numbers],
+        c=[_COLOUR.get(int(z), "#ff1493") for z in numbers],
+        edgecolors="black",
+        linewidths=0.6,
+        depthshade=False,
+        zorder=6,
+    )
     centre = 0.5 * (coords.min(axis=0) + coords.max(axis=0))
     half = 0.5 * float(np.max(coords.max(axis=0) - coords.min(axis=0))) + 2.0  # Angstrom
     for setter, c in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), centre):
@@ -129,7 +160,7 @@ def render_png(path, molecule, lattice, values, iso, title=None, signed=True, ov
         ax.set_title(title, fontsize=11)
     fig.subplots_adjust(left=0, right=1, bottom=0, top=0.94)
     try:
-        with atomic_path(path) as tmp:      # hartree.io.files: whole file or none
+        with atomic_path(path) as tmp:  # hartree.io.files: whole file or none
             fig.savefig(tmp, dpi=120, format="png")
     finally:
         plt.close(fig)

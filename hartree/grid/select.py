@@ -68,8 +68,10 @@ def select_orbitals(spec, mo_occ):
             continue
         match = _ITEM.match(item)
         if not match:
-            raise InputError(f"cannot understand orbital {raw.strip()!r}; use homo, lumo, homo-N, "
-                             "lumo+N, an orbital number, with an optional alpha:/beta: prefix")
+            raise InputError(
+                f"cannot understand orbital {raw.strip()!r}; use homo, lumo, homo-N, "
+                "lumo+N, an orbital number, with an optional alpha:/beta: prefix"
+            )
         prefix, homo, minus, lumo, plus, number = match.groups()
         spin = 1 if prefix in ("beta", "b") else 0
         spin_name = "beta" if spin else "alpha"

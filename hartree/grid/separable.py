@@ -97,12 +97,21 @@ def make_plan(basis):
     entry = np.zeros((len(entries), 3), dtype=np.int64)
     for (t, i, j), e in entries.items():
         entry[e] = (t, i, j)
-    return SeparablePlan(ncart=int(basis.ncart), group_center=centre, group_exponent=exponent,
-                         group_lmax=lmax, term_group=term_group, term_k=term_k,
-                         entry_term=entry[:, 0].copy(), entry_i=entry[:, 1].copy(),
-                         entry_j=entry[:, 2].copy(), src_entry=np.array(src_entry, dtype=np.int64),
-                         src_row=np.array(src_row, dtype=np.int64), src_coef=np.array(src_coef),
-                         prim_group=prim_group)
+    return SeparablePlan(
+        ncart=int(basis.ncart),
+        group_center=centre,
+        group_exponent=exponent,
+        group_lmax=lmax,
+        term_group=term_group,
+        term_k=term_k,
+        entry_term=entry[:, 0].copy(),
+        entry_i=entry[:, 1].copy(),
+        entry_j=entry[:, 2].copy(),
+        src_entry=np.array(src_entry, dtype=np.int64),
+        src_row=np.array(src_row, dtype=np.int64),
+        src_coef=np.array(src_coef),
+        prim_group=prim_group,
+    )
 
 
 def cartesian_coefficients(basis, mo_coeff):
@@ -166,9 +175,28 @@ def lattice_tables(plan, lattice):
 
 
 @numba.njit(parallel=True, cache=True)
-def _ao_rows_kernel(xtab, ytab, ztab, row0, shell_l, shell_nprim, shell_prim_start, coefficients,
-                    prim_group, ao_loc, pure, c2s, c2s_loc, comp, comp_loc, xbound, ybound, zmax,
-                    threshold, out):
+def _ao_rows_kernel(
+    xtab,
+    ytab,
+    ztab,
+    row0,
+    shell_l,
+    shell_nprim,
+    shell_prim_start,
+    coefficients,
+    prim_group,
+    ao_loc,
+    pure,
+    c2s,
+    c2s_loc,
+    comp,
+    comp_loc,
+    xbound,
+    ybound,
+    zmax,
+    threshold,
+    out,
+):
     """AO values of lattice rows row0.. (row = (ix, iy), all iz), from the 1-D tables (no exp).
 
     out: zeroed, AO-major (nao, nrow * nz).  phi_(ijk)(x, y, z) = sum_p c_p X_(g_p,i)(x)
@@ -192,7 +220,7 @@ def _ao_rows_kernel(xtab, ytab, ztab, row0, shell_l, shell_nprim, shell_prim_sta
             for q in range(npr):
                 g = prim_group[p0 + q]
                 bound += abs(coefficients[p0 + q]) * xbound[g, ix] * ybound[g, iy] * zmax[g]
-            if bound * (2.0 ** l) * (2 * l + 1) < threshold:
+            if bound * (2.0**l) * (2 * l + 1) < threshold:
                 continue
             c0 = comp_loc[l]
             nc = comp_loc[l + 1] - c0
@@ -200,7 +228,7 @@ def _ao_rows_kernel(xtab, ytab, ztab, row0, shell_l, shell_nprim, shell_prim_sta
             direct = not (pure and l >= 2)
             for n in range(nc):
                 i, j, k = comp[c0 + n, 0], comp[c0 + n, 1], comp[c0 + n, 2]
-                acc = cart[n]             # FP64 accumulation, stored in out's precision
+                acc = cart[n]  # FP64 accumulation, stored in out's precision
                 acc[:] = 0.0
                 for q in range(npr):
                     g = prim_group[p0 + q]
@@ -229,9 +257,28 @@ def ao_rows(plan, prepared, tables, row0, nrow, dtype=np.float64, threshold=1e-1
     """AO values, AO-major (nao, nrow * nz), of lattice rows row0..row0+nrow-1 (C order of points)."""
     xtab, ytab, ztab, xbound, ybound, zmax = tables
     out = np.zeros((prepared.nao, nrow * ztab.shape[2]), dtype=dtype)
-    _ao_rows_kernel(xtab, ytab, ztab, row0, prepared.shell_l, prepared.shell_nprim, prepared.shell_prim_start,
-                    prepared.coefficients, plan.prim_group, prepared.ao_loc, prepared.pure, prepared.c2s,
-                    prepared.c2s_loc, prepared.comp, prepared.comp_loc, xbound, ybound, zmax, threshold, out)
+    _ao_rows_kernel(
+        xtab,
+        ytab,
+        ztab,
+        row0,
+        prepared.shell_l,
+        prepared.shell_nprim,
+        prepared.shell_prim_start,
+        prepared.coefficients,
+        plan.prim_group,
+        prepared.ao_loc,
+        prepared.pure,
+        prepared.c2s,
+        prepared.c2s_loc,
+        prepared.comp,
+        prepared.comp_loc,
+        xbound,
+        ybound,
+        zmax,
+        threshold,
+        out,
+    )
     return out
 
 
@@ -243,8 +290,9 @@ def orbital_on_lattice(plan, lattice, coeff_cart, dtype=np.float64):
     """
     xtab, ytab, ztab = lattice_tables(plan, lattice)[:3]
     ytab_t = np.ascontiguousarray(ytab.transpose(2, 0, 1))
-    weight = np.bincount(plan.src_entry, weights=plan.src_coef * coeff_cart[plan.src_row],
-                         minlength=plan.entry_term.size)
+    weight = np.bincount(
+        plan.src_entry, weights=plan.src_coef * coeff_cart[plan.src_row], minlength=plan.entry_term.size
+    )
     entry_group = plan.term_group[plan.entry_term]
     zmat = np.ascontiguousarray(ztab[plan.term_group, plan.term_k, :], dtype=dtype)  # (nterm, nz)
     nx, ny, nz = lattice.shape
@@ -257,5 +305,5 @@ def orbital_on_lattice(plan, lattice, coeff_cart, dtype=np.float64):
         bb = b[:na]
         bb[...] = 0.0
         _build_b(xtab, ytab_t, ix0, plan.entry_term, entry_group, plan.entry_i, plan.entry_j, weight, bb)
-        np.matmul(bb.reshape(na * ny, plan.nterm), zmat, out=out[ix0:ix0 + na].reshape(na * ny, nz))
+        np.matmul(bb.reshape(na * ny, plan.nterm), zmat, out=out[ix0 : ix0 + na].reshape(na * ny, nz))
     return out

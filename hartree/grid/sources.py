@@ -36,8 +36,14 @@ class Wavefunction:
 
 def from_result(result, source="SCF result"):
     """Wavefunction of an SCFResult (or anything with its fields)."""
-    return Wavefunction(result.molecule, result.basis, np.asarray(result.mo_energy),
-                        np.asarray(result.mo_coeff), np.asarray(result.mo_occ), source)
+    return Wavefunction(
+        result.molecule,
+        result.basis,
+        np.asarray(result.mo_energy),
+        np.asarray(result.mo_coeff),
+        np.asarray(result.mo_occ),
+        source,
+    )
 
 
 def _looks_like_molden(path):
@@ -49,7 +55,7 @@ def from_checkpoint(path):
     """Wavefunction from an SCF checkpoint (``hartree run --checkpoint``), last saved orbitals."""
     from ..scf.checkpoint import read_checkpoint
 
-    chk = read_checkpoint(path)              # validated: shapes, finite values, fingerprint
+    chk = read_checkpoint(path)  # validated: shapes, finite values, fingerprint
     if chk.mo_coeff is None or chk.mo_occ is None:
         raise InputError(f"{path}: the checkpoint holds no orbitals yet")
     molecule, basis = chk.molecule(), chk.basis()
@@ -63,7 +69,7 @@ def load_wavefunction(path):
     from ..scf.checkpoint import is_checkpoint
 
     path = str(path)
-    read_bytes(path, "file", limit=0)       # InputError: missing, a directory, unreadable
+    read_bytes(path, "file", limit=0)  # InputError: missing, a directory, unreadable
     if is_checkpoint(path):
         return from_checkpoint(path)
     if path.lower().endswith(".json"):

@@ -60,14 +60,18 @@ def plan_memory(lattice, nval, nkeep, itemsize):
     marching-cube work space) or a single plane do not fit."""
     npoints = lattice.npoints
     keep_bytes = nkeep * npoints * itemsize
-    if nkeep:       # marching cubes works on a float64 copy and a few masks of the volume
-        check_memory(keep_bytes + 4 * npoints * 8,
-                     f"drawing pictures of a lattice of {npoints:,} points",
-                     "use a larger --spacing for --png, or write --cube/--npy only")
+    if nkeep:  # marching cubes works on a float64 copy and a few masks of the volume
+        check_memory(
+            keep_bytes + 4 * npoints * 8,
+            f"drawing pictures of a lattice of {npoints:,} points",
+            "use a larger --spacing for --png, or write --cube/--npy only",
+        )
     plane = lattice.shape[1] * lattice.shape[2] * nval * BYTES_PER_VALUE
-    check_memory(keep_bytes + plane,
-                 f"one plane of {lattice.shape[1]} x {lattice.shape[2]} lattice points",
-                 "use a larger --spacing")
+    check_memory(
+        keep_bytes + plane,
+        f"one plane of {lattice.shape[1]} x {lattice.shape[2]} lattice points",
+        "use a larger --spacing",
+    )
     have = available_memory()
     budget = SLAB_BYTES if have is None else min(SLAB_BYTES, max(have - keep_bytes, 0) // 4)
     return max(1, min(lattice.shape[0], budget // plane))
@@ -76,8 +80,7 @@ def plan_memory(lattice, nval, nkeep, itemsize):
 def check_outputs_fit(lattice, outputs, itemsize):
     """ResourceError when an output file would not fit its disk or the file-size limit;
     returns the bytes all outputs take."""
-    sizes = [(path, cube_io.cube_size(lattice.shape, len(labels)) + 4096)
-             for path, labels, _, _ in outputs.cubes]
+    sizes = [(path, cube_io.cube_size(lattice.shape, len(labels)) + 4096) for path, labels, _, _ in outputs.cubes]
     sizes += [(path, lattice.npoints * itemsize + 128) for path in outputs.npy.values()]
     if outputs.h5:
         sizes.append((outputs.h5, len(outputs.h5_labels) * lattice.npoints * itemsize + 65536))
@@ -107,15 +110,17 @@ class _Writers:
         self.h5 = {}
         if outputs.h5:
             import h5py
+
             tmp = stack.enter_context(atomic_path(outputs.h5))
             handle = stack.enter_context(h5py.File(tmp, "w"))
             for key, value in outputs.h5_attrs.items():
                 handle.attrs[key] = value
             for name, value in outputs.h5_datasets.items():
                 handle[name] = value
-            self.h5 = {label: handle.create_dataset(f"values/{label}", shape=lattice.shape,
-                                                    dtype=dtype)
-                       for label in outputs.h5_labels}
+            self.h5 = {
+                label: handle.create_dataset(f"values/{label}", shape=lattice.shape, dtype=dtype)
+                for label in outputs.h5_labels
+            }
 
     def write(self, start, stop, values):
         """Append the slab of planes start..stop-1 ({label: (stop - start, n2, n3) array})."""
@@ -149,9 +154,17 @@ def write_lattice(wfn, items, lattice, outputs, dtype=np.float64, device="cpu", 
     numbers = np.asarray(wfn.molecule.numbers)
 
     def header(cube_labels, orbitals, comments):
-        return cube_io.header_text(numbers, numbers.astype(float), np.asarray(wfn.molecule.coords),
-                                   lattice.origin, lattice.axes, lattice.shape,
-                                   len(cube_labels), orbitals, comments)
+        return cube_io.header_text(
+            numbers,
+            numbers.astype(float),
+            np.asarray(wfn.molecule.coords),
+            lattice.origin,
+            lattice.axes,
+            lattice.shape,
+            len(cube_labels),
+            orbitals,
+            comments,
+        )
 
     sums = dict.fromkeys(labels, 0.0)
     with contextlib.ExitStack() as stack:

@@ -56,8 +56,7 @@ class CPUEngine:
     def nuclear(self):
         """Attraction to the point nuclei V, (nao, nao), hartree."""
         charges = np.asarray(self.molecule.numbers, dtype=np.float64)
-        return self._cached("V", lambda: one_electron.nuclear(self.basis, charges,
-                                                             self.molecule.coords))
+        return self._cached("V", lambda: one_electron.nuclear(self.basis, charges, self.molecule.coords))
 
     def hcore(self):
         """Core Hamiltonian T + V, (nao, nao), hartree."""
@@ -87,7 +86,5 @@ class CPUEngine:
         (default and lower bound: the engine's ``screening_threshold``).
         """
         pairs = self.shell_pairs()
-        thr = self.screening_threshold if threshold is None else max(float(threshold),
-                                                                     self.screening_threshold)
-        return _jk(self.basis, dms, with_j=with_j, with_k=with_k,
-                   threshold=thr, pairs=pairs, order=self._order)
+        thr = self.screening_threshold if threshold is None else max(float(threshold), self.screening_threshold)
+        return _jk(self.basis, dms, with_j=with_j, with_k=with_k, threshold=thr, pairs=pairs, order=self._order)

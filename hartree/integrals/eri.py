@@ -49,32 +49,49 @@ class ShellPairs:
         """Precompute pair data and Schwarz factors for ``basis`` (a hartree Basis)."""
         lmax = int(basis.max_l) if basis.nshell else 0
         if lmax > LMAX_ERI:
-            raise BasisError(f"ERIs support angular momentum up to l={LMAX_ERI}, "
-                             f"basis has l={lmax}")
+            raise BasisError(f"ERIs support angular momentum up to l={LMAX_ERI}, basis has l={lmax}")
         pair_shells, pair_start, pair_ab, pp = build_shell_pairs(basis)
         c2s = c2s_stack(lmax)
         table = load_rys_table()
-        schwarz = _schwarz(pair_shells, pair_start, pair_ab, pp, basis.shell_l, basis.pure,
-                           c2s, lmax, numba.get_num_threads(), table)
+        schwarz = _schwarz(
+            pair_shells, pair_start, pair_ab, pp, basis.shell_l, basis.pure, c2s, lmax, numba.get_num_threads(), table
+        )
         return cls(pair_shells, pair_start, pair_ab, pp, schwarz, c2s, lmax, table)
 
 
 @numba.njit(parallel=True, cache=True)
-def _schwarz(pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, lmax, nthreads,
-             rys_table):
+def _schwarz(pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, lmax, nthreads, rys_table):
     """Q_P = sqrt(max_{ab} |(ab|ab)|) over the diagonal quartet (P|P) of every pair."""
     npair = pair_shells.shape[0]
     q = np.zeros(npair)
     for t in numba.prange(nthreads):
-        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c,
-         coef) = alloc_scratch(lmax)
+        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax)
         for P in range(t, npair, nthreads):
             if pair_start[P + 1] == pair_start[P]:
                 continue
-            na, nb, nc, nd = quartet_block_call(P, P, pair_shells, pair_start, pair_ab, pp,
-                                                shell_l, pure, c2s, roots, weights, g, coef,
-                                                acc, h1, out, tmp, abpow, term_i, term_c,
-                                                rys_table)
+            na, nb, nc, nd = quartet_block_call(
+                P,
+                P,
+                pair_shells,
+                pair_start,
+                pair_ab,
+                pp,
+                shell_l,
+                pure,
+                c2s,
+                roots,
+                weights,
+                g,
+                coef,
+                acc,
+                h1,
+                out,
+                tmp,
+                abpow,
+                term_i,
+                term_c,
+                rys_table,
+            )
             m = 0.0
             for k in range(na * nb * nc * nd):
                 m = max(m, abs(out[k]))
@@ -83,22 +100,39 @@ def _schwarz(pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, lmax, nth
 
 
 @numba.njit(parallel=True, cache=True)
-def _eri_full(pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc, pure, c2s, lmax,
-              nthreads, rys_table):
+def _eri_full(pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc, pure, c2s, lmax, nthreads, rys_table):
     nao = ao_loc[-1]
     npair = pair_shells.shape[0]
     eri = np.zeros((nao, nao, nao, nao))
     for t in numba.prange(nthreads):
-        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c,
-         coef) = alloc_scratch(lmax)
+        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax)
         for P in range(t, npair, nthreads):
             oa, ob = ao_loc[pair_shells[P, 0]], ao_loc[pair_shells[P, 1]]
             for Q in range(P + 1):
                 oc, od = ao_loc[pair_shells[Q, 0]], ao_loc[pair_shells[Q, 1]]
-                na, nb, nc, nd = quartet_block_call(P, Q, pair_shells, pair_start, pair_ab,
-                                                    pp, shell_l, pure, c2s, roots, weights, g,
-                                                    coef, acc, h1, out, tmp, abpow, term_i,
-                                                    term_c, rys_table)
+                na, nb, nc, nd = quartet_block_call(
+                    P,
+                    Q,
+                    pair_shells,
+                    pair_start,
+                    pair_ab,
+                    pp,
+                    shell_l,
+                    pure,
+                    c2s,
+                    roots,
+                    weights,
+                    g,
+                    coef,
+                    acc,
+                    h1,
+                    out,
+                    tmp,
+                    abpow,
+                    term_i,
+                    term_c,
+                    rys_table,
+                )
                 k = 0
                 for a in range(oa, oa + na):
                     for b in range(ob, ob + nb):
@@ -127,6 +161,16 @@ def eri_full(basis, pairs=None):
     """
     if pairs is None:
         pairs = ShellPairs.build(basis)
-    return _eri_full(pairs.pair_shells, pairs.pair_start, pairs.pair_ab, pairs.pp,
-                     basis.shell_l, basis.ao_loc, basis.pure, pairs.c2s, pairs.lmax,
-                     numba.get_num_threads(), pairs.rys_table)
+    return _eri_full(
+        pairs.pair_shells,
+        pairs.pair_start,
+        pairs.pair_ab,
+        pairs.pp,
+        basis.shell_l,
+        basis.ao_loc,
+        basis.pure,
+        pairs.c2s,
+        pairs.lmax,
+        numba.get_num_threads(),
+        pairs.rys_table,
+    )

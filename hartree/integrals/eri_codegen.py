@@ -87,18 +87,22 @@ def _boys_lines(mneed, ind):
     is selected.  The asymptote drops the e^-T terms of the upward recursion, which
     change F_m (m <= 3) by less than 1e-14 relatively for T >= BOYS_TMAX = 40.
     """
-    lines = [f"{ind}tt = min(t, {BOYS_TMAX_S})",
-             f"{ind}it = int(tt * {BOYS_GRID_S} + 0.5)",
-             f"{ind}dd = it * {1.0 / BOYS_GRID!r} - tt"]
+    lines = [
+        f"{ind}tt = min(t, {BOYS_TMAX_S})",
+        f"{ind}it = int(tt * {BOYS_GRID_S} + 0.5)",
+        f"{ind}dd = it * {1.0 / BOYS_GRID!r} - tt",
+    ]
     n = BOYS_NTAYLOR - 1
     for m in range(mneed + 1):
         expr = f"BT[it, {m + n}] * {1.0 / math.factorial(n)!r}"
         for k in range(n - 1, -1, -1):
             expr = f"({expr}) * dd + BT[it, {m + k}] * {1.0 / math.factorial(k)!r}"
         lines.append(f"{ind}f{m}t = {expr}")
-    lines += [f"{ind}big = t >= {BOYS_TMAX_S}",
-              f"{ind}ts = t if big else 1.0",
-              f"{ind}f0a = {0.5 * math.sqrt(math.pi)!r} / math.sqrt(ts)"]
+    lines += [
+        f"{ind}big = t >= {BOYS_TMAX_S}",
+        f"{ind}ts = t if big else 1.0",
+        f"{ind}f0a = {0.5 * math.sqrt(math.pi)!r} / math.sqrt(ts)",
+    ]
     if mneed > 0:
         lines.append(f"{ind}ht = 0.5 / ts")
         for m in range(mneed):
@@ -123,7 +127,8 @@ def _roots_lines(nr, ltot, ind):
             f"{ind}u0 = c0 / big",
             f"{ind}u1 = big",
             f"{ind}w1 = (f1 - f0 * u0) / (big - u0)",
-            f"{ind}w0 = f0 - w1"]
+            f"{ind}w0 = f0 - w1",
+        ]
     lines = [f"{ind}rys_roots_weights({nr}, t, roots, weights, rys_table)"]
     for r in range(nr):
         lines += [f"{ind}u{r} = roots[{r}]", f"{ind}w{r} = weights[{r}]"]
@@ -196,31 +201,38 @@ def class_source(la, lb, lc, ld):
     fidx = {f: i for i, f in enumerate(fs)}
     name = f"cart_{la}{lb}{lc}{ld}"
     # error_model="numpy": no ZeroDivisionError checks (branches) in the primitive loop
-    L = ["@numba.njit(cache=True, fastmath=_FM, error_model='numpy')",
-         f"def {name}(P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table):",
-         f'    """Cartesian ({la}{lb}|{lc}{ld}) block into out; {nr} Rys root(s)."""']
+    L = [
+        "@numba.njit(cache=True, fastmath=_FM, error_model='numpy')",
+        f"def {name}(P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table):",
+        f'    """Cartesian ({la}{lb}|{lc}{ld}) block into out; {nr} Rys root(s)."""',
+    ]
     for ie in range(len(es)):
         for jf in range(len(fs)):
             L.append(f"    s{ie}_{jf} = 0.0")
-    L += ["    for p in range(pair_start[P], pair_start[P + 1]):",
-          "        zeta = pp[p, 0]",
-          "        izeta = pp[p, 8]",
-          f"        cab = {2.0 * math.pi ** 2.5!r} * pp[p, 7] * izeta",
-          "        px = pp[p, 1]", "        py = pp[p, 2]", "        pz = pp[p, 3]"]
+    L += [
+        "    for p in range(pair_start[P], pair_start[P + 1]):",
+        "        zeta = pp[p, 0]",
+        "        izeta = pp[p, 8]",
+        f"        cab = {2.0 * math.pi**2.5!r} * pp[p, 7] * izeta",
+        "        px = pp[p, 1]",
+        "        py = pp[p, 2]",
+        "        pz = pp[p, 3]",
+    ]
     if n > 0:
-        L += ["        pax = pp[p, 4]", "        pay = pp[p, 5]", "        paz = pp[p, 6]",
-              "        hz = 0.5 * izeta"]
-    L += ["        for q in range(pair_start[Q], pair_start[Q + 1]):",
-          "            eta = pp[q, 0]",
-          "            izpe = 1.0 / (zeta + eta)",
-          "            pqx = px - pp[q, 1]", "            pqy = py - pp[q, 2]",
-          "            pqz = pz - pp[q, 3]",
-          "            t = zeta * eta * izpe * (pqx * pqx + pqy * pqy + pqz * pqz)",
-          "            pref = cab * pp[q, 7] * pp[q, 8] * math.sqrt(izpe)"]
+        L += ["        pax = pp[p, 4]", "        pay = pp[p, 5]", "        paz = pp[p, 6]", "        hz = 0.5 * izeta"]
+    L += [
+        "        for q in range(pair_start[Q], pair_start[Q + 1]):",
+        "            eta = pp[q, 0]",
+        "            izpe = 1.0 / (zeta + eta)",
+        "            pqx = px - pp[q, 1]",
+        "            pqy = py - pp[q, 2]",
+        "            pqz = pz - pp[q, 3]",
+        "            t = zeta * eta * izpe * (pqx * pqx + pqy * pqy + pqz * pqz)",
+        "            pref = cab * pp[q, 7] * pp[q, 8] * math.sqrt(izpe)",
+    ]
     ind = " " * 12
     if m > 0:
-        L += [f"{ind}qcx = pp[q, 4]", f"{ind}qcy = pp[q, 5]", f"{ind}qcz = pp[q, 6]",
-              f"{ind}he = 0.5 * pp[q, 8]"]
+        L += [f"{ind}qcx = pp[q, 4]", f"{ind}qcy = pp[q, 5]", f"{ind}qcz = pp[q, 6]", f"{ind}he = 0.5 * pp[q, 8]"]
     if ltot > 0:
         L += [f"{ind}eta_s = eta * izpe", f"{ind}zeta_s = zeta * izpe"]
     L += _roots_lines(nr, ltot, ind)
@@ -231,8 +243,7 @@ def class_source(la, lb, lc, ld):
             L += _vrr_lines(r, n, m, ind)
         for e in es:
             for f in fs:
-                prods = [f"gx{r}_{e[0]}_{f[0]} * gy{r}_{e[1]}_{f[1]} * gz{r}_{e[2]}_{f[2]}"
-                         for r in range(nr)]
+                prods = [f"gx{r}_{e[0]}_{f[0]} * gy{r}_{e[1]}_{f[1]} * gz{r}_{e[2]}_{f[2]}" for r in range(nr)]
                 L.append(f"{ind}s{eidx[e]}_{fidx[f]} += " + " + ".join(prods))
     # horizontal transfers, eq. (3): s (e, f) -> h (ab, f) -> out (ab, cd)
     for ab, l, P in (("ab", lb, "P"), ("cd", ld, "Q")):
@@ -244,15 +255,14 @@ def class_source(la, lb, lc, ld):
     bra = _hrr_terms(la, lb, "ab")
     ket = _hrr_terms(lc, ld, "cd")
     nab = len(bra)
-    for iab, (a, b, terms) in enumerate(bra):
+    for iab, (_a, _b, terms) in enumerate(bra):
         for jf in range(len(fs)):
             expr = " + ".join((f"{c} * " if c else "") + f"s{eidx[e]}_{jf}" for c, e in terms)
             L.append(f"    h{iab}_{jf} = {expr}")
     ncd = len(ket)
     for iab in range(nab):
-        for jcd, (c, d_, terms) in enumerate(ket):
-            expr = " + ".join((f"{cf} * " if cf else "") + f"h{iab}_{fidx[f]}"
-                              for cf, f in terms)
+        for jcd, (_c, _d, terms) in enumerate(ket):
+            expr = " + ".join((f"{cf} * " if cf else "") + f"h{iab}_{fidx[f]}" for cf, f in terms)
             L.append(f"    out[{iab * ncd + jcd}] = {expr}")
     return "\n".join(L) + "\n"
 
@@ -278,15 +288,18 @@ _FM = {{"contract", "reassoc", "nsz"}}
 
 def _dispatch_source(classes):
     """cart_block_gen(cid, ...) -> True when class id ``cid`` has a generated kernel."""
-    L = ['@numba.njit(cache=True, inline="always")',
-         "def cart_block_gen(cid, P, Q, pair_start, pp, pair_ab, out, roots, weights,",
-         "                   rys_table):",
-         '    """Run the generated kernel of class id cid; False when there is none."""']
+    L = [
+        '@numba.njit(cache=True, inline="always")',
+        "def cart_block_gen(cid, P, Q, pair_start, pp, pair_ab, out, roots, weights,",
+        "                   rys_table):",
+        '    """Run the generated kernel of class id cid; False when there is none."""',
+    ]
     kw = "if"
     for la, lb, lc, ld in classes:
-        L += [f"    {kw} cid == {class_id(la, lb, lc, ld)}:",
-              (f"        cart_{la}{lb}{lc}{ld}(P, Q, pair_start, pp, pair_ab, out, roots, "
-               "weights, rys_table)")]
+        L += [
+            f"    {kw} cid == {class_id(la, lb, lc, ld)}:",
+            (f"        cart_{la}{lb}{lc}{ld}(P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table)"),
+        ]
         kw = "elif"
     L += ["    else:", "        return False", "    return True"]
     return "\n".join(L) + "\n"
@@ -305,8 +318,12 @@ def module_source(classes=None):
 
 def module_key(text):
     """Cache key of the generated module ``text`` (see the module docstring)."""
-    return {"generator": "hartree.integrals.eri_codegen", "version": GEN_VERSION,
-            "text_sha256": cache.sha256_bytes(text), "sources": cache.module_sources(text)}
+    return {
+        "generator": "hartree.integrals.eri_codegen",
+        "version": GEN_VERSION,
+        "text_sha256": cache.sha256_bytes(text),
+        "sources": cache.module_sources(text),
+    }
 
 
 def cache_dir():

@@ -66,8 +66,8 @@ def alloc_scratch(lmax):
     g = np.empty(3 * (le + 1) ** 2 * KMAX)
     acc = np.empty(ne * ne)
     h1 = np.empty(nc * nc * ne)
-    out = np.empty(nc ** 4)
-    tmp = np.empty(nc ** 4)
+    out = np.empty(nc**4)
+    tmp = np.empty(nc**4)
     abpow = np.empty((3, lmax + 1))
     fterm_i = np.empty((nterm, 2), dtype=np.int64)
     fterm_c = np.empty(nterm)
@@ -170,15 +170,32 @@ def _copy(src, dst, n):
 
 
 @numba.njit(cache=True, inline="always")
-def cart_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, roots, weights, g, coef,
-               acc, h1, out, abpow, term_i, term_c, rys_table):
+def cart_block(
+    P,
+    Q,
+    pair_shells,
+    pair_start,
+    pair_ab,
+    pp,
+    shell_l,
+    roots,
+    weights,
+    g,
+    coef,
+    acc,
+    h1,
+    out,
+    abpow,
+    term_i,
+    term_c,
+    rys_table,
+):
     """Cartesian ERIs (ab|cd) of shell pairs P = (a, b), Q = (c, d) into out (C order
     a, b, c, d), generic in l; returns (na, nb, nc, nd) cartesian counts."""
     sa, sb = pair_shells[P, 0], pair_shells[P, 1]
     sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
     la, lb, lc, ld = shell_l[sa], shell_l[sb], shell_l[sc], shell_l[sd]
-    ne, nf = primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g,
-                           acc, rys_table)
+    ne, nf = primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table)
     na = (la + 1) * (la + 2) // 2
     nb = (lb + 1) * (lb + 2) // 2
     nc = (lc + 1) * (lc + 2) // 2
@@ -245,8 +262,29 @@ def spherical_(out, tmp, la, lb, lc, ld, c2s):
 
 
 @numba.njit(cache=True, inline="always")
-def quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, roots,
-                  weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c, rys_table):
+def quartet_block(
+    P,
+    Q,
+    pair_shells,
+    pair_start,
+    pair_ab,
+    pp,
+    shell_l,
+    pure,
+    c2s,
+    roots,
+    weights,
+    g,
+    coef,
+    acc,
+    h1,
+    out,
+    tmp,
+    abpow,
+    term_i,
+    term_c,
+    rys_table,
+):
     """ERIs (ab|cd) of shell pairs P = (a, b) and Q = (c, d) in the final AO basis.
 
     Writes out[:na*nb*nc*nd], the block in C order (a, b, c, d) (spherical when
@@ -254,32 +292,125 @@ def quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s
     alloc_scratch (passed one by one: no tuples or array rebinding in the hot path, which
     would cost reference-count traffic); ``rys_table``: rys.load_rys_table().
     """
-    na, nb, nc, nd = cart_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, roots,
-                                weights, g, coef, acc, h1, out, abpow, term_i, term_c,
-                                rys_table)
+    na, nb, nc, nd = cart_block(
+        P,
+        Q,
+        pair_shells,
+        pair_start,
+        pair_ab,
+        pp,
+        shell_l,
+        roots,
+        weights,
+        g,
+        coef,
+        acc,
+        h1,
+        out,
+        abpow,
+        term_i,
+        term_c,
+        rys_table,
+    )
     la = shell_l[pair_shells[P, 0]]
     lc = shell_l[pair_shells[Q, 0]]
     if not pure or (la < 2 and lc < 2):
         return na, nb, nc, nd
-    return spherical_(out, tmp, la, shell_l[pair_shells[P, 1]], lc,
-                      shell_l[pair_shells[Q, 1]], c2s)
+    return spherical_(out, tmp, la, shell_l[pair_shells[P, 1]], lc, shell_l[pair_shells[Q, 1]], c2s)
 
 
 @numba.njit(cache=True)
-def quartet_block_call(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, roots,
-                       weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c, rys_table):
+def quartet_block_call(
+    P,
+    Q,
+    pair_shells,
+    pair_start,
+    pair_ab,
+    pp,
+    shell_l,
+    pure,
+    c2s,
+    roots,
+    weights,
+    g,
+    coef,
+    acc,
+    h1,
+    out,
+    tmp,
+    abpow,
+    term_i,
+    term_c,
+    rys_table,
+):
     """quartet_block as an ordinary (not inlined) function, for callers that are not hot
     (Schwarz factors, full tensor, tests): compiled once instead of inlined in each."""
-    return quartet_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s,
-                         roots, weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c,
-                         rys_table)
+    return quartet_block(
+        P,
+        Q,
+        pair_shells,
+        pair_start,
+        pair_ab,
+        pp,
+        shell_l,
+        pure,
+        c2s,
+        roots,
+        weights,
+        g,
+        coef,
+        acc,
+        h1,
+        out,
+        tmp,
+        abpow,
+        term_i,
+        term_c,
+        rys_table,
+    )
 
 
 @numba.njit(cache=True)
-def cart_block_call(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, roots, weights, g,
-                    coef, acc, h1, out, abpow, term_i, term_c, rys_table):
+def cart_block_call(
+    P,
+    Q,
+    pair_shells,
+    pair_start,
+    pair_ab,
+    pp,
+    shell_l,
+    roots,
+    weights,
+    g,
+    coef,
+    acc,
+    h1,
+    out,
+    abpow,
+    term_i,
+    term_c,
+    rys_table,
+):
     """cart_block as an ordinary function: the fallback of the generated J/K driver for
     classes without a generated kernel (rare, expensive quartets, where one call costs
     little), compiled once instead of inlined."""
-    return cart_block(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, roots, weights,
-                      g, coef, acc, h1, out, abpow, term_i, term_c, rys_table)
+    return cart_block(
+        P,
+        Q,
+        pair_shells,
+        pair_start,
+        pair_ab,
+        pp,
+        shell_l,
+        roots,
+        weights,
+        g,
+        coef,
+        acc,
+        h1,
+        out,
+        abpow,
+        term_i,
+        term_c,
+        rys_table,
+    )

@@ -56,8 +56,7 @@ def _cart_tables():
 
 
 CART, CART_START = _cart_tables()
-BINOM = np.array([[math.comb(n, k) for k in range(LE_MAX + 1)] for n in range(LE_MAX + 1)],
-                 dtype=np.float64)
+BINOM = np.array([[math.comb(n, k) for k in range(LE_MAX + 1)] for n in range(LE_MAX + 1)], dtype=np.float64)
 
 
 def c2s_stack(lmax):
@@ -98,8 +97,7 @@ def _count_pairs(shell_l, shell_nprim, shell_prim_start, shell_center, exponents
 
 
 @numba.njit(cache=True)
-def _fill_pairs(shell_l, shell_nprim, shell_prim_start, shell_center, exponents,
-                coefficients, counts, f_l):
+def _fill_pairs(shell_l, shell_nprim, shell_prim_start, shell_center, exponents, coefficients, counts, f_l):
     nshell = shell_l.shape[0]
     npair = counts.shape[0]
     pair_shells = np.empty((npair, 2), dtype=np.int64)
@@ -157,7 +155,14 @@ def build_shell_pairs(basis):
       pp           float64 (nprimpair, 9) columns zeta (bohr^-2), P (3, bohr),
                    P - A (3, bohr), c_a c_b f(l_a) f(l_b) K_ab, 1/zeta
     """
-    counts = _count_pairs(basis.shell_l, basis.shell_nprim, basis.shell_prim_start,
-                          basis.shell_center, basis.exponents)
-    return _fill_pairs(basis.shell_l, basis.shell_nprim, basis.shell_prim_start,
-                       basis.shell_center, basis.exponents, basis.coefficients, counts, _F_L)
+    counts = _count_pairs(basis.shell_l, basis.shell_nprim, basis.shell_prim_start, basis.shell_center, basis.exponents)
+    return _fill_pairs(
+        basis.shell_l,
+        basis.shell_nprim,
+        basis.shell_prim_start,
+        basis.shell_center,
+        basis.exponents,
+        basis.coefficients,
+        counts,
+        _F_L,
+    )

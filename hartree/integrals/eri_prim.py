@@ -25,11 +25,10 @@ import math
 import numba
 import numpy as np
 
-from hartree.integrals.eri_pairs import (CART, CART_START, PP_COEF, PP_INVZETA, PP_PAX, PP_PX,
-                                         PP_ZETA)
+from hartree.integrals.eri_pairs import CART, CART_START, PP_COEF, PP_INVZETA, PP_PAX, PP_PX, PP_ZETA
 from hartree.integrals.rys import rys_roots_weights
 
-TWO_PI_52 = 2.0 * math.pi ** 2.5
+TWO_PI_52 = 2.0 * math.pi**2.5
 HALF_SQRT_PI = 0.5 * math.sqrt(math.pi)
 
 #: Batch length (primitive quartets x roots) of the vectorised recurrences.
@@ -47,7 +46,7 @@ U = np.uint64
 # and by upward recursion from F_0 = sqrt(pi/T)/2 beyond BOYS_TMAX.
 BOYS_GRID = 32
 BOYS_TMAX = 40.0
-BOYS_MMAX = 3          # largest m needed (two Rys roots use F_0..F_3)
+BOYS_MMAX = 3  # largest m needed (two Rys roots use F_0..F_3)
 _BOYS_NTAYLOR = 7
 
 
@@ -85,7 +84,7 @@ def boys_low(t, mmax, f):
     """
     if t < BOYS_TMAX:
         i = int(t * BOYS_GRID + 0.5)
-        d = i / BOYS_GRID - t          # -(T - T_i)
+        d = i / BOYS_GRID - t  # -(T - T_i)
         n = _BOYS_NTAYLOR - 1
         c = _INV_FACT[n]
         s0 = BOYS_TABLE[i, n] * c
@@ -158,7 +157,7 @@ def _flush(nk, nmax, mmax, coef, g, acc, e0, ne, f0, nf):
     if nmax + mmax == 0:
         s = 0.0
         for k in range(uk):
-            s += coef[k]                       # row C_W = 0
+            s += coef[k]  # row C_W = 0
         acc[0] += s
         return
     n1 = nmax + 1
@@ -169,11 +168,11 @@ def _flush(nk, nmax, mmax, coef, g, acc, e0, ne, f0, nf):
     for d in range(3):
         c00 = U((C_C00 + d) * KMAX)
         d00 = U((C_D00 + d) * KMAX)
-        o = d * n1 * m1 * KMAX            # G_d(n, m)[k] at o + (n m1 + m) KMAX + k
+        o = d * n1 * m1 * KMAX  # G_d(n, m)[k] at o + (n m1 + m) KMAX + k
         uo = U(o)
         if d == 2:
             for k in range(uk):
-                g[uo + k] = coef[k]            # w_r * prefactor
+                g[uo + k] = coef[k]  # w_r * prefactor
         else:
             for k in range(uk):
                 g[uo + k] = 1.0
@@ -193,7 +192,7 @@ def _flush(nk, nmax, mmax, coef, g, acc, e0, ne, f0, nf):
             on = U(o + (m + 1) * KMAX)
             oc = U(o + m * KMAX)
             om = U(o + max(m - 1, 0) * KMAX)
-            for k in range(uk):                 # n = 0
+            for k in range(uk):  # n = 0
                 g[on + k] = coef[d00 + k] * g[oc + k] + fm * coef[b01 + k] * g[om + k]
             for n in range(1, nmax + 1):
                 fn = float(n)
@@ -202,8 +201,9 @@ def _flush(nk, nmax, mmax, coef, g, acc, e0, ne, f0, nf):
                 onm = U(o + ((n - 1) * m1 + m) * KMAX)
                 om = U(o + (n * m1 + max(m - 1, 0)) * KMAX)
                 for k in range(uk):
-                    g[on + k] = (coef[d00 + k] * g[oc + k] + fm * coef[b01 + k] * g[om + k]
-                                 + fn * coef[b00 + k] * g[onm + k])
+                    g[on + k] = (
+                        coef[d00 + k] * g[oc + k] + fm * coef[b01 + k] * g[om + k] + fn * coef[b00 + k] * g[onm + k]
+                    )
     oy = n1 * m1 * KMAX
     oz = 2 * oy
     for e in range(ne):
@@ -220,8 +220,7 @@ def _flush(nk, nmax, mmax, coef, g, acc, e0, ne, f0, nf):
 
 
 @numba.njit(cache=True, inline="always")
-def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc,
-                  rys_table):
+def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table):
     """Contracted cartesian (e0|f0) block of bra pair P and ket pair Q into acc.
 
     acc[e * nf + f], e over the cartesian components of l_a..l_a+l_b (L-major),
@@ -237,7 +236,7 @@ def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g,
     for i in range(ne * nf):
         acc[i] = 0.0
     need_u = nmax + mmax > 0
-    fm = coef[NCOEF * KMAX:]        # room for F_0..F_3
+    fm = coef[NCOEF * KMAX :]  # room for F_0..F_3
     nk = 0
     for p in range(pair_start[P], pair_start[P + 1]):
         zeta = pp[p, PP_ZETA]
@@ -262,7 +261,7 @@ def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g,
                 _flush(nk, nmax, mmax, coef, g, acc, e0, ne, f0, nf)
                 nk = 0
             if not need_u:
-                coef[U(nk)] = weights[0] * pref      # row C_W = 0
+                coef[U(nk)] = weights[0] * pref  # row C_W = 0
                 nk += 1
                 continue
             hz = 0.5 * izeta

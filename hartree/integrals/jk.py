@@ -85,8 +85,7 @@ def _quartet_dmax(dshell, sa, sb, sc, sd, with_j, with_k):
     if with_j:
         dq = max(dshell[sa, sb], dshell[sc, sd])
     if with_k:
-        dq = max(dq, max(max(dshell[sa, sc], dshell[sa, sd]),
-                         max(dshell[sb, sc], dshell[sb, sd])))
+        dq = max(dq, max(max(dshell[sa, sc], dshell[sa, sd]), max(dshell[sb, sc], dshell[sb, sd])))
     return dq
 
 
@@ -120,8 +119,26 @@ def _shell_dmax(dms, ao_loc):
 
 
 @numba.njit(parallel=True, cache=True)
-def _jk_direct(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc,
-               pure, c2s, lmax, dms, dshell, with_j, with_k, threshold, nthreads, rys_table):
+def _jk_direct(
+    order,
+    q_sorted,
+    pair_shells,
+    pair_start,
+    pair_ab,
+    pp,
+    shell_l,
+    ao_loc,
+    pure,
+    c2s,
+    lmax,
+    dms,
+    dshell,
+    with_j,
+    with_k,
+    threshold,
+    nthreads,
+    rys_table,
+):
     """Half matrices A, B summed over threads; shapes (nset, nao, nao) each."""
     nset, nao = dms.shape[0], dms.shape[1]
     npl = order.shape[0]
@@ -134,15 +151,14 @@ def _jk_direct(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l, a
         for j in range(dshell.shape[1]):
             dmax = max(dmax, dshell[i, j])
     for t in numba.prange(nthreads):
-        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c,
-         coef) = alloc_scratch(lmax)
+        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax)
         ti = np.int64(t)
         jt = jbuf[min(ti, nj - 1)]
         kt = kbuf[min(ti, nk - 1)]
         for ip in range(ti, npl, nthreads):
             qp = q_sorted[ip]
             if qp * q_sorted[ip] * dmax < threshold:
-                break      # Q sorted descending: no later pair can pass either
+                break  # Q sorted descending: no later pair can pass either
             P = order[ip]
             sa, sb = pair_shells[P, 0], pair_shells[P, 1]
             for iq in range(ip, npl):
@@ -153,13 +169,46 @@ def _jk_direct(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l, a
                 sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
                 if qq * _quartet_dmax(dshell, sa, sb, sc, sd, with_j, with_k) < threshold:
                     continue
-                na, nb, nc, nd = quartet_block_call(P, Q, pair_shells, pair_start, pair_ab,
-                                                    pp, shell_l, pure, c2s, roots, weights,
-                                                    g, coef, acc, h1, out, tmp, abpow,
-                                                    term_i, term_c, rys_table)
-                _digest(out, na, nb, nc, nd, ao_loc[sa], ao_loc[sb], ao_loc[sc],
-                        ao_loc[sd], _quartet_scale(sa, sb, sc, sd, P, Q), dms, jt, kt,
-                        with_j, with_k)
+                na, nb, nc, nd = quartet_block_call(
+                    P,
+                    Q,
+                    pair_shells,
+                    pair_start,
+                    pair_ab,
+                    pp,
+                    shell_l,
+                    pure,
+                    c2s,
+                    roots,
+                    weights,
+                    g,
+                    coef,
+                    acc,
+                    h1,
+                    out,
+                    tmp,
+                    abpow,
+                    term_i,
+                    term_c,
+                    rys_table,
+                )
+                _digest(
+                    out,
+                    na,
+                    nb,
+                    nc,
+                    nd,
+                    ao_loc[sa],
+                    ao_loc[sb],
+                    ao_loc[sc],
+                    ao_loc[sd],
+                    _quartet_scale(sa, sb, sc, sd, P, Q),
+                    dms,
+                    jt,
+                    kt,
+                    with_j,
+                    with_k,
+                )
     return jbuf.sum(axis=0) if with_j else jbuf[0], kbuf.sum(axis=0) if with_k else kbuf[0]
 
 
@@ -170,8 +219,7 @@ def schwarz_order(schwarz):
     return order, np.ascontiguousarray(schwarz[order])
 
 
-def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=None,
-       generated=True):
+def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=None, generated=True):
     """Coulomb and exchange matrices of symmetric densities, direct (integral-free).
 
     basis: hartree Basis; dms: (nao, nao) or (nset, nao, nao), symmetric (not checked).
@@ -197,10 +245,26 @@ def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=
         return None, None
     dshell = _shell_dmax(d3, basis.ao_loc)
     driver = load_module().jk_direct_gen if generated else _jk_direct
-    a, b = driver(order[0], order[1], pairs.pair_shells, pairs.pair_start, pairs.pair_ab,
-                  pairs.pp, basis.shell_l, basis.ao_loc, basis.pure, pairs.c2s, pairs.lmax,
-                  d3, dshell, bool(with_j), bool(with_k), float(threshold),
-                  numba.get_num_threads(), pairs.rys_table)
+    a, b = driver(
+        order[0],
+        order[1],
+        pairs.pair_shells,
+        pairs.pair_start,
+        pairs.pair_ab,
+        pairs.pp,
+        basis.shell_l,
+        basis.ao_loc,
+        basis.pure,
+        pairs.c2s,
+        pairs.lmax,
+        d3,
+        dshell,
+        bool(with_j),
+        bool(with_k),
+        float(threshold),
+        numba.get_num_threads(),
+        pairs.rys_table,
+    )
     out = []
     for flag, half in ((with_j, a), (with_k, b)):
         if not flag:

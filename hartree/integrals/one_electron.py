@@ -13,7 +13,7 @@ Shared helpers for other integral modules:
 * :func:`shell_pair_block` - one shell pair's block, cartesian or transformed.
 """
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -38,7 +38,7 @@ def _ncart(l):
     return (l + 1) * (l + 2) // 2
 
 
-@lru_cache(maxsize=None)
+@cache
 def cart_xyz_table(lmax=MAX_L):
     """Cartesian exponents per shell type, int64 (lmax+1, ncart(lmax), 3).
 
@@ -56,7 +56,7 @@ def cart_xyz_table(lmax=MAX_L):
     return table
 
 
-@lru_cache(maxsize=None)
+@cache
 def cart2sph_table(lmax=MAX_L):
     """Stacked cartesian -> spherical matrices, float64 (lmax+1, ncart(lmax), 2 lmax+1).
 
@@ -118,8 +118,19 @@ def _matrix(basis, op, origin=None, charges=None, coords=None):
         charges, coords = np.zeros(0), np.zeros((0, 3))
     charges, coords = _as_charges(charges, coords)
     out = np.zeros((_k.ncomp_of(op), nao, nao))
-    _k.one_electron_matrix_kernel(op, *_basis_arrays(basis), ao_loc, pure, cart2sph_table(),
-                                  cart_xyz_table(), origin, charges, coords, load_rys_table(), out)
+    _k.one_electron_matrix_kernel(
+        op,
+        *_basis_arrays(basis),
+        ao_loc,
+        pure,
+        cart2sph_table(),
+        cart_xyz_table(),
+        origin,
+        charges,
+        coords,
+        load_rys_table(),
+        out,
+    )
     return out
 
 
@@ -153,12 +164,10 @@ def dipole(basis, origin=(0.0, 0.0, 0.0)):
     return _matrix(basis, _k.OP_DIPOLE, origin=origin)
 
 
-_OPS = {"overlap": _k.OP_OVERLAP, "kinetic": _k.OP_KINETIC,
-        "nuclear": _k.OP_NUCLEAR, "dipole": _k.OP_DIPOLE}
+_OPS = {"overlap": _k.OP_OVERLAP, "kinetic": _k.OP_KINETIC, "nuclear": _k.OP_NUCLEAR, "dipole": _k.OP_DIPOLE}
 
 
-def shell_pair_block(basis, ish, jsh, operator="overlap", *, origin=None, charges=None,
-                     coords=None, cartesian=None):
+def shell_pair_block(basis, ish, jsh, operator="overlap", *, origin=None, charges=None, coords=None, cartesian=None):
     """One shell pair's block, float64 (ncomp, nf_i, nf_j) with ncomp = 3 for dipole.
 
     ``operator`` is one of ``"overlap"``, ``"kinetic"``, ``"nuclear"`` (needs ``charges``,
@@ -173,8 +182,9 @@ def shell_pair_block(basis, ish, jsh, operator="overlap", *, origin=None, charge
         charges, coords = np.zeros(0), np.zeros((0, 3))
     charges, coords = _as_charges(charges, coords)
     arrays = _basis_arrays(basis)
-    block = _k.shell_pair_cart_block(op, int(ish), int(jsh), *arrays, cart_xyz_table(),
-                                     origin, charges, coords, load_rys_table())
+    block = _k.shell_pair_cart_block(
+        op, int(ish), int(jsh), *arrays, cart_xyz_table(), origin, charges, coords, load_rys_table()
+    )
     pure = bool(basis.pure) if cartesian is None else not cartesian
     if not pure:
         return block

@@ -105,8 +105,9 @@ def os_table_1d(imax, jmax, xpa, xpb, half_inv_p, out):
 
 
 @numba.njit(cache=True)
-def prim_pair_accumulate(op, la, lb, a, b, A, B, scale, cart_xyz, origin,
-                         charges, coords, rys_table, s1d, t1d, rys_u, rys_w, rys1d, block):
+def prim_pair_accumulate(
+    op, la, lb, a, b, A, B, scale, cart_xyz, origin, charges, coords, rys_table, s1d, t1d, rys_u, rys_w, rys1d, block
+):
     """Add one primitive pair's integrals, times ``scale``, to the cartesian ``block``.
 
     Shapes: ``A``, ``B``, ``origin`` (3,), bohr; ``cart_xyz`` (lmax+1, ncart_max, 3)
@@ -144,8 +145,7 @@ def prim_pair_accumulate(op, la, lb, a, b, A, B, scale, cart_xyz, origin,
                 for d in range(3):
                     xpc = P[d] - coords[c, d]
                     tab = s1d[d]
-                    os_table_1d(la, lb, P[d] - A[d] - u * xpc, P[d] - B[d] - u * xpc,
-                                (1.0 - u) * half_inv_p, tab)
+                    os_table_1d(la, lb, P[d] - A[d] - u * xpc, P[d] - B[d] - u * xpc, (1.0 - u) * half_inv_p, tab)
                     g = f * rys_w[r] if d == 0 else 1.0
                     for i in range(la + 1):
                         for j in range(lb + 1):
@@ -193,9 +193,9 @@ def prim_pair_accumulate(op, la, lb, a, b, A, B, scale, cart_xyz, origin,
             if op == OP_OVERLAP:
                 block[0, ia, ib] += pref * sx * sy * sz
             elif op == OP_KINETIC:
-                block[0, ia, ib] += pref * (t1d[0, ix, jx] * sy * sz
-                                            + sx * t1d[1, iy, jy] * sz
-                                            + sx * sy * t1d[2, iz, jz])
+                block[0, ia, ib] += pref * (
+                    t1d[0, ix, jx] * sy * sz + sx * t1d[1, iy, jy] * sz + sx * sy * t1d[2, iz, jz]
+                )
             else:  # dipole
                 block[0, ia, ib] += pref * t1d[0, ix, jx] * sy * sz
                 block[1, ia, ib] += pref * sx * t1d[1, iy, jy] * sz
@@ -240,9 +240,22 @@ def cart_to_final(block, la, lb, pure, c2s, out_block):
 
 
 @numba.njit(cache=True)
-def shell_pair_cart_block(op, ish, jsh, shell_l, shell_nprim, shell_prim_start,
-                          shell_center, exponents, coefficients, cart_xyz, origin,
-                          charges, coords, rys_table):
+def shell_pair_cart_block(
+    op,
+    ish,
+    jsh,
+    shell_l,
+    shell_nprim,
+    shell_prim_start,
+    shell_center,
+    exponents,
+    coefficients,
+    cart_xyz,
+    origin,
+    charges,
+    coords,
+    rys_table,
+):
     """Contracted cartesian block (ncomp, ncart(l_i), ncart(l_j)) of shells ish, jsh.
 
     Includes contraction coefficients and PySCF's f(l) factors.  Atomic units.
@@ -275,16 +288,49 @@ def shell_pair_cart_block(op, ish, jsh, shell_l, shell_nprim, shell_prim_start,
             if a * b / (a + b) * rab2 > PRIM_CUTOFF:
                 continue
             scale = norm * coefficients[pa] * coefficients[pb]
-            prim_pair_accumulate(op, la, lb, a, b, A, B, scale, cart_xyz, origin,
-                                 charges, coords, rys_table, s1d, t1d, rys_u, rys_w,
-                                 rys1d, block)
+            prim_pair_accumulate(
+                op,
+                la,
+                lb,
+                a,
+                b,
+                A,
+                B,
+                scale,
+                cart_xyz,
+                origin,
+                charges,
+                coords,
+                rys_table,
+                s1d,
+                t1d,
+                rys_u,
+                rys_w,
+                rys1d,
+                block,
+            )
     return block
 
 
 @numba.njit(cache=True, parallel=True)
-def one_electron_matrix_kernel(op, shell_l, shell_nprim, shell_prim_start, shell_center,
-                               exponents, coefficients, ao_loc, pure, c2s, cart_xyz,
-                               origin, charges, coords, rys_table, out):
+def one_electron_matrix_kernel(
+    op,
+    shell_l,
+    shell_nprim,
+    shell_prim_start,
+    shell_center,
+    exponents,
+    coefficients,
+    ao_loc,
+    pure,
+    c2s,
+    cart_xyz,
+    origin,
+    charges,
+    coords,
+    rys_table,
+    out,
+):
     """Fill ``out`` (ncomp, nao, nao) with a symmetric one-electron operator matrix.
 
     Loops over shell pairs i >= j (the operators here are real symmetric), computes the
@@ -304,10 +350,22 @@ def one_electron_matrix_kernel(op, shell_l, shell_nprim, shell_prim_start, shell
         jsh = ij - ish * (ish + 1) // 2
         la = shell_l[ish]
         lb = shell_l[jsh]
-        block = shell_pair_cart_block(op, ish, jsh, shell_l, shell_nprim,
-                                      shell_prim_start, shell_center, exponents,
-                                      coefficients, cart_xyz, origin, charges, coords,
-                                      rys_table)
+        block = shell_pair_cart_block(
+            op,
+            ish,
+            jsh,
+            shell_l,
+            shell_nprim,
+            shell_prim_start,
+            shell_center,
+            exponents,
+            coefficients,
+            cart_xyz,
+            origin,
+            charges,
+            coords,
+            rys_table,
+        )
         i0 = ao_loc[ish]
         j0 = ao_loc[jsh]
         nfa = ao_loc[ish + 1] - i0

@@ -62,6 +62,7 @@ rather than a tuple of arrays because unpacking a tuple costs ~50 ns per call of
 reference counting in numba.  ``read_rys_npz`` checks the file's SHA-256 entry,
 generator version and layout (MAX_NROOTS, degree) against this module.
 """
+
 import functools
 import hashlib
 import os
@@ -69,9 +70,9 @@ import os
 import numba
 import numpy as np
 
-MAX_NROOTS = 14             # largest supported root count (the table must match)
-GENERATOR_VERSION = "1"     # tools/make_rys_tables.py version the table must come from
-_NC = 14                    # Chebyshev coefficients per series (degree 13; table must match)
+MAX_NROOTS = 14  # largest supported root count (the table must match)
+GENERATOR_VERSION = "1"  # tools/make_rys_tables.py version the table must come from
+_NC = 14  # Chebyshev coefficients per series (degree 13; table must match)
 _TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rys_tables.npz")
 
 
@@ -93,8 +94,7 @@ def read_rys_npz(path=_TABLE_PATH):
     if digest.hexdigest() != str(tab["sha256"]):
         raise RuntimeError(f"{path}: content does not match its sha256 entry")
     if str(tab["generator_version"]) != GENERATOR_VERSION:
-        raise RuntimeError(f"{path}: generator version {tab['generator_version']} "
-                           f"!= expected {GENERATOR_VERSION}")
+        raise RuntimeError(f"{path}: generator version {tab['generator_version']} != expected {GENERATOR_VERSION}")
     if int(tab["max_nroots"]) != MAX_NROOTS or int(tab["degree"]) + 1 != _NC:
         raise RuntimeError(f"{path}: layout (max_nroots, degree) does not match rys.py")
     return tab
@@ -133,9 +133,9 @@ def load_rys_table():
     flat[0] = float(tab["width"])
     flat[1] = _NC
     flat[2] = MAX_NROOTS
-    flat[_TMAX0:_TMAX0 + MAX_NROOTS + 1] = tab["tmax"]
-    flat[_NINT0:_NINT0 + MAX_NROOTS + 1] = nint
-    flat[_OFF0:_OFF0 + MAX_NROOTS + 1] = offsets[:MAX_NROOTS + 1]
+    flat[_TMAX0 : _TMAX0 + MAX_NROOTS + 1] = tab["tmax"]
+    flat[_NINT0 : _NINT0 + MAX_NROOTS + 1] = nint
+    flat[_OFF0 : _OFF0 + MAX_NROOTS + 1] = offsets[: MAX_NROOTS + 1]
     flat[_AU0:_AW0] = tab["asym_u"].ravel()
     flat[_AW0:_COEF0] = tab["asym_w"].ravel()
     flat[_COEF0:] = coef
@@ -200,12 +200,10 @@ def rys_roots_weights(nroots, T, roots, weights, table):
         t13 = 2.0 * t6 * t7 - x
         base = _COEF0 + int(table[_OFF0 + n]) + k * (2 * n * _NC)
         for i in range(n):
-            roots[i] = _series(table, base + i * _NC, t1, t2, t3, t4, t5, t6, t7, t8,
-                               t9, t10, t11, t12, t13)
+            roots[i] = _series(table, base + i * _NC, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13)
         base += n * _NC
         for i in range(n):
-            weights[i] = _series(table, base + i * _NC, t1, t2, t3, t4, t5, t6, t7, t8,
-                                 t9, t10, t11, t12, t13)
+            weights[i] = _series(table, base + i * _NC, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13)
 
 
 def roots_weights(nroots, T):

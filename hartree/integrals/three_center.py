@@ -25,12 +25,14 @@ __all__ = ["int3c2e", "int2c2e", "mo_int3c2e", "aux_shell_batches", "significant
 
 def _arrays(basis):
     """Writable contiguous copies of the kernel's per-shell arrays (one numba signature)."""
-    return (np.array(basis.shell_l, dtype=np.int64),
-            np.array(basis.shell_prim_start, dtype=np.int64),
-            np.array(basis.shell_nprim, dtype=np.int64),
-            np.array(basis.shell_center, dtype=np.float64).reshape(-1, 3),
-            np.array(basis.exponents, dtype=np.float64),
-            np.array(basis.coefficients, dtype=np.float64))
+    return (
+        np.array(basis.shell_l, dtype=np.int64),
+        np.array(basis.shell_prim_start, dtype=np.int64),
+        np.array(basis.shell_nprim, dtype=np.int64),
+        np.array(basis.shell_center, dtype=np.float64).reshape(-1, 3),
+        np.array(basis.exponents, dtype=np.float64),
+        np.array(basis.coefficients, dtype=np.float64),
+    )
 
 
 def _lmax(basis):
@@ -39,8 +41,10 @@ def _lmax(basis):
 
 def _check(bra_lmax2, aux):
     if bra_lmax2 + _lmax(aux) > _k.LTOT_MAX:
-        raise BasisError(f"three-index integrals support l_mu + l_nu + l_P <= {_k.LTOT_MAX}; "
-                         f"this basis pair needs {bra_lmax2 + _lmax(aux)}")
+        raise BasisError(
+            f"three-index integrals support l_mu + l_nu + l_P <= {_k.LTOT_MAX}; "
+            f"this basis pair needs {bra_lmax2 + _lmax(aux)}"
+        )
 
 
 def _c2s(lmax):
@@ -71,8 +75,8 @@ def significant_pairs(basis, threshold=1e-14):
         start, nprim = np.asarray(basis.shell_prim_start), np.asarray(basis.shell_nprim)
         # per shell: the most diffuse exponent and the largest |coefficient| bound the
         # product (a_p a_q / (a_p + a_q) grows with both exponents)
-        amin = np.array([e[s:s + n].min() for s, n in zip(start, nprim)])
-        cmax = np.array([c[s:s + n].max() for s, n in zip(start, nprim)])
+        amin = np.array([e[s : s + n].min() for s, n in zip(start, nprim)])
+        cmax = np.array([c[s : s + n].max() for s, n in zip(start, nprim)])
         cen = np.asarray(basis.shell_center)
         r2 = np.sum((cen[ii] - cen[jj]) ** 2, axis=1)
         mu = amin[ii] * amin[jj] / (amin[ii] + amin[jj])
@@ -108,12 +112,25 @@ def int3c2e(basis, aux, aux_shells=None, out=None, screening=1e-14):
         out[...] = 0.0
     if nx == 0 or nao == 0:
         return out
-    pairs = significant_pairs(basis, screening)     # i >= j, costliest first (load balance)
+    pairs = significant_pairs(basis, screening)  # i >= j, costliest first (load balance)
     pair_off = np.ascontiguousarray(loc[pairs], dtype=np.int64)
     pair_sym = pairs[:, 0] != pairs[:, 1]
     lmax = max(_lmax(basis), _lmax(aux))
-    _k.int3c_kernel(pairs, pair_off, pair_sym, *_arrays(basis), *_arrays(aux), xloc, s0, s1,
-                    bool(basis.pure), bool(aux.pure), _c2s(lmax), load_rys_table(), out)
+    _k.int3c_kernel(
+        pairs,
+        pair_off,
+        pair_sym,
+        *_arrays(basis),
+        *_arrays(aux),
+        xloc,
+        s0,
+        s1,
+        bool(basis.pure),
+        bool(aux.pure),
+        _c2s(lmax),
+        load_rys_table(),
+        out,
+    )
     return out
 
 
@@ -141,9 +158,31 @@ def int2c2e(aux):
     out = np.empty((naux, 1, naux))
     if naux == 0:
         return out.reshape(0, 0)
-    _k.int3c_kernel(pairs, pair_off, np.zeros(n, dtype=np.bool_), l_b, ps_b, npr_b, cen_b,
-                    ex_b, co_b, l, ps, npr, cen, ex, co, xloc, 0, n, bool(aux.pure),
-                    bool(aux.pure), _c2s(lmax), load_rys_table(), out)
+    _k.int3c_kernel(
+        pairs,
+        pair_off,
+        np.zeros(n, dtype=np.bool_),
+        l_b,
+        ps_b,
+        npr_b,
+        cen_b,
+        ex_b,
+        co_b,
+        l,
+        ps,
+        npr,
+        cen,
+        ex,
+        co,
+        xloc,
+        0,
+        n,
+        bool(aux.pure),
+        bool(aux.pure),
+        _c2s(lmax),
+        load_rys_table(),
+        out,
+    )
     out = out.reshape(naux, naux)
     return 0.5 * (out + out.T)
 
@@ -158,7 +197,7 @@ def mo_int3c2e(basis, aux, orbital_pairs, memory_mb=2000.0, screening=1e-14, out
     write into instead; they are returned as given.
     """
     nao = basis.nao
-    per_aux = max(nao * nao * 8 / 1e6, 1e-12)          # MB per aux function of (mu nu|P)
+    per_aux = max(nao * nao * 8 / 1e6, 1e-12)  # MB per aux function of (mu nu|P)
     batches = aux_shell_batches(aux, max(1, int(memory_mb / per_aux)))
     if out is None:
         arrays = [np.empty((c1.shape[1], c2.shape[1], aux.nao)) for c1, c2 in orbital_pairs]
@@ -167,10 +206,10 @@ def mo_int3c2e(basis, aux, orbital_pairs, memory_mb=2000.0, screening=1e-14, out
         arrays = dests = list(out)
     loc = np.asarray(aux.ao_loc)
     for s0, s1 in batches:
-        j3 = int3c2e(basis, aux, (s0, s1), screening=screening)      # (nao, nao, nb)
+        j3 = int3c2e(basis, aux, (s0, s1), screening=screening)  # (nao, nao, nb)
         for (c1, c2), dst in zip(orbital_pairs, dests):
-            half = np.tensordot(c1, j3, axes=(0, 0))                # (ni, nao, nb)
+            half = np.tensordot(c1, j3, axes=(0, 0))  # (ni, nao, nb)
             blk = np.einsum("nb,inP->ibP", c2, half, optimize=True)
             if blk.size:
-                dst[:, loc[s0]:loc[s1]] = blk.reshape(-1, blk.shape[2])
+                dst[:, loc[s0] : loc[s1]] = blk.reshape(-1, blk.shape[2])
     return arrays

@@ -37,7 +37,7 @@ import numpy as np
 
 from hartree.integrals.rys import MAX_NROOTS, rys_roots_weights
 
-TWO_PI_52 = 2.0 * math.pi ** 2.5
+TWO_PI_52 = 2.0 * math.pi**2.5
 #: Largest total angular momentum l_a + l_b + l_c: nroots = L // 2 + 1 <= MAX_NROOTS.
 LTOT_MAX = 2 * MAX_NROOTS - 2
 _LC = LTOT_MAX  # cartesian component table reaches this L
@@ -55,15 +55,13 @@ def _cart_tables(lmax):
 
 
 CART, CART_START = _cart_tables(_LC)
-BINOM = np.array([[math.comb(n, k) for k in range(_LC + 1)] for n in range(_LC + 1)],
-                 dtype=np.float64)
+BINOM = np.array([[math.comb(n, k) for k in range(_LC + 1)] for n in range(_LC + 1)], dtype=np.float64)
 #: Primitive pairs with |c_a c_b exp(-a_a a_b/(a_a+a_b) |AB|^2)| below this are skipped; the
 #: Coulomb factor 2 pi^(5/2) c_c / (zeta eta sqrt(zeta+eta)) times the polynomial factors stays
 #: below ~1e3 for normalised valence/auxiliary primitives, so each skipped term is < ~1e-14.
 PRIM_CUTOFF = 1e-17
 #: PySCF's angular factor of cartesian s and p functions, 1 for l >= 2.
-FL = np.array([1.0 / math.sqrt(4.0 * math.pi), math.sqrt(3.0 / (4.0 * math.pi))]
-              + [1.0] * (_LC - 1))
+FL = np.array([1.0 / math.sqrt(4.0 * math.pi), math.sqrt(3.0 / (4.0 * math.pi))] + [1.0] * (_LC - 1))
 
 
 @numba.njit(cache=True, inline="always")
@@ -74,8 +72,28 @@ def _cart_index(lx, ly, lz):
 
 
 @numba.njit(cache=True)
-def _primitive_sum(sa, sb, sc, l, pstart, nprim, center, exps, coefs, xl, xpstart, xnprim,
-                   xcenter, xexps, xcoefs, rys_table, roots, weights, g, acc):
+def _primitive_sum(
+    sa,
+    sb,
+    sc,
+    l,
+    pstart,
+    nprim,
+    center,
+    exps,
+    coefs,
+    xl,
+    xpstart,
+    xnprim,
+    xcenter,
+    xexps,
+    xcoefs,
+    rys_table,
+    roots,
+    weights,
+    g,
+    acc,
+):
     """Contracted cartesian (e0|c) block into acc[e, f] (e over L = l_a..l_a+l_b, f over the
     cartesian components of l_c); returns (ne, nf).  g: scratch (3, n1, m1) per root."""
     la, lb, lc = l[sa], l[sb], xl[sc]
@@ -101,7 +119,7 @@ def _primitive_sum(sa, sb, sc, l, pstart, nprim, center, exps, coefs, xl, xpstar
             zeta = ai + aj
             iz = 1.0 / zeta
             kab = math.exp(-ai * aj * iz * rab2) * coefs[ip] * coefs[jp]
-            if abs(kab) < PRIM_CUTOFF:          # negligible primitive pair (see PRIM_CUTOFF)
+            if abs(kab) < PRIM_CUTOFF:  # negligible primitive pair (see PRIM_CUTOFF)
                 continue
             px = (ai * A[0] + aj * B[0]) * iz
             py = (ai * A[1] + aj * B[1]) * iz
@@ -113,7 +131,7 @@ def _primitive_sum(sa, sb, sc, l, pstart, nprim, center, exps, coefs, xl, xpstar
                 eta = xexps[kp]
                 izpe = 1.0 / (zeta + eta)
                 t = zeta * eta * izpe * pc2
-                pref = TWO_PI_52 * iz / eta * math.sqrt(izpe) * kab * xcoefs[kp]   # eq. (1)
+                pref = TWO_PI_52 * iz / eta * math.sqrt(izpe) * kab * xcoefs[kp]  # eq. (1)
                 rys_roots_weights(nr, t, roots, weights, rys_table)
                 for r in range(nr):
                     u = roots[r]
@@ -122,7 +140,7 @@ def _primitive_sum(sa, sb, sc, l, pstart, nprim, center, exps, coefs, xl, xpstar
                     b00 = 0.5 * u * izpe
                     b10 = 0.5 * iz * (1.0 - eo)
                     b01 = 0.5 / eta * (1.0 - zo)
-                    for d in range(3):                        # eq. (2), one dimension
+                    for d in range(3):  # eq. (2), one dimension
                         if d == 0:
                             c00, d00 = pax - eo * pcx, zo * pcx
                         elif d == 1:
@@ -221,9 +239,31 @@ def _to_final(cart, na, nb, nf, la, lb, lc, pure_ab, pure_c, c2s, fin):
 
 
 @numba.njit(cache=True, parallel=True)
-def int3c_kernel(pairs, pair_off, pair_sym, l, pstart, nprim, center, exps, coefs,
-                 xl, xpstart, xnprim, xcenter, xexps, xcoefs, xloc, c0, c1, pure_ab, pure_c,
-                 c2s, rys_table, out):
+def int3c_kernel(
+    pairs,
+    pair_off,
+    pair_sym,
+    l,
+    pstart,
+    nprim,
+    center,
+    exps,
+    coefs,
+    xl,
+    xpstart,
+    xnprim,
+    xcenter,
+    xexps,
+    xcoefs,
+    xloc,
+    c0,
+    c1,
+    pure_ab,
+    pure_c,
+    c2s,
+    rys_table,
+    out,
+):
     """(ab|c) for bra shell pairs ``pairs`` (npair, 2) and aux shells c0 <= c < c1.
 
     Writes out[i0 + i, j0 + j, xloc[c] - xloc[c0] + k] with (i0, j0) = pair_off[p], and
@@ -250,9 +290,28 @@ def int3c_kernel(pairs, pair_off, pair_sym, l, pstart, nprim, center, exps, coef
         fin = np.empty((nca, nca, ncx))
         i0, j0 = pair_off[p, 0], pair_off[p, 1]
         for sc in range(c0, c1):
-            ne, nf = _primitive_sum(sa, sb, sc, l, pstart, nprim, center, exps, coefs, xl,
-                                    xpstart, xnprim, xcenter, xexps, xcoefs, rys_table, roots,
-                                    weights, g, acc)
+            ne, nf = _primitive_sum(
+                sa,
+                sb,
+                sc,
+                l,
+                pstart,
+                nprim,
+                center,
+                exps,
+                coefs,
+                xl,
+                xpstart,
+                xnprim,
+                xcenter,
+                xexps,
+                xcoefs,
+                rys_table,
+                roots,
+                weights,
+                g,
+                acc,
+            )
             na, nb = _hrr(la, lb, center[sa], center[sb], acc, nf, cart)
             ma, mb, mc = _to_final(cart, na, nb, nf, la, lb, xl[sc], pure_ab, pure_c, c2s, fin)
             k0 = xloc[sc] - xloc[c0]

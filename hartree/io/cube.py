@@ -66,8 +66,8 @@ def format_e(values):
     tiny = mag < 1e-99
     safe = np.where(tiny, 1.0, mag)
     exp = np.floor(np.log10(safe)).astype(np.int64)
-    digits = np.rint(safe * 10.0 ** (5 - exp)).astype(np.int64)   # 100000..1000000
-    low = digits < 100000                                            # log10 rounding below
+    digits = np.rint(safe * 10.0 ** (5 - exp)).astype(np.int64)  # 100000..1000000
+    low = digits < 100000  # log10 rounding below
     exp[low] -= 1
     digits[low] = np.rint(safe[low] * 10.0 ** (5 - exp[low])).astype(np.int64)
     carry = digits >= 1000000
@@ -157,8 +157,7 @@ def data_bytes(values):
     return out.tobytes()
 
 
-def header_text(numbers, charges, coords, origin, axes, shape, nval=1, orbitals=None,
-                comments=("", "")):
+def header_text(numbers, charges, coords, origin, axes, shape, nval=1, orbitals=None, comments=("", "")):
     """Header lines (str, ending in a newline) of a cube file: atoms (bohr), the lattice
     (origin (3,), step vectors (3, 3), shape (3,)), the number of values per point and, for
     MO cubes, the 1-based orbital numbers."""
@@ -178,14 +177,23 @@ def header_text(numbers, charges, coords, origin, axes, shape, nval=1, orbitals=
             raise InputError("an MO cube needs one orbital number per data set")
         numbers_line = [len(orbitals)] + [int(o) for o in orbitals]
         for start in range(0, len(numbers_line), 10):
-            lines.append("".join(f"{n:5d}" for n in numbers_line[start:start + 10]))
+            lines.append("".join(f"{n:5d}" for n in numbers_line[start : start + 10]))
     return "\n".join(lines) + "\n"
 
 
 def cube_text_header(data):
     """Header lines (str, ending in newline) of a CubeData."""
-    return header_text(data.numbers, data.charges, data.coords, data.origin, data.axes,
-                       data.values.shape[1:], data.values.shape[0], data.orbitals, data.comments)
+    return header_text(
+        data.numbers,
+        data.charges,
+        data.coords,
+        data.origin,
+        data.axes,
+        data.values.shape[1:],
+        data.values.shape[0],
+        data.orbitals,
+        data.comments,
+    )
 
 
 def cube_size(shape, nval=1):
@@ -222,15 +230,22 @@ def make_cube(molecule, lattice, values, orbitals=None, comments=None):
         raise InputError(f"values of shape {values.shape[1:]} do not fit the lattice {lattice.shape}")
     comments = comments or ("written by hartree", "outer loop: x, middle loop: y, inner loop: z")
     numbers = np.asarray(molecule.numbers)
-    return CubeData(numbers=numbers, charges=numbers.astype(float), coords=np.asarray(molecule.coords),
-                    origin=np.asarray(lattice.origin), axes=np.asarray(lattice.axes), values=values,
-                    orbitals=None if orbitals is None else tuple(int(o) for o in orbitals),
-                    comments=tuple(comments))
+    return CubeData(
+        numbers=numbers,
+        charges=numbers.astype(float),
+        coords=np.asarray(molecule.coords),
+        origin=np.asarray(lattice.origin),
+        axes=np.asarray(lattice.axes),
+        values=values,
+        orbitals=None if orbitals is None else tuple(int(o) for o in orbitals),
+        comments=tuple(comments),
+    )
 
 
 def read_cube(path):
     """Read a cube file (bohr units; Angstrom cubes with negative counts are converted)."""
     from ..constants import ANGSTROM_IN_BOHR
+
     raw = read_bytes(path, "cube file")
     lines = raw.split(b"\n")
     try:
@@ -272,5 +287,13 @@ def read_cube(path):
     if body.size != expected:
         raise InputError(f"{path}: expected {expected} values, found {body.size}")
     values = np.moveaxis(body.reshape(tuple(shape) + (nval,)), -1, 0)
-    return CubeData(numbers=numbers, charges=charges, coords=coords, origin=origin, axes=axes,
-                    values=values, orbitals=orbitals, comments=comments)
+    return CubeData(
+        numbers=numbers,
+        charges=charges,
+        coords=coords,
+        origin=origin,
+        axes=axes,
+        values=values,
+        orbitals=orbitals,
+        comments=comments,
+    )

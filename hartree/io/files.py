@@ -42,11 +42,13 @@ import socket
 from ..errors import InputError, ResourceError
 
 #: errno values that mean "the machine ran out of something" (exit code 5).
-_RESOURCE_ERRNOS = frozenset(e for e in (errno.ENOSPC, errno.EFBIG, errno.ENOMEM,
-                                         getattr(errno, "EDQUOT", None)) if e is not None)
+_RESOURCE_ERRNOS = frozenset(
+    e for e in (errno.ENOSPC, errno.EFBIG, errno.ENOMEM, getattr(errno, "EDQUOT", None)) if e is not None
+)
 #: errno values that mean "this path cannot be used" (exit code 2).
-_PATH_ERRNOS = frozenset((errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR,
-                          errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP))
+_PATH_ERRNOS = frozenset(
+    (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP)
+)
 _TMP_SUFFIX = ".hartree-tmp"
 
 
@@ -76,8 +78,9 @@ def decode_text(data, name="file"):
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{name} is not a UTF-8 text file (byte 0x{data[exc.start]:02x} at "
-                         f"offset {exc.start})") from None
+        raise InputError(
+            f"{name} is not a UTF-8 text file (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -117,7 +120,7 @@ def _finite_or_none(value):
         return {str(k): _finite_or_none(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_finite_or_none(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):   # numpy scalar
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalar
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -140,8 +143,7 @@ def output_error(exc, path):
     """The HartreeError for an OSError met while writing the output ``path``."""
     reason = exc.strerror or str(exc) or type(exc).__name__
     if exc.errno == errno.EFBIG:
-        return ResourceError(f"cannot write {path}: the file-size limit was reached "
-                             "(ulimit -f); nothing was written")
+        return ResourceError(f"cannot write {path}: the file-size limit was reached (ulimit -f); nothing was written")
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
         return ResourceError(f"cannot write {path}: {reason.lower()}; nothing was written")
     if exc.errno in _PATH_ERRNOS:
@@ -159,7 +161,7 @@ def _pid_alive(pid):
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:            # exists but belongs to someone else
+    except OSError:  # exists but belongs to someone else
         return True
     return True
 
@@ -167,8 +169,7 @@ def _pid_alive(pid):
 def temporary_name(target):
     """The temporary file name used for writing ``target`` (same directory)."""
     directory, base = os.path.split(target)
-    return os.path.join(directory, f".{base[:120]}.{_host_tag()}.{os.getpid()}."
-                                   f"{secrets.token_hex(4)}{_TMP_SUFFIX}")
+    return os.path.join(directory, f".{base[:120]}.{_host_tag()}.{os.getpid()}.{secrets.token_hex(4)}{_TMP_SUFFIX}")
 
 
 def remove_stale_temporaries(target):
@@ -184,7 +185,7 @@ def remove_stale_temporaries(target):
     for name in names:
         if not (name.startswith(prefix) and name.endswith(_TMP_SUFFIX)):
             continue
-        pid_text = name[len(prefix):].split(".", 1)[0]
+        pid_text = name[len(prefix) :].split(".", 1)[0]
         if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(directory, name))
@@ -198,7 +199,7 @@ def _fsync_path(path, directory=False):
         fd = os.open(path, flags)
     except OSError:
         if directory:
-            return          # some file systems do not open directories; nothing to sync
+            return  # some file systems do not open directories; nothing to sync
         raise
     try:
         os.fsync(fd)
@@ -218,7 +219,7 @@ def atomic_path(path):
     exception it is removed and ``path`` keeps its old content (see the module docstring).
     The temporary file already exists (empty) with the final permissions.
     """
-    target = os.path.realpath(os.fspath(path))   # write through a symbolic link, keep it
+    target = os.path.realpath(os.fspath(path))  # write through a symbolic link, keep it
     remove_stale_temporaries(target)
     tmp = temporary_name(target)
     mode = 0o666
@@ -241,8 +242,7 @@ def atomic_path(path):
         if isinstance(exc, OSError):
             raise output_error(exc, path) from None
         if isinstance(exc, MemoryError):
-            raise ResourceError(f"not enough memory to write {path}; nothing was written") \
-                from None
+            raise ResourceError(f"not enough memory to write {path}; nothing was written") from None
         raise
     _fsync_path(os.path.dirname(target) or ".", directory=True)
 

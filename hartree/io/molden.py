@@ -35,8 +35,23 @@ MOLDEN_CARTESIAN_ORDER = {
     1: ["x", "y", "z"],
     2: ["xx", "yy", "zz", "xy", "xz", "yz"],
     3: ["xxx", "yyy", "zzz", "xyy", "xxy", "xxz", "xzz", "yzz", "yyz", "xyz"],
-    4: ["xxxx", "yyyy", "zzzz", "xxxy", "xxxz", "yyyx", "yyyz", "zzzx", "zzzy",
-        "xxyy", "xxzz", "yyzz", "xxyz", "yyxz", "zzxy"],
+    4: [
+        "xxxx",
+        "yyyy",
+        "zzzz",
+        "xxxy",
+        "xxxz",
+        "yyyx",
+        "yyyz",
+        "zzzx",
+        "zzzy",
+        "xxyy",
+        "xxzz",
+        "yyzz",
+        "xxyz",
+        "yyxz",
+        "zzxy",
+    ],
 }
 
 
@@ -140,8 +155,7 @@ def _orbital_sets(result):
     mo_energy = np.asarray(result.mo_energy)
     mo_occ = np.asarray(result.mo_occ)
     if mo_coeff.ndim == 3:
-        return [("Alpha", mo_energy[0], mo_coeff[0], mo_occ[0]),
-                ("Beta", mo_energy[1], mo_coeff[1], mo_occ[1])]
+        return [("Alpha", mo_energy[0], mo_coeff[0], mo_occ[0]), ("Beta", mo_energy[1], mo_coeff[1], mo_occ[1])]
     return [("Alpha", mo_energy, mo_coeff, mo_occ)]
 
 
@@ -165,4 +179,4 @@ def molden_text(result, *, title=None):
 
 def write_molden(path, result, *, title=None):
     """Write the Molden file for an SCFResult (geometry, basis, all MOs) to ``path``."""
-    write_text(path, molden_text(result, title=title))     # atomic (hartree.io.files)
+    write_text(path, molden_text(result, title=title))  # atomic (hartree.io.files)

@@ -134,10 +134,8 @@ def _sections(text, name):
     """{upper-case name: (rest of header line, [(line number, line)])}, plus the flag set."""
     sections, flags, current = {}, set(), None
     lines = text.splitlines()
-    if text and not text.endswith(("\n", "\r")) and lines[-1].strip() \
-            and not _SECTION.match(lines[-1]):
-        raise InputError(f"{name} ends in the middle of line {len(lines)}: "
-                         "the file looks truncated")
+    if text and not text.endswith(("\n", "\r")) and lines[-1].strip() and not _SECTION.match(lines[-1]):
+        raise InputError(f"{name} ends in the middle of line {len(lines)}: the file looks truncated")
     for lineno, line in enumerate(lines, 1):
         match = _SECTION.match(line)
         if match:
@@ -167,14 +165,14 @@ def _atoms(header, lines, name):
         if not fields:
             continue
         if len(fields) != 6:
-            raise _bad(name, lineno, f"[Atoms] line {line.strip()!r} does not have the 6 "
-                                     "fields 'symbol index Z x y z'")
+            raise _bad(name, lineno, f"[Atoms] line {line.strip()!r} does not have the 6 fields 'symbol index Z x y z'")
         index, z = _integer(fields[1], name, lineno), _integer(fields[2], name, lineno)
         if index != len(numbers) + 1:
             raise _bad(name, lineno, f"atom index {index} where {len(numbers) + 1} was expected")
         if not 1 <= z <= _MAX_Z:
-            raise _bad(name, lineno, f"atomic number {z} is outside 1..{_MAX_Z} "
-                                     "(dummy and ghost atoms are not supported)")
+            raise _bad(
+                name, lineno, f"atomic number {z} is outside 1..{_MAX_Z} (dummy and ghost atoms are not supported)"
+            )
         xyz = [_number(v, name, lineno) * unit for v in fields[3:6]]
         if not all(abs(v) <= _MAX_COORD for v in xyz):
             raise _bad(name, lineno, f"a coordinate is larger than {_MAX_COORD:g} bohr")
@@ -190,14 +188,17 @@ def _primitives(lines, n, width, nprim, name, header):
     rows = []
     for k in range(nprim):
         if n + k >= len(lines):
-            raise _bad(name, header, f"the shell announces {nprim} primitives but the "
-                                     f"[GTO] section ends after {k}")
+            raise _bad(name, header, f"the shell announces {nprim} primitives but the [GTO] section ends after {k}")
         lineno, line = lines[n + k]
         fields = line.split()
         if len(fields) != width:
-            raise _bad(name, lineno, f"primitive line {line.strip()!r} does not have "
-                                     f"{width} numbers (shell on line {header} "
-                                     f"announces {nprim} primitives)")
+            raise _bad(
+                name,
+                lineno,
+                f"primitive line {line.strip()!r} does not have "
+                f"{width} numbers (shell on line {header} "
+                f"announces {nprim} primitives)",
+            )
         row = [_number(v, name, lineno) for v in fields]
         if row[0] <= 0:
             raise _bad(name, lineno, f"exponent {fields[0]} is not positive")
@@ -213,8 +214,11 @@ def _contraction(l, exps, raw, name, lineno):
     except (ValueError, ArithmeticError):
         coefs = None
     if coefs is None or not np.all(np.isfinite(coefs)) or not np.any(coefs):
-        raise _bad(name, lineno, "the contraction of this shell cannot be normalised "
-                                 "(zero coefficients or exponents out of range)")
+        raise _bad(
+            name,
+            lineno,
+            "the contraction of this shell cannot be normalised (zero coefficients or exponents out of range)",
+        )
     return coefs
 
 
@@ -259,14 +263,14 @@ def _gto(lines, natm, name):
             shells.append((atom, l, exps, _contraction(l, exps, rows[:, column], name, lineno)))
         open_header = None
     if open_header is not None:
-        raise _bad(name, open_header, "the last atom of [GTO] has no shells: "
-                                      "the section looks truncated")
+        raise _bad(name, open_header, "the last atom of [GTO] has no shells: the section looks truncated")
     if not shells:
         raise InputError(f"{name}: the [GTO] section has no shells")
     if len(seen) < natm:
         missing = min(set(range(natm)) - seen) + 1
-        raise InputError(f"{name}: atom {missing} of [Atoms] has no basis block in [GTO] "
-                         "(a missing or damaged 'index 0' line)")
+        raise InputError(
+            f"{name}: atom {missing} of [Atoms] has no basis block in [GTO] (a missing or damaged 'index 0' line)"
+        )
     return shells
 
 
@@ -283,8 +287,7 @@ def _pure_flags(flags, name):
         pure[4] = True
     for l, flag in ((2, "6D"), (3, "10F"), (4, "15G")):
         if flag in flags and pure[l]:
-            raise InputError(f"{name} says both spherical and cartesian ([{flag}]) "
-                             f"{'dfg'[l - 2]} functions")
+            raise InputError(f"{name} says both spherical and cartesian ([{flag}]) {'dfg'[l - 2]} functions")
     return pure
 
 
@@ -306,13 +309,11 @@ def _mo_blocks(lines, name):
             current[1][key] = (lineno, value.strip())
             continue
         if current is None:
-            raise _bad(name, lineno, "a coefficient line comes before the first orbital's "
-                                     "Ene= and Occup= lines")
+            raise _bad(name, lineno, "a coefficient line comes before the first orbital's Ene= and Occup= lines")
         fields = text.split()
         if len(fields) != 2:
             raise _bad(name, lineno, f"[MO] line {text!r} is not 'index coefficient'")
-        current[2].append((lineno, _integer(fields[0], name, lineno) - 1,
-                           _number(fields[1], name, lineno)))
+        current[2].append((lineno, _integer(fields[0], name, lineno) - 1, _number(fields[1], name, lineno)))
     if not orbitals:
         raise InputError(f"{name} has no orbitals in [MO]")
     return orbitals
@@ -346,8 +347,9 @@ def _orbitals(lines, nmolden, name):
         index = np.array([c[1] for c in coeffs])
         if index.min() < 0 or index.max() >= nmolden:
             wrong = coeffs[int(np.argmax((index < 0) | (index >= nmolden)))]
-            raise _bad(name, wrong[0], f"orbital {n} refers to basis function {wrong[1] + 1}, "
-                                       f"but [GTO] defines {nmolden}")
+            raise _bad(
+                name, wrong[0], f"orbital {n} refers to basis function {wrong[1] + 1}, but [GTO] defines {nmolden}"
+            )
         if np.unique(index).size != index.size:
             raise _bad(name, line, f"orbital {n} lists a basis function twice")
         indices.append(index)
@@ -355,20 +357,26 @@ def _orbitals(lines, nmolden, name):
     complete = [c == nmolden for c in counts]
     if any(complete) and not all(complete):
         n = complete.index(False)
-        raise _bad(name, orbitals[n][0], f"orbital {n + 1} has {counts[n]} of the {nmolden} "
-                                         "coefficients that the other orbitals list: the "
-                                         "file is truncated or damaged")
+        raise _bad(
+            name,
+            orbitals[n][0],
+            f"orbital {n + 1} has {counts[n]} of the {nmolden} "
+            "coefficients that the other orbitals list: the "
+            "file is truncated or damaged",
+        )
     last = [c[1] for c in orbitals[-1][2]]
     if len(last) < nmolden and last == list(range(len(last))):  # zeros skipped only at the end
-        raise _bad(name, orbitals[-1][2][-1][0], f"the last orbital stops after basis function "
-                                                 f"{len(last)} of {nmolden}: the file looks truncated")
+        raise _bad(
+            name,
+            orbitals[-1][2][-1][0],
+            f"the last orbital stops after basis function {len(last)} of {nmolden}: the file looks truncated",
+        )
     beta = np.array(beta)
     occ = np.array(occ)
     top = 1.0 if beta.any() else 2.0
     bad = np.flatnonzero((occ < -_OCC_TOL) | (occ > top + _OCC_TOL))
     if bad.size:
-        raise _bad(name, orbitals[bad[0]][0], f"orbital {bad[0] + 1} has occupation "
-                                              f"{occ[bad[0]]}, outside 0..{top:g}")
+        raise _bad(name, orbitals[bad[0]][0], f"orbital {bad[0] + 1} has occupation {occ[bad[0]]}, outside 0..{top:g}")
     for label, count in (("alpha", np.count_nonzero(~beta)), ("beta", np.count_nonzero(beta))):
         if count > nmolden:
             raise InputError(f"{name} has {count} {label} orbitals but only {nmolden} basis functions")
@@ -420,8 +428,8 @@ def _convert_coefficients(raw, rows, scale, mixed, nhartree):
         out[rows[direct]] = raw[direct] / scale[direct, None]
         for m0, h0, l, order in mixed:
             sph = np.zeros((2 * l + 1, raw.shape[1]))
-            sph[order] = raw[m0:m0 + 2 * l + 1]
-            out[h0:h0 + (l + 1) * (l + 2) // 2] = cart2sph(l) @ sph
+            sph[order] = raw[m0 : m0 + 2 * l + 1]
+            out[h0 : h0 + (l + 1) * (l + 2) // 2] = cart2sph(l) @ sph
     return out
 
 
@@ -431,15 +439,13 @@ def _molecule(numbers, coords, occ_alpha, occ_beta, name):
     total = float(occ_alpha.sum() + occ_beta.sum())
     fractional = np.count_nonzero(np.abs(occ - np.round(occ)) > 1e-12)
     if abs(total - round(total)) > _NELEC_TOL + _ROUNDING * fractional:
-        raise InputError(f"{name}: the occupations add up to {total:.8g} electrons, "
-                         "not a whole number")
+        raise InputError(f"{name}: the occupations add up to {total:.8g} electrons, not a whole number")
     nelec = round(total)
     if nelec < 1:
         raise InputError(f"{name}: the occupations add up to {nelec} electrons")
     unpaired = abs(round(float(occ_alpha.sum() - occ_beta.sum())))
     try:
-        return Molecule(numbers=numbers, coords=coords, charge=int(numbers.sum()) - nelec,
-                        multiplicity=unpaired + 1)
+        return Molecule(numbers=numbers, coords=coords, charge=int(numbers.sum()) - nelec, multiplicity=unpaired + 1)
     except InputError as exc:
         raise InputError(f"{name}: {exc}") from None
 
@@ -457,27 +463,33 @@ def _parse(text, name):
     raw, energy, occ, spin, sym = _orbitals(sections["MO"][1], nmolden, name)
     coeff = _convert_coefficients(raw, rows, scale, mixed, nhartree)
     if not np.all(np.isfinite(coeff)) or (coeff.size and np.abs(coeff).max() > MAX_MO_COEFFICIENT):
-        raise InputError(f"{name}: MO coefficients above {MAX_MO_COEFFICIENT:g}: not a "
-                         "wavefunction")
+        raise InputError(f"{name}: MO coefficients above {MAX_MO_COEFFICIENT:g}: not a wavefunction")
     basis = Basis(
-        name=f"from {name}", pure=basis_pure,
-        shell_atom=[s[0] for s in shells], shell_l=[s[1] for s in shells],
+        name=f"from {name}",
+        pure=basis_pure,
+        shell_atom=[s[0] for s in shells],
+        shell_l=[s[1] for s in shells],
         shell_nprim=[len(s[2]) for s in shells],
         shell_prim_start=np.concatenate([[0], np.cumsum([len(s[2]) for s in shells])[:-1]]),
         shell_center=np.array([coords[s[0]] for s in shells]),
         exponents=np.concatenate([s[2] for s in shells]),
-        coefficients=np.concatenate([s[3] for s in shells]))
-    title = " ".join(line.strip() for _, line in sections.get("TITLE", ("", []))[1]
-                     if line.strip())
+        coefficients=np.concatenate([s[3] for s in shells]),
+    )
+    title = " ".join(line.strip() for _, line in sections.get("TITLE", ("", []))[1] if line.strip())
     if spin.any():
         a, b = np.flatnonzero(~spin), np.flatnonzero(spin)
         if a.size != b.size:
-            raise InputError(f"{name} has {a.size} alpha and {b.size} beta orbitals; "
-                             "expected equal counts")
+            raise InputError(f"{name} has {a.size} alpha and {b.size} beta orbitals; expected equal counts")
         molecule = _molecule(numbers, coords, occ[a], occ[b], name)
-        return MoldenData(molecule, basis, np.stack([energy[a], energy[b]]),
-                          np.stack([coeff[:, a], coeff[:, b]]), np.stack([occ[a], occ[b]]),
-                          [[sym[i] for i in a], [sym[i] for i in b]], title)
+        return MoldenData(
+            molecule,
+            basis,
+            np.stack([energy[a], energy[b]]),
+            np.stack([coeff[:, a], coeff[:, b]]),
+            np.stack([occ[a], occ[b]]),
+            [[sym[i] for i in a], [sym[i] for i in b]],
+            title,
+        )
     alpha = np.minimum(occ, 1.0)
     molecule = _molecule(numbers, coords, alpha, occ - alpha, name)
     return MoldenData(molecule, basis, energy, coeff, occ, sym, title)
@@ -494,8 +506,7 @@ def parse_molden(text, name="Molden file"):
         return _parse(text, name)
     except (ValueError, IndexError, KeyError, TypeError, ArithmeticError) as exc:
         # Last resort: a fault the checks above missed still ends as one line.
-        raise InputError(f"{name} is not a valid Molden file ({type(exc).__name__}: {exc})") \
-            from None
+        raise InputError(f"{name} is not a valid Molden file ({type(exc).__name__}: {exc})") from None
 
 
 def read_molden(path):

@@ -54,15 +54,14 @@ def check_output_path(flag, path, overwrite=False, exists_ok=False):
     if os.path.lexists(path):
         try:
             mode = os.stat(path).st_mode
-        except OSError:              # a dangling symbolic link: the target will be created
+        except OSError:  # a dangling symbolic link: the target will be created
             mode = stat.S_IFREG
         if not stat.S_ISREG(mode):
             raise InputError(f"{flag} {path} exists and is not a regular file")
     target = os.path.realpath(path)
     parent = os.path.dirname(target)
     if not os.path.isdir(parent):
-        raise InputError(f"{flag} {path}: directory {os.path.dirname(os.path.abspath(path))} "
-                         "does not exist")
+        raise InputError(f"{flag} {path}: directory {os.path.dirname(os.path.abspath(path))} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"{flag} {path}: directory {parent} is not writable")
     if os.path.exists(path) and not (overwrite or exists_ok):
@@ -85,8 +84,9 @@ def check_outputs(outputs, inputs=(), overwrite=False):
         path = os.fspath(path)
         for what, source in inputs:
             if os.path.exists(source) and same_file(path, source):
-                raise InputError(f"{flag} {path} is the {what}; an output may not replace an "
-                                 "input (choose another name)")
+                raise InputError(
+                    f"{flag} {path} is the {what}; an output may not replace an input (choose another name)"
+                )
         for other_flag, other in seen:
             if same_file(path, other):
                 raise InputError(f"{other_flag} and {flag} both name {path}")

@@ -32,25 +32,41 @@ import math
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..constants import element_symbol
 from .files import write_text
 from .shells import shell_primitives, shells_by_atom
 
-AO_ORDER_NOTE = ("PySCF order: shells as in the basis (grouped by atom); spherical m = -l..l "
-                 "except p = x, y, z; cartesian xx, xy, xz, yy, yz, zz, ... with a common "
-                 "radial factor (x^2 and xy differ in norm)")
+AO_ORDER_NOTE = (
+    "PySCF order: shells as in the basis (grouped by atom); spherical m = -l..l "
+    "except p = x, y, z; cartesian xx, xy, xz, yy, yz, zz, ... with a common "
+    "radial factor (x^2 and xy differ in norm)"
+)
 
 #: The AtomicResultProperties fields (QCSchema v1) hartree writes; any other property
 #: goes to ``extras.hartree.properties`` under its own name.
-QCSCHEMA_PROPERTIES = frozenset({
-    "calcinfo_nbasis", "calcinfo_nmo", "calcinfo_nalpha", "calcinfo_nbeta", "calcinfo_natom",
-    "nuclear_repulsion_energy", "return_energy",
-    "scf_one_electron_energy", "scf_two_electron_energy", "scf_total_energy",
-    "scf_iterations", "scf_dipole_moment",
-    "mp2_singles_energy", "mp2_doubles_energy", "mp2_correlation_energy", "mp2_total_energy",
-    "mp2_same_spin_correlation_energy", "mp2_opposite_spin_correlation_energy",
-})
+QCSCHEMA_PROPERTIES = frozenset(
+    {
+        "calcinfo_nbasis",
+        "calcinfo_nmo",
+        "calcinfo_nalpha",
+        "calcinfo_nbeta",
+        "calcinfo_natom",
+        "nuclear_repulsion_energy",
+        "return_energy",
+        "scf_one_electron_energy",
+        "scf_two_electron_energy",
+        "scf_total_energy",
+        "scf_iterations",
+        "scf_dipole_moment",
+        "mp2_singles_energy",
+        "mp2_doubles_energy",
+        "mp2_correlation_energy",
+        "mp2_total_energy",
+        "mp2_same_spin_correlation_energy",
+        "mp2_opposite_spin_correlation_energy",
+    }
+)
 
 
 # ------------------------------------------------------------------------------ writing
@@ -75,12 +91,14 @@ def basis_to_qcschema(basis, molecule):
         electron_shells = []
         for shell in shells:
             exponents, coefficients = shell_primitives(basis, shell)
-            electron_shells.append({
-                "harmonic_type": harmonic,
-                "angular_momentum": [int(basis.shell_l[shell])],
-                "exponents": _floats(exponents),
-                "coefficients": [_floats(coefficients)],
-            })
+            electron_shells.append(
+                {
+                    "harmonic_type": harmonic,
+                    "angular_momentum": [int(basis.shell_l[shell])],
+                    "exponents": _floats(exponents),
+                    "coefficients": [_floats(coefficients)],
+                }
+            )
         center_data[key] = {"electron_shells": electron_shells}
         atom_map.append(key)
     return {
@@ -105,8 +123,10 @@ def _spin_sets(result):
     mo_occ = np.asarray(result.mo_occ, dtype=float)
     if mo_coeff.ndim == 3:
         return [("a", mo_coeff[0], mo_energy[0], mo_occ[0]), ("b", mo_coeff[1], mo_energy[1], mo_occ[1])]
-    return [("a", mo_coeff, mo_energy, np.minimum(mo_occ, 1.0)),
-            ("b", mo_coeff, mo_energy, np.clip(mo_occ - 1.0, 0.0, 1.0))]
+    return [
+        ("a", mo_coeff, mo_energy, np.minimum(mo_occ, 1.0)),
+        ("b", mo_coeff, mo_energy, np.clip(mo_occ - 1.0, 0.0, 1.0)),
+    ]
 
 
 def _wavefunction(result, basis_doc):
@@ -200,8 +220,10 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
         "mulliken_charges": _floats(result.mulliken_charges),
         "s_squared": None if result.s_squared is None else float(result.s_squared),
         "wall_time": float(result.wall_time),
-        "timings": {k: (int(v) if k.endswith("_builds") else float(v))
-                    for k, v in (getattr(result, "timings", None) or {}).items()},
+        "timings": {
+            k: (int(v) if k.endswith("_builds") else float(v))
+            for k, v in (getattr(result, "timings", None) or {}).items()
+        },
         "cartesian": not basis.pure,
         "ao_order": AO_ORDER_NOTE,
         "ao_labels": list(basis.ao_labels()),
@@ -228,22 +250,23 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
         "properties": properties,
         "return_result": energy,
         "success": bool(result.converged),
-        "provenance": {"creator": "hartree", "version": __version__,
-                       "routine": routine, "device": str(result.device)},
+        "provenance": {"creator": "hartree", "version": __version__, "routine": routine, "device": str(result.device)},
         "wavefunction": _wavefunction(result, basis_to_qcschema(basis, molecule)),
         "extras": {"hartree": hartree},
     }
     if not result.converged:
-        doc["error"] = {"error_type": "convergence_error",
-                        "error_message": f"the {str(result.method).upper()} SCF did not converge "
-                                         f"in {int(result.iterations)} cycles; the values are "
-                                         "those of the last cycle"}
+        doc["error"] = {
+            "error_type": "convergence_error",
+            "error_message": f"the {str(result.method).upper()} SCF did not converge "
+            f"in {int(result.iterations)} cycles; the values are "
+            "those of the last cycle",
+        }
     return doc
 
 
 def _scalar(value):
     if isinstance(value, float) and not math.isfinite(value):
-        return "null"                      # JSON has no NaN/Infinity
+        return "null"  # JSON has no NaN/Infinity
     return json.dumps(value)
 
 

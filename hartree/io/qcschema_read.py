@@ -78,8 +78,9 @@ def _header(doc, where):
     if not isinstance(doc, dict) or doc.get("schema_name") != "qcschema_output":
         raise InputError(f"{where}: not a QCSchema result (schema_name 'qcschema_output' expected)")
     if doc.get("schema_version", 1) != 1:
-        raise InputError(f"{where}: schema_version must be 1 (QCSchema v1 AtomicResult), got "
-                         f"{_show(doc.get('schema_version'))}")
+        raise InputError(
+            f"{where}: schema_version must be 1 (QCSchema v1 AtomicResult), got {_show(doc.get('schema_version'))}"
+        )
     for key in ("molecule", "properties", "model"):
         _object(_member(doc, key, where, key), where, key)
     props = doc["properties"]
@@ -87,8 +88,7 @@ def _header(doc, where):
         if key.startswith("calcinfo_") and value is not None:
             _count(value, where, f"properties.{key}", 1 if key in ("calcinfo_nbasis", "calcinfo_nmo") else 0)
         elif not (value is None or _is_number(value) or isinstance(value, list)):
-            raise InputError(f"{where}: properties.{key} must be a number or a list of numbers, "
-                             f"got {_show(value)}")
+            raise InputError(f"{where}: properties.{key} must be a number or a list of numbers, got {_show(value)}")
 
 
 def _geometry(doc, where):
@@ -98,13 +98,17 @@ def _geometry(doc, where):
     if not isinstance(symbols, list) or not symbols or not all(isinstance(s, str) for s in symbols):
         raise InputError(f"{where}: molecule.symbols must be a non-empty list of element symbols")
     natoms = len(symbols)
-    coords = _numbers(_member(mol, "geometry", where, "molecule.geometry"), where, "molecule.geometry",
-                      3 * natoms, f"3 x {natoms} atoms = {3 * natoms}")
+    coords = _numbers(
+        _member(mol, "geometry", where, "molecule.geometry"),
+        where,
+        "molecule.geometry",
+        3 * natoms,
+        f"3 x {natoms} atoms = {3 * natoms}",
+    )
     props = doc.get("properties")
     natom = props.get("calcinfo_natom") if isinstance(props, dict) else None
     if natom is not None and natom != natoms:
-        raise InputError(f"{where}: properties.calcinfo_natom is {_show(natom)} but the molecule has "
-                         f"{natoms} atoms")
+        raise InputError(f"{where}: properties.calcinfo_natom is {_show(natom)} but the molecule has {natoms} atoms")
     return symbols, coords.reshape(natoms, 3)
 
 
@@ -150,10 +154,10 @@ def _wavefunction_block(doc, where):
 def _shape(doc, where):
     """(nbasis, nmo) from properties.calcinfo_nbasis / calcinfo_nmo."""
     props = _object(_member(doc, "properties", where, "properties"), where, "properties")
-    nbasis = _count(_member(props, "calcinfo_nbasis", where, "properties.calcinfo_nbasis"),
-                    where, "properties.calcinfo_nbasis", 1)
-    nmo = _count(_member(props, "calcinfo_nmo", where, "properties.calcinfo_nmo"),
-                 where, "properties.calcinfo_nmo", 1)
+    nbasis = _count(
+        _member(props, "calcinfo_nbasis", where, "properties.calcinfo_nbasis"), where, "properties.calcinfo_nbasis", 1
+    )
+    nmo = _count(_member(props, "calcinfo_nmo", where, "properties.calcinfo_nmo"), where, "properties.calcinfo_nmo", 1)
     if nmo > nbasis:
         raise InputError(f"{where}: properties.calcinfo_nmo ({nmo}) exceeds calcinfo_nbasis ({nbasis})")
     return nbasis, nmo
@@ -170,21 +174,25 @@ def _orbital_sets(doc, where):
     sets = []
     for spin in ("a", "b"):
         arrays = []
-        for name, size, expected in (("eigenvalues", nmo, f"calcinfo_nmo = {nmo}"),
-                                     ("orbitals", nbasis * nmo,
-                                      f"calcinfo_nbasis x calcinfo_nmo = {nbasis} x {nmo}"),
-                                     ("occupations", nmo, f"calcinfo_nmo = {nmo}")):
+        for name, size, expected in (
+            ("eigenvalues", nmo, f"calcinfo_nmo = {nmo}"),
+            ("orbitals", nbasis * nmo, f"calcinfo_nbasis x calcinfo_nmo = {nbasis} x {nmo}"),
+            ("occupations", nmo, f"calcinfo_nmo = {nmo}"),
+        ):
             key = f"scf_{name}_{spin}"
             if spin == "b" and restricted and (name != "occupations" or key not in wfn):
-                arrays.append(sets[0][len(arrays)])           # QCSchema: beta skipped = alpha
+                arrays.append(sets[0][len(arrays)])  # QCSchema: beta skipped = alpha
                 continue
-            arrays.append(_numbers(_member(wfn, key, where, f"wavefunction.{key}"), where,
-                                   f"wavefunction.{key}", size, expected))
+            arrays.append(
+                _numbers(_member(wfn, key, where, f"wavefunction.{key}"), where, f"wavefunction.{key}", size, expected)
+            )
         energies, coeff, occ = arrays
         bad = np.flatnonzero((occ < -1e-8) | (occ > 1.0 + 1e-8))
         if bad.size:
-            raise InputError(f"{where}: wavefunction.scf_occupations_{spin}[{bad[0]}] = {occ[bad[0]]:g} "
-                             "is outside [0, 1] (electrons per spin orbital)")
+            raise InputError(
+                f"{where}: wavefunction.scf_occupations_{spin}[{bad[0]}] = {occ[bad[0]]:g} "
+                "is outside [0, 1] (electrons per spin orbital)"
+            )
         sets.append((energies, coeff.reshape(nbasis, nmo), np.clip(occ, 0.0, 1.0)))
     return restricted, sets
 
@@ -208,8 +216,10 @@ def wavefunction_arrays(doc, where=_DOC):
     (ea, ca, oa), (eb, cb, ob) = sets
     for spin, c in (("a", ca), ("b", cb)):
         if c.size and np.abs(c).max() > MAX_MO_COEFFICIENT:
-            raise InputError(f"{where}: wavefunction.scf_orbitals_{spin} holds coefficients "
-                             f"above {MAX_MO_COEFFICIENT:g}: not a wavefunction")
+            raise InputError(
+                f"{where}: wavefunction.scf_orbitals_{spin} holds coefficients "
+                f"above {MAX_MO_COEFFICIENT:g}: not a wavefunction"
+            )
     if restricted or _rohf_layout(doc, sets):
         return ea, ca, oa + ob
     return np.stack([ea, eb]), np.stack([ca, cb]), np.stack([oa, ob])
@@ -229,24 +239,31 @@ def _shell_data(shell, where, field):
         raise InputError(f"{where}: {field}.function_type must be 'gto', got {_show(shell['function_type'])}")
     harmonic = _member(shell, "harmonic_type", where, f"{field}.harmonic_type")
     if harmonic not in ("spherical", "cartesian"):
-        raise InputError(f"{where}: {field}.harmonic_type must be 'spherical' or 'cartesian', "
-                         f"got {_show(harmonic)}")
+        raise InputError(f"{where}: {field}.harmonic_type must be 'spherical' or 'cartesian', got {_show(harmonic)}")
     momenta = _member(shell, "angular_momentum", where, f"{field}.angular_momentum")
-    if (not isinstance(momenta, list) or not momenta
-            or not all(isinstance(l, int) and not isinstance(l, bool) and 0 <= l <= MAX_L for l in momenta)):
-        raise InputError(f"{where}: {field}.angular_momentum must be a non-empty list of integers "
-                         f"in 0..{MAX_L}, got {_show(momenta)}")
+    if (
+        not isinstance(momenta, list)
+        or not momenta
+        or not all(isinstance(l, int) and not isinstance(l, bool) and 0 <= l <= MAX_L for l in momenta)
+    ):
+        raise InputError(
+            f"{where}: {field}.angular_momentum must be a non-empty list of integers "
+            f"in 0..{MAX_L}, got {_show(momenta)}"
+        )
     exps = _numbers(_member(shell, "exponents", where, f"{field}.exponents"), where, f"{field}.exponents")
     if exps.size == 0 or np.any(exps <= 0):
         raise InputError(f"{where}: {field}.exponents must be a non-empty list of positive numbers (bohr^-2)")
     columns = _member(shell, "coefficients", where, f"{field}.coefficients")
     if not isinstance(columns, list) or not columns:
         raise InputError(f"{where}: {field}.coefficients must be a non-empty list of coefficient lists")
-    columns = [_numbers(c, where, f"{field}.coefficients[{i}]", exps.size, f"one per exponent = {exps.size}")
-               for i, c in enumerate(columns)]
+    columns = [
+        _numbers(c, where, f"{field}.coefficients[{i}]", exps.size, f"one per exponent = {exps.size}")
+        for i, c in enumerate(columns)
+    ]
     if len(momenta) not in (1, len(columns)):
-        raise InputError(f"{where}: {field}.angular_momentum has {len(momenta)} entries for "
-                         f"{len(columns)} coefficient lists")
+        raise InputError(
+            f"{where}: {field}.angular_momentum has {len(momenta)} entries for {len(columns)} coefficient lists"
+        )
     momenta = momenta * len(columns) if len(momenta) == 1 else momenta
     return harmonic == "spherical", [(l, exps, c) for l, c in zip(momenta, columns)]
 
@@ -261,10 +278,12 @@ def _basis_shells(doc, where):
     if not isinstance(atom_map, list) or not all(isinstance(k, str) for k in atom_map):
         raise InputError(f"{where}: wavefunction.basis.atom_map must be a list of center_data keys")
     if len(atom_map) != len(symbols):
-        raise InputError(f"{where}: wavefunction.basis.atom_map has {len(atom_map)} entries for "
-                         f"{len(symbols)} atoms")
-    center_data = _object(_member(basis_doc, "center_data", where, "wavefunction.basis.center_data"),
-                          where, "wavefunction.basis.center_data")
+        raise InputError(f"{where}: wavefunction.basis.atom_map has {len(atom_map)} entries for {len(symbols)} atoms")
+    center_data = _object(
+        _member(basis_doc, "center_data", where, "wavefunction.basis.center_data"),
+        where,
+        "wavefunction.basis.center_data",
+    )
     name = basis_doc.get("name", "")
     if not isinstance(name, str):
         raise InputError(f"{where}: wavefunction.basis.name must be a string, got {_show(name)}")
@@ -285,8 +304,10 @@ def _basis_shells(doc, where):
         for index, entry in enumerate(entries):
             shell_pure, parts = _shell_data(entry, where, f"{field}.electron_shells[{index}]")
             if pure is not None and shell_pure != pure:
-                raise InputError(f"{where}: {field}.electron_shells[{index}].harmonic_type mixes "
-                                 "spherical and cartesian shells, which hartree does not support")
+                raise InputError(
+                    f"{where}: {field}.electron_shells[{index}].harmonic_type mixes "
+                    "spherical and cartesian shells, which hartree does not support"
+                )
             pure = shell_pure
             for l, exps, coeffs in parts:
                 with np.errstate(all="ignore"):
@@ -295,8 +316,10 @@ def _basis_shells(doc, where):
                     except (ValueError, ZeroDivisionError, OverflowError):
                         scaled = np.array([math.nan])
                 if not np.all(np.isfinite(scaled)):
-                    raise InputError(f"{where}: {field}.electron_shells[{index}] cannot be normalised "
-                                     "(zero coefficients or exponents out of range)")
+                    raise InputError(
+                        f"{where}: {field}.electron_shells[{index}] cannot be normalised "
+                        "(zero coefficients or exponents out of range)"
+                    )
                 shells.append((atom, l, exps, scaled))
     if not shells:
         raise InputError(f"{where}: wavefunction.basis has no shells")
@@ -307,8 +330,9 @@ def _basis_shells(doc, where):
     props = doc.get("properties")
     nbasis = props.get("calcinfo_nbasis") if isinstance(props, dict) else None
     if nbasis is not None and _count(nbasis, where, "properties.calcinfo_nbasis", 1) != nao:
-        raise InputError(f"{where}: properties.calcinfo_nbasis is {nbasis} but wavefunction.basis "
-                         f"holds {nao} functions")
+        raise InputError(
+            f"{where}: properties.calcinfo_nbasis is {nbasis} but wavefunction.basis holds {nao} functions"
+        )
     return pure, name, shells
 
 
@@ -318,11 +342,18 @@ def basis_from_qcschema(doc, where=_DOC):
     pure, name, shells = _basis_shells(doc, where)
     nprim = [len(exps) for _, _, exps, _ in shells]
     try:
-        return Basis(name=name, pure=pure, shell_atom=[s[0] for s in shells], shell_l=[s[1] for s in shells],
-                     shell_nprim=nprim, shell_prim_start=np.concatenate([[0], np.cumsum(nprim)[:-1]]),
-                     shell_center=coords[[s[0] for s in shells]],
-                     exponents=np.concatenate([s[2] for s in shells]),
-                     coefficients=np.concatenate([s[3] for s in shells]), atom_symbols=tuple(symbols))
+        return Basis(
+            name=name,
+            pure=pure,
+            shell_atom=[s[0] for s in shells],
+            shell_l=[s[1] for s in shells],
+            shell_nprim=nprim,
+            shell_prim_start=np.concatenate([[0], np.cumsum(nprim)[:-1]]),
+            shell_center=coords[[s[0] for s in shells]],
+            exponents=np.concatenate([s[2] for s in shells]),
+            coefficients=np.concatenate([s[3] for s in shells]),
+            atom_symbols=tuple(symbols),
+        )
     except ValueError as exc:
         raise InputError(f"{where}: wavefunction.basis is not a basis hartree can use ({exc})") from None
 
@@ -338,6 +369,8 @@ def read_wavefunction(path):
     basis = basis_from_qcschema(doc, where)
     electrons = float(np.sum(mo_occ))
     if abs(electrons - molecule.nelectron) > 1e-6:
-        raise InputError(f"{where}: the wavefunction occupations hold {electrons:g} electrons, but the "
-                         f"molecule has {molecule.nelectron}")
+        raise InputError(
+            f"{where}: the wavefunction occupations hold {electrons:g} electrons, but the "
+            f"molecule has {molecule.nelectron}"
+        )
     return molecule, basis, mo_energy, mo_coeff, mo_occ

@@ -7,8 +7,6 @@ Modules: mgemm (front end, CPU schemes, policy), ozaki (INT8-slice split, CPU re
 mgemm_gpu (cuBLAS TF32/INT8 GEMMs, GPU slicing, streamed cleaver; cupy imported lazily).
 """
 
-from .mgemm import (PRECISIONS, MGEMMInfo, choose_mixed, choose_precision, error_bound,
-                    estimated_error, mgemm)
+from .mgemm import PRECISIONS, MGEMMInfo, choose_mixed, choose_precision, error_bound, estimated_error, mgemm
 
-__all__ = ["mgemm", "MGEMMInfo", "PRECISIONS", "error_bound", "choose_precision",
-           "estimated_error", "choose_mixed"]
+__all__ = ["mgemm", "MGEMMInfo", "PRECISIONS", "error_bound", "choose_precision", "estimated_error", "choose_mixed"]

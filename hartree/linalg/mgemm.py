@@ -77,9 +77,9 @@ from hartree.xp import array_module, sparse_module
 from . import ozaki
 
 PRECISIONS = ("fp64", "fp32", "tf32", "tf32x3", "heterogeneous", "bitwise", "ozaki", "mixed")
-U32 = 2.0 ** -24
-U64 = 2.0 ** -53
-TF32_INPUT = 2.1 * 2.0 ** -10          # relative error of one FP32 -> TF32 input conversion x2
+U32 = 2.0**-24
+U64 = 2.0**-53
+TF32_INPUT = 2.1 * 2.0**-10  # relative error of one FP32 -> TF32 input conversion x2
 #: "mixed" asks for FP32-level accuracy, delivered as fast as the device allows: RI-MP2 with
 #: FP32 (ia|jb) GEMMs is off by 4e-7 Eh for taxol/cc-pVDZ (mp2 helper, H200, batch 1), 400x
 #: below 0.1 kcal/mol.  (The seed's 10 kcal/mol SGEMM error for valinomycin came from a
@@ -92,8 +92,7 @@ OZAKI_ACCURACY = 4.0 * U64
 #: ~0.3 ms of launches per Ozaki call.  The INT8 split is chosen only when predicted
 #: GPU_SPLIT_GAIN times faster than DGEMM (TF32 ~6x DGEMM; tf32x3, one TF32 GEMM with
 #: inner dimension 3k, ~2x DGEMM where the splitting passes are small next to the GEMM).
-GPU_RATES = {"fp64": 6.0e13, "tf32": 3.7e14, "int8": 1.5e15, "bandwidth": 2.5e12,
-             "fixed_s": 3.0e-4}
+GPU_RATES = {"fp64": 6.0e13, "tf32": 3.7e14, "int8": 1.5e15, "bandwidth": 2.5e12, "fixed_s": 3.0e-4}
 GPU_SPLIT_GAIN = 1.1
 
 
@@ -102,8 +101,7 @@ def ozaki_seconds(m, n, k, slices, rates=GPU_RATES):
     (operands read ~3x, slices written, INT32 diagonals and the FP64 result) + the
     S (S + 1) / 2 INT8 GEMM-equivalents."""
     traffic = (24 + slices) * (m * k + n * k) + (4 * slices + 8) * m * n
-    return (rates["fixed_s"] + traffic / rates["bandwidth"]
-            + ozaki.gemm_count(slices) * 2.0 * m * n * k / rates["int8"])
+    return rates["fixed_s"] + traffic / rates["bandwidth"] + ozaki.gemm_count(slices) * 2.0 * m * n * k / rates["int8"]
 
 
 def tf32x3_seconds(m, n, k, rates=GPU_RATES):
@@ -111,8 +109,7 @@ def tf32x3_seconds(m, n, k, rates=GPU_RATES):
     operands (~56 bytes per element), one TF32 GEMM with inner dimension 3k, and the
     FP32 -> FP64 conversion of the output."""
     traffic = 56 * (m * k + n * k) + 16 * m * n
-    return (rates["fixed_s"] + traffic / rates["bandwidth"]
-            + 3 * 2.0 * m * n * k / rates["tf32"])
+    return rates["fixed_s"] + traffic / rates["bandwidth"] + 3 * 2.0 * m * n * k / rates["tf32"]
 
 
 def dgemm_seconds(m, n, k, rates=GPU_RATES):
@@ -122,12 +119,17 @@ def dgemm_seconds(m, n, k, rates=GPU_RATES):
 
 def _bytes(precision, slices=None):
     """(bytes per operand element, bytes per output element) of a tile's working set."""
-    if precision == "ozaki":                 # + INT8 slices; output + INT32 diagonals P_d
+    if precision == "ozaki":  # + INT8 slices; output + INT32 diagonals P_d
         s = slices or ozaki.MAX_SLICES
         return 16 + s, 8 + 4 * s
-    return {"fp64": (8, 8), "fp32": (12, 12), "tf32": (12, 12), "tf32x3": (40, 12),
-            "heterogeneous": (12, 12),
-            "bitwise": (16, 12)}[precision]
+    return {
+        "fp64": (8, 8),
+        "fp32": (12, 12),
+        "tf32": (12, 12),
+        "tf32x3": (40, 12),
+        "heterogeneous": (12, 12),
+        "bitwise": (16, 12),
+    }[precision]
 
 
 @dataclass
@@ -221,9 +223,9 @@ def _heterogeneous_tile(xp, a, b, da, db, info):
     c = (a_s.astype(xp.float32) @ b_s.astype(xp.float32)).astype(xp.float64)
     info.low_precision_gemms += 1
     if na:
-        c += a_l @ b                         # sparse (m x k) @ dense (k x n)
+        c += a_l @ b  # sparse (m x k) @ dense (k x n)
     if nb:
-        c += (b_l.T @ a_s.T).T               # A_S B_L as (B_L^T A_S^T)^T
+        c += (b_l.T @ a_s.T).T  # A_S B_L as (B_L^T A_S^T)^T
     info.n_large = (info.n_large[0] + na, info.n_large[1] + nb)
     info.fp64_flops += 2.0 * (na * b.shape[1] + nb * a.shape[0])
     return c
@@ -269,6 +271,7 @@ def _tf32_tile(xp, a, b):
         b32 = _round_tf32(np.ascontiguousarray(b, dtype=np.float32))
         return (a32 @ b32).astype(np.float64)
     from . import mgemm_gpu
+
     return mgemm_gpu.tf32_matmul(a, b).astype(xp.float64)
 
 
@@ -281,8 +284,7 @@ def _tf32x3_tile(xp, a, b):
     b32 = b.astype(xp.float32, copy=False)
     a_hi, b_hi = _round_tf32(a32), _round_tf32(b32)
     a_lo, b_lo = _round_tf32(a32 - a_hi), _round_tf32(b32 - b_hi)
-    return _tf32_tile(xp, xp.concatenate([a_hi, a_hi, a_lo], axis=1),
-                      xp.concatenate([b_hi, b_lo, b_hi], axis=0))
+    return _tf32_tile(xp, xp.concatenate([a_hi, a_hi, a_lo], axis=1), xp.concatenate([b_hi, b_lo, b_hi], axis=0))
 
 
 def _tile(xp, a, b, precision, info, upper_bits, slices):
@@ -290,11 +292,9 @@ def _tile(xp, a, b, precision, info, upper_bits, slices):
     if precision == "fp64":
         info.fp64_flops += 2.0 * a.shape[0] * a.shape[1] * b.shape[1]
         return a.astype(xp.float64, copy=False) @ b.astype(xp.float64, copy=False)
-    info.low_precision_gemms += {"fp32": 1, "tf32": 1, "tf32x3": 1,
-                                 "ozaki": slices}.get(precision, 0)
+    info.low_precision_gemms += {"fp32": 1, "tf32": 1, "tf32x3": 1, "ozaki": slices}.get(precision, 0)
     if precision == "fp32":
-        return (a.astype(xp.float32, copy=False) @ b.astype(xp.float32, copy=False)
-                ).astype(xp.float64)
+        return (a.astype(xp.float32, copy=False) @ b.astype(xp.float32, copy=False)).astype(xp.float64)
     if precision == "tf32":
         return _tf32_tile(xp, a, b)
     if precision == "tf32x3":
@@ -307,16 +307,20 @@ def _tile(xp, a, b, precision, info, upper_bits, slices):
     if xp is np:
         return ozaki.ozaki_product(np, a, b, slices)
     from . import mgemm_gpu
+
     return mgemm_gpu.ozaki_int8(a, b, slices)
 
 
 def _bound_coefficient(precision, k, upper_bits=12):
     """Relative (to |A||B|) worst-case bound of the floating-point schemes (docstring)."""
-    return {"fp64": 2.0 * k * U64, "fp32": 2.0 * (k + 2) * U32,
-            "tf32": TF32_INPUT + 2.0 * (k + 2) * U32,
-            "tf32x3": 2.0 ** -18 + 3.0 * (k + 2) * U32,
-            "heterogeneous": 2.0 * (k + 2) * U32,
-            "bitwise": (3.0 * (k + 2) + 2.0 ** (4 - upper_bits)) * U32}[precision]
+    return {
+        "fp64": 2.0 * k * U64,
+        "fp32": 2.0 * (k + 2) * U32,
+        "tf32": TF32_INPUT + 2.0 * (k + 2) * U32,
+        "tf32x3": 2.0**-18 + 3.0 * (k + 2) * U32,
+        "heterogeneous": 2.0 * (k + 2) * U32,
+        "bitwise": (3.0 * (k + 2) + 2.0 ** (4 - upper_bits)) * U32,
+    }[precision]
 
 
 def estimated_error(precision, k, *, slices=None, upper_bits=12, ranges=(2.0, 2.0)):
@@ -356,8 +360,9 @@ def choose_precision(m, n, k, accuracy, device="cpu", ranges=(2.0, 2.0)):
         return "tf32x3", f"tf32x3 bound {x3_bound:.1e} meets accuracy {accuracy:.1e} (gpu)"
     s = ozaki.slices_for(accuracy, k, *ranges)
     t8 = ozaki_seconds(m, n, k, s)
-    why = (f"ozaki {s} slices meet accuracy {accuracy:.1e}: predicted {t8 * 1e3:.3g} ms vs "
-           f"DGEMM {t64 * 1e3:.3g} ms (gpu)")
+    why = (
+        f"ozaki {s} slices meet accuracy {accuracy:.1e}: predicted {t8 * 1e3:.3g} ms vs DGEMM {t64 * 1e3:.3g} ms (gpu)"
+    )
     if t8 * GPU_SPLIT_GAIN <= t64:
         return "ozaki", why
     return "fp64", why
@@ -380,8 +385,10 @@ def choose_mixed(m, n, k, device="cpu", ranges=(2.0, 2.0)):
     # tf32x3 measured 2e-6 RMS on the RI-MP2 shape (FP32: 7.6e-8) and slower than DGEMM
     # (batch 2): reported in the reason, not chosen
     precision, t = "ozaki", t8
-    why = (f"FP32-level target {target:.1e}: predicted ozaki S={s} {t8 * 1e3:.3g} ms, "
-           f"tf32x3 {tx3 * 1e3:.3g} ms, DGEMM {t64 * 1e3:.3g} ms (gpu)")
+    why = (
+        f"FP32-level target {target:.1e}: predicted ozaki S={s} {t8 * 1e3:.3g} ms, "
+        f"tf32x3 {tx3 * 1e3:.3g} ms, DGEMM {t64 * 1e3:.3g} ms (gpu)"
+    )
     if t * GPU_SPLIT_GAIN > t64:
         return "fp64", None, why
     return precision, (s if precision == "ozaki" else None), why
@@ -391,13 +398,26 @@ def _ranges(xp, a, b):
     """(dynamic range of A's rows, of B's columns) over k (ozaki.dynamic_range)."""
     if xp is np:
         return ozaki.dynamic_range(np, a), ozaki.dynamic_range(np, b.T)
-    from . import mgemm_gpu                  # one fused pass per operand on the device
+    from . import mgemm_gpu  # one fused pass per operand on the device
+
     return mgemm_gpu.dynamic_range(a), mgemm_gpu.dynamic_range(b.T)
 
 
-def mgemm(a, b, *, transa=False, transb=False, precision="fp64", memory_budget=None,
-          device=None, cutoff=None, upper_bits=12, slices=None, accuracy=None,
-          return_info=False):
+def mgemm(
+    a,
+    b,
+    *,
+    transa=False,
+    transb=False,
+    precision="fp64",
+    memory_budget=None,
+    device=None,
+    cutoff=None,
+    upper_bits=12,
+    slices=None,
+    accuracy=None,
+    return_info=False,
+):
     """op(a) @ op(b) in float64 by the chosen scheme (see the module docstring).
 
     a, b: 2-D numpy or cupy arrays (any float dtype; float32 operands are used as they are
@@ -419,8 +439,7 @@ def mgemm(a, b, *, transa=False, transb=False, precision="fp64", memory_budget=N
     """
     requested = precision
     if precision not in PRECISIONS + ("auto",):
-        raise InputError(f"unknown mgemm precision {precision!r}; choose one of "
-                         f"{', '.join(PRECISIONS + ('auto',))}")
+        raise InputError(f"unknown mgemm precision {precision!r}; choose one of {', '.join(PRECISIONS + ('auto',))}")
     if np.ndim(a) != 2 or np.ndim(b) != 2:
         raise InputError(f"mgemm needs 2-D operands, got {np.ndim(a)}-D and {np.ndim(b)}-D")
     xp = array_module(a, b)
@@ -432,6 +451,7 @@ def mgemm(a, b, *, transa=False, transb=False, precision="fp64", memory_budget=N
     host_streamed = on_gpu and xp is np
     if host_streamed:
         from hartree.gpu.device import gpu_status
+
         ok, why = gpu_status()
         if not ok:
             raise DeviceError(f"mgemm device='gpu' needs a usable GPU: {why}")
@@ -439,23 +459,23 @@ def mgemm(a, b, *, transa=False, transb=False, precision="fp64", memory_budget=N
     if xp is not np and (a.__class__ is not b.__class__):
         a, b = xp.asarray(a), xp.asarray(b)
     keep32 = precision in ("fp32", "tf32", "tf32x3")
-    a, b = (x if (keep32 and x.dtype == np.float32) or x.dtype == np.float64
-            else x.astype(np.float64) for x in (a, b))
+    a, b = (x if (keep32 and x.dtype == np.float32) or x.dtype == np.float64 else x.astype(np.float64) for x in (a, b))
     a = a.T if transa else a
     b = b.T if transb else b
     m, k = a.shape
     k2, n = b.shape
     if k != k2:
         raise InputError(f"mgemm shapes do not match: op(a) is {m}x{k}, op(b) is {k2}x{n}")
-    info = MGEMMInfo(precision=precision, shape=(m, n, k), requested=requested,
-                     device="gpu (cupy)" if on_gpu else "cpu (numpy)")
+    info = MGEMMInfo(
+        precision=precision, shape=(m, n, k), requested=requested, device="gpu (cupy)" if on_gpu else "cpu (numpy)"
+    )
     dev = "gpu" if on_gpu else "cpu"
     ranges = (2.0, 2.0)
     if precision in ("mixed", "auto"):
         if precision == "auto" and accuracy is None:
             raise InputError('mgemm precision="auto" needs an accuracy target')
         if on_gpu and dgemm_seconds(m, n, k) > GPU_RATES["fixed_s"]:
-            ranges = _ranges(xp, a, b)            # only where the split could pay
+            ranges = _ranges(xp, a, b)  # only where the split could pay
         if precision == "mixed":
             precision, s_mixed, why = choose_mixed(m, n, k, dev, ranges)
             slices = s_mixed if slices is None else slices
@@ -484,10 +504,9 @@ def mgemm(a, b, *, transa=False, transb=False, precision="fp64", memory_budget=N
         else:
             da, db = (float(x) for x in cutoff)
         info.cutoff = (da, db)
-    info.estimated_error = estimated_error(precision, k, slices=slices,
-                                           upper_bits=upper_bits, ranges=ranges)
+    info.estimated_error = estimated_error(precision, k, slices=slices, upper_bits=upper_bits, ranges=ranges)
     k_limit = None
-    if precision == "ozaki":          # keep every INT32 diagonal product exact (ozaki.py)
+    if precision == "ozaki":  # keep every INT32 diagonal product exact (ozaki.py)
         k_limit = max(16, (ozaki.K_LIMIT_INT32 // slices) // 16 * 16 - 16)
     if min(m, n, k) == 0:
         c = xp.zeros((m, n))
@@ -495,6 +514,7 @@ def mgemm(a, b, *, transa=False, transb=False, precision="fp64", memory_budget=N
         return (c, info) if return_info else c
     if host_streamed:
         from . import mgemm_gpu
+
         budget = memory_budget or int(0.6 * mgemm_gpu.device_free_bytes() / 2)
         tile = _tile_shape(m, n, k, budget, precision, k_limit, slices)
         info.tile = tile
@@ -509,10 +529,11 @@ def mgemm(a, b, *, transa=False, transb=False, precision="fp64", memory_budget=N
         # cupy operands: the schemes' workspace (copies, slices, INT32 diagonals) must fit
         # in 60% of the free device memory; the operands themselves are already there
         from . import mgemm_gpu
+
         memory_budget = int(0.6 * mgemm_gpu.device_free_bytes()) + 8 * (m * k + k * n)
     mt, nt, kt = _tile_shape(m, n, k, memory_budget, precision, k_limit, slices)
     info.tile = (mt, nt, kt)
-    if (mt, nt, kt) == (m, n, k):             # one tile: no copies, no accumulation pass
+    if (mt, nt, kt) == (m, n, k):  # one tile: no copies, no accumulation pass
         c = _tile(xp, a, b, precision, info, upper_bits, slices)
         info.tiles = 1
         info.wall_time = time.perf_counter() - t0
@@ -521,17 +542,15 @@ def mgemm(a, b, *, transa=False, transb=False, precision="fp64", memory_budget=N
     for i0 in range(0, m, mt):
         for j0 in range(0, n, nt):
             for p0 in range(0, k, kt):
-                at = xp.ascontiguousarray(a[i0:i0 + mt, p0:p0 + kt])
-                bt = xp.ascontiguousarray(b[p0:p0 + kt, j0:j0 + nt])
-                c[i0:i0 + mt, j0:j0 + nt] += _tile(xp, at, bt, precision, info, upper_bits,
-                                                   slices)
+                at = xp.ascontiguousarray(a[i0 : i0 + mt, p0 : p0 + kt])
+                bt = xp.ascontiguousarray(b[p0 : p0 + kt, j0 : j0 + nt])
+                c[i0 : i0 + mt, j0 : j0 + nt] += _tile(xp, at, bt, precision, info, upper_bits, slices)
                 info.tiles += 1
     info.wall_time = time.perf_counter() - t0
     return (c, info) if return_info else c
 
 
-def error_bound(a, b, precision, *, transa=False, transb=False, cutoff=None, upper_bits=12,
-                slices=None):
+def error_bound(a, b, precision, *, transa=False, transb=False, cutoff=None, upper_bits=12, slices=None):
     """Elementwise bound (m, n) float64 on |mgemm(a, b) - a b| advertised for ``precision``
     (module docstring; ozaki needs ``slices``); computed in float64 from |A|, |B| (numpy
     only)."""
@@ -561,8 +580,7 @@ def error_bound(a, b, precision, *, transa=False, transb=False, cutoff=None, upp
             raise InputError("error_bound for ozaki needs slices")
         ra = np.max(np.abs(a), axis=1, keepdims=True) if k else np.zeros((a.shape[0], 1))
         cb = np.max(np.abs(b), axis=0, keepdims=True) if k else np.zeros((1, b.shape[1]))
-        return (ozaki.bound_factor(slices, k) * (ra * cb)
-                + (2.0 * slices + 2.0 + 4.0 * k) * U64 * absab)
+        return ozaki.bound_factor(slices, k) * (ra * cb) + (2.0 * slices + 2.0 + 4.0 * k) * U64 * absab
     raise InputError(f"unknown mgemm precision {precision!r}")
 
 
@@ -571,6 +589,16 @@ def gemm_flops(m, n, k):
     return 2.0 * m * n * k
 
 
-__all__ = ["mgemm", "MGEMMInfo", "PRECISIONS", "error_bound", "gemm_flops", "choose_precision",
-           "estimated_error", "choose_mixed", "ozaki_seconds", "dgemm_seconds",
-           "tf32x3_seconds"]
+__all__ = [
+    "mgemm",
+    "MGEMMInfo",
+    "PRECISIONS",
+    "error_bound",
+    "gemm_flops",
+    "choose_precision",
+    "estimated_error",
+    "choose_mixed",
+    "ozaki_seconds",
+    "dgemm_seconds",
+    "tf32x3_seconds",
+]

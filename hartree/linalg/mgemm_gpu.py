@@ -95,7 +95,7 @@ _kernels = {}
 def _cupy():
     try:
         import cupy
-    except ImportError as exc:                  # pragma: no cover - only without cupy
+    except ImportError as exc:  # pragma: no cover - only without cupy
         raise DeviceError("mgemm on the GPU needs cupy") from exc
     return cupy
 
@@ -112,19 +112,37 @@ def _kernel(name):
 def _cublas():
     cp = _cupy()
     from cupy_backends.cuda.libs import cublas
+
     return cublas, cp.cuda.device.get_cublas_handle()
 
 
-def _gemm_ex(transa, transb, m, n, k, alpha, a_ptr, atype, lda, b_ptr, btype, ldb, beta,
-             c_ptr, ctype, ldc, compute):
+def _gemm_ex(transa, transb, m, n, k, alpha, a_ptr, atype, lda, b_ptr, btype, ldb, beta, c_ptr, ctype, ldc, compute):
     """cublasGemmEx (column-major) with host scalars alpha, beta (numpy 0-d arrays)."""
     cublas, handle = _cublas()
     mode = cublas.getPointerMode(handle)
-    cublas.setPointerMode(handle, 0)            # CUBLAS_POINTER_MODE_HOST
+    cublas.setPointerMode(handle, 0)  # CUBLAS_POINTER_MODE_HOST
     try:
-        cublas.gemmEx(handle, transa, transb, m, n, k, alpha.ctypes.data, a_ptr, atype, lda,
-                      b_ptr, btype, ldb, beta.ctypes.data, c_ptr, ctype, ldc, compute,
-                      CUBLAS_GEMM_DEFAULT)
+        cublas.gemmEx(
+            handle,
+            transa,
+            transb,
+            m,
+            n,
+            k,
+            alpha.ctypes.data,
+            a_ptr,
+            atype,
+            lda,
+            b_ptr,
+            btype,
+            ldb,
+            beta.ctypes.data,
+            c_ptr,
+            ctype,
+            ldc,
+            compute,
+            CUBLAS_GEMM_DEFAULT,
+        )
     finally:
         cublas.setPointerMode(handle, mode)
 
@@ -143,8 +161,25 @@ def tf32_matmul(a, b):
         return c
     one, zero = np.array(1.0, np.float32), np.array(0.0, np.float32)
     # C^T (n x m) = B^T (n x k) A^T (k x m), all column-major views of the row-major arrays
-    _gemm_ex(CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, one, b.data.ptr, CUDA_R_32F, n, a.data.ptr,
-             CUDA_R_32F, k, zero, c.data.ptr, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32)
+    _gemm_ex(
+        CUBLAS_OP_N,
+        CUBLAS_OP_N,
+        n,
+        m,
+        k,
+        one,
+        b.data.ptr,
+        CUDA_R_32F,
+        n,
+        a.data.ptr,
+        CUDA_R_32F,
+        k,
+        zero,
+        c.data.ptr,
+        CUDA_R_32F,
+        n,
+        CUBLAS_COMPUTE_32F_FAST_TF32,
+    )
     return c
 
 
@@ -160,8 +195,25 @@ def int8_gemm_nt(x, y, out):
     one, zero = np.array(1, np.int32), np.array(0, np.int32)
     # C^T (np_ x mp, column-major = out row-major) = Y (np_ x K) X^T: "TN" form, Y and X
     # stored column-major as (K x np_) and (K x mp) with leading dimension ld
-    _gemm_ex(CUBLAS_OP_T, CUBLAS_OP_N, np_, mp, kk, one, y.data.ptr, CUDA_R_8I, ld,
-             x.data.ptr, CUDA_R_8I, ld, zero, out.data.ptr, CUDA_R_32I, np_, CUBLAS_COMPUTE_32I)
+    _gemm_ex(
+        CUBLAS_OP_T,
+        CUBLAS_OP_N,
+        np_,
+        mp,
+        kk,
+        one,
+        y.data.ptr,
+        CUDA_R_8I,
+        ld,
+        x.data.ptr,
+        CUDA_R_8I,
+        ld,
+        zero,
+        out.data.ptr,
+        CUDA_R_32I,
+        np_,
+        CUBLAS_COMPUTE_32I,
+    )
     return out
 
 
@@ -199,17 +251,27 @@ def slice_rows_int8(x, nslice, reverse=False):
     cp = _cupy()
     x = cp.ascontiguousarray(x, dtype=cp.float64)
     rows, cols = x.shape
-    amax, _ = row_absmax_sum(x)              # same maxima as ozaki.row_exponents
+    amax, _ = row_absmax_sum(x)  # same maxima as ozaki.row_exponents
     inv, _ = ozaki.exponents_from_max(cp, amax)
     kp = _padded(cols)
     out = cp.zeros((_padded(rows), nslice, kp), dtype=cp.int8)
     total = rows * cols
     if total:
         threads = 256
-        _kernel("hartree_ozaki_slice")(((total + threads - 1) // threads,), (threads,),
-                                       (x, inv, out, np.int64(rows), np.int64(cols),
-                                        np.int64(kp), np.int32(nslice),
-                                        np.int32(1 if reverse else 0)))
+        _kernel("hartree_ozaki_slice")(
+            ((total + threads - 1) // threads,),
+            (threads,),
+            (
+                x,
+                inv,
+                out,
+                np.int64(rows),
+                np.int64(cols),
+                np.int64(kp),
+                np.int32(nslice),
+                np.int32(1 if reverse else 0),
+            ),
+        )
     return out, inv[:, None]
 
 
@@ -229,10 +291,22 @@ def ozaki_int8(a, b, nslice):
     mp, np_ = p.shape[1], p.shape[2]
     c = cp.empty((m, n))
     threads = 256
-    _kernel("hartree_ozaki_sum")(((m * n + threads - 1) // threads,), (threads,),
-                                 (p, np.int64(mp * np_), np.int64(np_), np.int32(nslice),
-                                  np.int32(nslice + 1), ia, cp.ascontiguousarray(ib[:, 0]), c,
-                                  np.int64(m), np.int64(n)))
+    _kernel("hartree_ozaki_sum")(
+        ((m * n + threads - 1) // threads,),
+        (threads,),
+        (
+            p,
+            np.int64(mp * np_),
+            np.int64(np_),
+            np.int32(nslice),
+            np.int32(nslice + 1),
+            ia,
+            cp.ascontiguousarray(ib[:, 0]),
+            c,
+            np.int64(m),
+            np.int64(n),
+        ),
+    )
     return c
 
 
@@ -253,9 +327,9 @@ def ozaki_diagonals(qa, qb, nslice, out=None):
     if out is None:
         p = cp.empty((nslice, mp, np_), dtype=cp.int32)
     else:
-        p = out.reshape(-1)[:nslice * mp * np_].reshape(nslice, mp, np_)
+        p = out.reshape(-1)[: nslice * mp * np_].reshape(nslice, mp, np_)
     for t, d in enumerate(range(nslice + 1, 1, -1)):
-        int8_gemm_nt(qa2[:, :(d - 1) * kp], qb2[:, (nslice - d + 1) * kp:], p[t])
+        int8_gemm_nt(qa2[:, : (d - 1) * kp], qb2[:, (nslice - d + 1) * kp :], p[t])
     return p
 
 
@@ -291,7 +365,7 @@ def streamed(a, b, tile_shape, tile_fn, info, nstreams=2):
         if pending[s] is not None:
             streams[s].synchronize()
             i0, j0, hc, _ = pending[s]
-            c[i0:i0 + hc.shape[0], j0:j0 + hc.shape[1]] += hc
+            c[i0 : i0 + hc.shape[0], j0 : j0 + hc.shape[1]] += hc
             pending[s] = None
 
     idx = 0
@@ -300,29 +374,37 @@ def streamed(a, b, tile_shape, tile_fn, info, nstreams=2):
             for p0 in range(0, k, kt):
                 s = idx % nstreams
                 idx += 1
-                flush(s)                                   # slot free again
+                flush(s)  # slot free again
                 ma, na, ka = min(mt, m - i0), min(nt, n - j0), min(kt, k - p0)
-                ha = host_a[s][:ma * ka].reshape(ma, ka)
-                hb = host_b[s][:ka * na].reshape(ka, na)
-                np.copyto(ha, a[i0:i0 + ma, p0:p0 + ka])
-                np.copyto(hb, b[p0:p0 + ka, j0:j0 + na])
+                ha = host_a[s][: ma * ka].reshape(ma, ka)
+                hb = host_b[s][: ka * na].reshape(ka, na)
+                np.copyto(ha, a[i0 : i0 + ma, p0 : p0 + ka])
+                np.copyto(hb, b[p0 : p0 + ka, j0 : j0 + na])
                 with streams[s]:
                     da = cp.empty((ma, ka))
                     db = cp.empty((ka, na))
                     da.set(ha, stream=streams[s])
                     db.set(hb, stream=streams[s])
                     dc = tile_fn(da, db)
-                    hc = host_c[s][:ma * na].reshape(ma, na)
+                    hc = host_c[s][: ma * na].reshape(ma, na)
                     dc.get(stream=streams[s], out=hc, blocking=False)
                 pending[s] = (i0, j0, hc, idx)
                 info.tiles += 1
                 info.transfer_bytes += 8 * (ma * ka + ka * na + ma * na)
     for s in sorted(range(nstreams), key=lambda s: -1 if pending[s] is None else pending[s][3]):
-        flush(s)                                           # in issue order (same sums as CPU)
+        flush(s)  # in issue order (same sums as CPU)
     info.streams = nstreams
     return c
 
 
-__all__ = ["row_absmax_sum", "dynamic_range", "tf32_matmul", "int8_gemm_nt", "slice_rows_int8",
-           "ozaki_int8", "ozaki_diagonals", "streamed",
-           "device_free_bytes"]
+__all__ = [
+    "row_absmax_sum",
+    "dynamic_range",
+    "tf32_matmul",
+    "int8_gemm_nt",
+    "slice_rows_int8",
+    "ozaki_int8",
+    "ozaki_diagonals",
+    "streamed",
+    "device_free_bytes",
+]

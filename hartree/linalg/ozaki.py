@@ -46,7 +46,7 @@ SLICE_BITS = 7
 K_LIMIT_INT32 = (2**31 - 1) // (127 * 127)
 #: most slices supported (9 x 7 = 63 bits covers FP64's 53 plus 10 bits of row dynamic range)
 MAX_SLICES = 12
-U64 = 2.0 ** -53
+U64 = 2.0**-53
 
 
 def exponents_from_max(xp, amax):
@@ -74,13 +74,13 @@ def slice_rows(xp, x, nslice, reverse=False, dtype=None):
     (1-based) at position s - 1, or at nslice - s with ``reverse``; inv_scale (rows, 1) =
     2^-e_i."""
     inv, _ = row_exponents(xp, x)
-    r = x * inv                             # exact: power of two; |128 r| < 127.5
+    r = x * inv  # exact: power of two; |128 r| < 127.5
     out = xp.zeros((x.shape[0], nslice, x.shape[1]), dtype=dtype or xp.float64)
     for s in range(nslice):
         t = r * 128.0
-        q = xp.rint(t)                      # nearest (ties to even, as CUDA's rint)
+        q = xp.rint(t)  # nearest (ties to even, as CUDA's rint)
         out[:, nslice - 1 - s if reverse else s, :] = q
-        r = t - q                           # exact; |r| <= 1/2
+        r = t - q  # exact; |r| <= 1/2
     return out, inv
 
 
@@ -95,8 +95,8 @@ def diagonal_products(xp, qa, qb, nslice, int_gemm):
     qa2 = qa.reshape(m, nslice * k)
     qb2 = qb.reshape(n, nslice * k)
     c = xp.zeros((m, n))
-    for d in range(nslice + 1, 1, -1):      # smallest contributions first
-        p = int_gemm(qa2[:, :(d - 1) * k], qb2[:, (nslice - d + 1) * k:])
+    for d in range(nslice + 1, 1, -1):  # smallest contributions first
+        p = int_gemm(qa2[:, : (d - 1) * k], qb2[:, (nslice - d + 1) * k :])
         c += p.astype(xp.float64) * 2.0 ** (-SLICE_BITS * d)
     return c
 
@@ -107,7 +107,7 @@ def ozaki_product(xp, a, b, nslice):
     qa, ia = slice_rows(xp, a, nslice)
     qb, ib = slice_rows(xp, xp.ascontiguousarray(b.T), nslice, reverse=True)
     c = diagonal_products(xp, qa, qb, nslice, lambda x, y: x @ y.T)
-    return c / ia / ib.T                    # exact: powers of two
+    return c / ia / ib.T  # exact: powers of two
 
 
 def gemm_count(nslice):
@@ -154,7 +154,18 @@ def slices_for(accuracy, k, range_a=2.0, range_b=2.0):
     return MAX_SLICES
 
 
-__all__ = ["exponents_from_max", "slice_rows", "diagonal_products", "ozaki_product",
-           "row_exponents", "gemm_count",
-           "bound_factor", "estimate_factor", "slices_for", "dynamic_range", "K_LIMIT_INT32",
-           "SLICE_BITS", "MAX_SLICES"]
+__all__ = [
+    "exponents_from_max",
+    "slice_rows",
+    "diagonal_products",
+    "ozaki_product",
+    "row_exponents",
+    "gemm_count",
+    "bound_factor",
+    "estimate_factor",
+    "slices_for",
+    "dynamic_range",
+    "K_LIMIT_INT32",
+    "SLICE_BITS",
+    "MAX_SLICES",
+]

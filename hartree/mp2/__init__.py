@@ -9,5 +9,4 @@ from .aux import default_aux_name, load_aux_basis
 from .result import MP2Result
 from .rimp2 import MP2Options, frozen_core_count, kernel, run
 
-__all__ = ["run", "kernel", "MP2Options", "MP2Result", "default_aux_name", "load_aux_basis",
-           "frozen_core_count"]
+__all__ = ["run", "kernel", "MP2Options", "MP2Result", "default_aux_name", "load_aux_basis", "frozen_core_count"]

@@ -23,7 +23,7 @@ from hartree.errors import BasisError
 
 __all__ = ["default_aux_name", "load_aux_basis"]
 
-_LAST_POPLE_RIFIT_Z = 18      # 6-31G**-RIFIT and 6-311G**-RIFIT cover H-Ar
+_LAST_POPLE_RIFIT_Z = 18  # 6-31G**-RIFIT and 6-311G**-RIFIT cover H-Ar
 
 
 def _squash(name):
@@ -43,8 +43,7 @@ def default_aux_name(orbital_basis_name, numbers=()):
     m = re.fullmatch(r"(aug)?ccp(wc)?v([dtq56])z(pp)?", s)
     if m:
         aug, wc, x, pp = m.groups()
-        return (f"{'aug-' if aug else ''}cc-p{'wC' if wc else ''}V{x.upper()}Z"
-                f"{'-PP' if pp else ''}-RIFIT")
+        return f"{'aug-' if aug else ''}cc-p{'wC' if wc else ''}V{x.upper()}Z{'-PP' if pp else ''}-RIFIT"
     m = re.fullmatch(r"def2(m?)(sv\(p\)|svp|tzvpp|tzvp|qzvpp|qzvp)(d?)", s)
     if m:
         mflag, core, diffuse = m.groups()
@@ -66,8 +65,10 @@ def default_aux_name(orbital_basis_name, numbers=()):
         spec = {element_symbol(int(z)): pople for z in set(numbers) if z <= _LAST_POPLE_RIFIT_Z}
         spec["default"] = heavy
         return spec
-    raise BasisError(f"no default auxiliary basis for orbital basis {orbital_basis_name!r}; "
-                     "pass one with aux= (e.g. 'cc-pvdz-rifit')")
+    raise BasisError(
+        f"no default auxiliary basis for orbital basis {orbital_basis_name!r}; "
+        "pass one with aux= (e.g. 'cc-pvdz-rifit')"
+    )
 
 
 def load_aux_basis(molecule, orbital_basis, aux=None):
@@ -76,8 +77,7 @@ def load_aux_basis(molecule, orbital_basis, aux=None):
     cartesian as the orbital basis is."""
     if isinstance(aux, Basis):
         if aux.pure != orbital_basis.pure:
-            raise BasisError("the auxiliary basis must be spherical/cartesian like the "
-                             "orbital basis")
+            raise BasisError("the auxiliary basis must be spherical/cartesian like the orbital basis")
         return aux
     if aux is None:
         aux = default_aux_name(orbital_basis.name, [int(z) for z in molecule.numbers])

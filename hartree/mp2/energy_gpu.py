@@ -11,6 +11,7 @@ INT8 Ozaki split with an energy-calibrated slice count, and the sums
 rimp2.py) are accumulated by one fused CUDA kernel per block (_ENERGY_SOURCE), or by the
 numba kernel of rimp2.py when the driver runs on numpy (emulation).
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,8 +21,17 @@ import numpy as np
 
 from hartree.linalg.mgemm import mgemm
 
-__all__ = ["energies", "block_sizes", "gemm_nt", "Log", "sync", "calibration_note",
-           "MIXED_TARGET_EH", "MIXED_SLICES", "MIXED_SAFETY"]
+__all__ = [
+    "energies",
+    "block_sizes",
+    "gemm_nt",
+    "Log",
+    "sync",
+    "calibration_note",
+    "MIXED_TARGET_EH",
+    "MIXED_SLICES",
+    "MIXED_SAFETY",
+]
 
 _ENERGY_SOURCE = r"""
 // hartree.mp2.rimp2_gpu: energy sums of one (ia|jb) block; the element (ia|jb) is
@@ -135,8 +145,9 @@ def gemm_nt(a, b, precision, xp=np, memory_budget=None):
     """C = a b^T in float64, a (m, k), b (n, k), through ``hartree.linalg.mgemm``; returns
     (C, text naming the scheme that ran).  memory_budget: bytes for mgemm's working set (it
     cleaves the product into tiles above it; None on numpy)."""
-    c, info = mgemm(a, b, transb=True, precision=precision, return_info=True,
-                    memory_budget=None if xp is np else memory_budget)
+    c, info = mgemm(
+        a, b, transb=True, precision=precision, return_info=True, memory_budget=None if xp is np else memory_budget
+    )
     ran = info.precision
     if getattr(info, "slices", None) and ran == "ozaki":
         ran += f" ({info.slices} slices)"
@@ -153,8 +164,7 @@ class Log:
 
     def add(self, step, scheme, seconds):
         step = self.prefix + step
-        rec = self.steps.setdefault((step, scheme), {"step": step, "precision": scheme,
-                                                     "calls": 0, "seconds": 0.0})
+        rec = self.steps.setdefault((step, scheme), {"step": step, "precision": scheme, "calls": 0, "seconds": 0.0})
         rec["calls"] += 1
         rec["seconds"] += seconds
 
@@ -173,14 +183,23 @@ def sync(xp):
 # ----------------------------------------------------------------------------- energies
 def calibration_note(rec):
     """One line on a "mixed" calibration record (see _calibrate)."""
-    tried = ", ".join(f"S={t['slices']}: {t['estimated_error_eh']:.1e} Eh" if "skipped" not in t
-                      else f"S={t['slices']}: {t['skipped']}" for t in rec["tried"])
-    chosen = (f"ozaki INT8 with {rec['slices']} slices" if rec["slices"]
-              else "fp64 (no slice count met the target faster than DGEMM)")
-    return (f"mixed: (ia|jb) by {chosen}; calibrated on the energy of a "
-            f"{rec['block'][0]}x{rec['block'][1]}x{rec['block'][2]} block against FP64, "
-            f"extrapolated errors {tried} (target {rec['target_eh']:.1e} Eh / "
-            f"{MIXED_SAFETY:g})")
+    tried = ", ".join(
+        f"S={t['slices']}: {t['estimated_error_eh']:.1e} Eh"
+        if "skipped" not in t
+        else f"S={t['slices']}: {t['skipped']}"
+        for t in rec["tried"]
+    )
+    chosen = (
+        f"ozaki INT8 with {rec['slices']} slices"
+        if rec["slices"]
+        else "fp64 (no slice count met the target faster than DGEMM)"
+    )
+    return (
+        f"mixed: (ia|jb) by {chosen}; calibrated on the energy of a "
+        f"{rec['block'][0]}x{rec['block'][1]}x{rec['block'][2]} block against FP64, "
+        f"extrapolated errors {tried} (target {rec['target_eh']:.1e} Eh / "
+        f"{MIXED_SAFETY:g})"
+    )
 
 
 def block_sizes(no1, nv1, no2, nv2, naux, budget, out_bytes=16):
@@ -188,6 +207,7 @@ def block_sizes(no1, nv1, no2, nv2, naux, budget, out_bytes=16):
     block and temporaries 16; the Ozaki split's INT32 diagonals and calibration 28) plus
     operand copies and slices (up to 24 bytes per operand element) within a quarter of
     ``budget``."""
+
     def need(ni, nj):
         return out_bytes * ni * nv1 * nj * nv2 + 24 * naux * (ni * nv1 + nj * nv2)
 
@@ -223,7 +243,7 @@ class _Ctx:
     def __init__(self, xp, backend, precision, budget, log):
         self.xp, self.precision, self.budget, self.log = xp, precision, budget, log
         self.kernels = None if xp is np else _energy_kernel(backend)
-        self.calibration = []           # one record per pair sum ("mixed")
+        self.calibration = []  # one record per pair sum ("mixed")
 
 
 #: "mixed" RI-MP2: the goal for the energy error of the INT8 Ozaki (ia|jb), Eh (0.1 kcal/mol)
@@ -265,17 +285,16 @@ def _pair_sums(ctx, b1, b2, e1o, e1v, e2o, e2v, same, target):
     acc = xp.zeros(2)
     plan = _blocks(no1, no2, ni, nj, same)
     slices, done = None, None
-    if mixed:              # the calibration block's sums (in the chosen scheme) are kept
+    if mixed:  # the calibration block's sums (in the chosen scheme) are kept
         slices, first = _calibrate(ctx, blk, b1, b2, plan, nv1, nv2, (no1, no2), target)
         acc += xp.asarray(first)
         done = (plan[0][0], plan[0][2][0][0])
     # reverse-order slices of the j blocks are kept for reuse when they fit an eighth of the
     # budget (one slicing pass per j block instead of one per block pair)
-    keep = (slices is not None and xp is not np
-            and (slices + 1) * no2 * nv2 * (naux + 16) <= ctx.budget // 8)
+    keep = slices is not None and xp is not np and (slices + 1) * no2 * nv2 * (naux + 16) <= ctx.budget // 8
     jslices = {}
     for i0, i1, js in plan:
-        bi = xp.asarray(b1[i0 * nv1:i1 * nv1])
+        bi = xp.asarray(b1[i0 * nv1 : i1 * nv1])
         qa = None
         for j0, j1 in js:
             if (i0, j0) == done:
@@ -286,13 +305,13 @@ def _pair_sums(ctx, b1, b2, e1o, e1v, e2o, e2v, same, target):
                     qa = blk.slice(bi, slices, False)
                 qb = jslices.get(j0)
                 if qb is None:
-                    bj = bi if diag else xp.asarray(b2[j0 * nv2:j1 * nv2])
+                    bj = bi if diag else xp.asarray(b2[j0 * nv2 : j1 * nv2])
                     qb = blk.slice(bj, slices, True)
                     if keep:
                         jslices[j0] = qb
                 blk.ozaki(qa, qb, slices, i0, i1, j0, j1, acc)
             else:
-                bj = bi if diag else xp.asarray(b2[j0 * nv2:j1 * nv2])
+                bj = bi if diag else xp.asarray(b2[j0 * nv2 : j1 * nv2])
                 p = "fp64" if mixed else ctx.precision
                 blk.stored(bi, bj, p, i0, i1, j0, j1, acc)
     acc = acc.get() if xp is not np else acc
@@ -315,19 +334,25 @@ def _calibrate(ctx, blk, b1, b2, plan, nv1, nv2, nocc, target):
     i0, i1, js = plan[0]
     j0, j1 = js[0]
     same = blk.same
-    bi = xp.asarray(b1[i0 * nv1:i1 * nv1])
-    bj = bi if (same and j0 == i0 and j1 == i1) else xp.asarray(b2[j0 * nv2:j1 * nv2])
+    bi = xp.asarray(b1[i0 * nv1 : i1 * nv1])
+    bj = bi if (same and j0 == i0 and j1 == i1) else xp.asarray(b2[j0 * nv2 : j1 * nv2])
     m, n, k = bi.shape[0], bj.shape[0], bi.shape[1]
-    pairs_blk = float(sum((2.0 if (same and j < i) else 1.0)
-                          for i in range(i0, i1) for j in range(j0, j1)
-                          if not (same and j > i)))
+    pairs_blk = float(
+        sum((2.0 if (same and j < i) else 1.0) for i in range(i0, i1) for j in range(j0, j1) if not (same and j > i))
+    )
     pairs_all = float(nocc[0] * nocc[1])
     ctx.log.prefix = "calibration "
     ref = xp.zeros(2)
     blk.stored(bi, bj, "fp64", i0, i1, j0, j1, ref)
     ref = ref.get() if xp is not np else ref
-    rec = {"block": (m, n, k), "pairs_block": pairs_blk, "pairs_all": pairs_all,
-           "target_eh": target, "fp64": [float(ref[0]), float(ref[1])], "tried": []}
+    rec = {
+        "block": (m, n, k),
+        "pairs_block": pairs_blk,
+        "pairs_all": pairs_all,
+        "target_eh": target,
+        "fp64": [float(ref[0]), float(ref[1])],
+        "tried": [],
+    }
     ctx.calibration.append(rec)
     chosen = None
     t64 = dgemm_seconds(m, n, k)
@@ -338,7 +363,7 @@ def _calibrate(ctx, blk, b1, b2, plan, nv1, nv2, nocc, target):
         out = xp.zeros(2)
         blk.ozaki(blk.slice(bi, s, False), blk.slice(bj, s, True), s, i0, i1, j0, j1, out)
         out = out.get() if xp is not np else out
-        err = (2.0 * abs(float(out[0]) - float(ref[0])) + abs(float(out[1]) - float(ref[1])))
+        err = 2.0 * abs(float(out[0]) - float(ref[0])) + abs(float(out[1]) - float(ref[1]))
         est = err * pairs_all / max(pairs_blk, 1.0)
         rec["tried"].append({"slices": s, "block_error_eh": err, "estimated_error_eh": est})
         if est <= target / MIXED_SAFETY:
@@ -361,15 +386,25 @@ class _Block:
 
     def _tail(self, i0, i1, j0, j1, acc):
         nv1, nv2 = len(self.eh[1]), len(self.eh[3])
-        return [np.int32(i1 - i0), np.int32(nv1), np.int32(j1 - j0), np.int32(nv2), *self.ev,
-                np.int32(i0), np.int32(j0), np.int32(1 if self.same else 0), acc]
+        return [
+            np.int32(i1 - i0),
+            np.int32(nv1),
+            np.int32(j1 - j0),
+            np.int32(nv2),
+            *self.ev,
+            np.int32(i0),
+            np.int32(j0),
+            np.int32(1 if self.same else 0),
+            acc,
+        ]
 
     def _cpu_energy(self, v, i0, i1, j0, j1, acc):
         from hartree.mp2.rimp2 import _block_energy
+
         e1o, e1v, e2o, e2v = self.eh
-        d, x = _block_energy(np.ascontiguousarray(v).reshape(i1 - i0, len(e1v), j1 - j0,
-                                                             len(e2v)),
-                             e1o, e1v, e2o, e2v, i0, j0, self.same)
+        d, x = _block_energy(
+            np.ascontiguousarray(v).reshape(i1 - i0, len(e1v), j1 - j0, len(e2v)), e1o, e1v, e2o, e2v, i0, j0, self.same
+        )
         acc += (d, x)
 
     def stored(self, bi, bj, precision, i0, i1, j0, j1, acc):
@@ -384,11 +419,10 @@ class _Block:
         if xp is np:
             self._cpu_energy(v, i0, i1, j0, j1, acc)
         else:
-            kname = ("mp2_block_energy_f32" if v.dtype == np.float32
-                     else "mp2_block_energy_f64")
-            self.ctx.kernels.launch(kname, self._grid(i0, i1, j0, j1), (32, 8),
-                                    [v, np.int64(v.shape[1])] + self._tail(i0, i1, j0, j1,
-                                                                           acc))
+            kname = "mp2_block_energy_f32" if v.dtype == np.float32 else "mp2_block_energy_f64"
+            self.ctx.kernels.launch(
+                kname, self._grid(i0, i1, j0, j1), (32, 8), [v, np.int64(v.shape[1])] + self._tail(i0, i1, j0, j1, acc)
+            )
         del v
         sync(xp)
         log.add("energy", "fp64 kernel", time.perf_counter() - t)
@@ -399,9 +433,11 @@ class _Block:
         t = time.perf_counter()
         if xp is np:
             from hartree.linalg import ozaki
+
             q, inv = ozaki.slice_rows(np, b, nslice, reverse=reverse)
         else:
             from hartree.linalg import mgemm_gpu
+
             q, inv = mgemm_gpu.slice_rows_int8(b, nslice, reverse=reverse)
         sync(xp)
         self.ctx.log.add("slices", f"ozaki {nslice} slices (INT8)", time.perf_counter() - t)
@@ -413,10 +449,10 @@ class _Block:
         (sa, ia), (sb, ib) = qa, qb
         m, n = (i1 - i0) * len(self.eh[1]), (j1 - j0) * len(self.eh[3])
         t = time.perf_counter()
-        scheme = (f"ozaki INT8, {nslice} slices ({nslice} INT8 GEMMs, "
-                  f"{nslice * (nslice + 1) // 2} slice products)")
+        scheme = f"ozaki INT8, {nslice} slices ({nslice} INT8 GEMMs, {nslice * (nslice + 1) // 2} slice products)"
         if xp is np:
             from hartree.linalg import ozaki
+
             v = ozaki.diagonal_products(np, sa, sb, nslice, lambda x, y: x @ y.T)
             v = v / ia[:, None] / ib[None, :]
             log.add("(ia|jb)", scheme, time.perf_counter() - t)
@@ -424,17 +460,25 @@ class _Block:
             self._cpu_energy(v[:m, :n], i0, i1, j0, j1, acc)
         else:
             from hartree.linalg import mgemm_gpu
+
             p = mgemm_gpu.ozaki_diagonals(sa, sb, nslice)
             sync(xp)
             log.add("(ia|jb)", scheme, time.perf_counter() - t)
             t = time.perf_counter()
-            self.ctx.kernels.launch(f"mp2_block_energy_ozaki{nslice}",
-                                    self._grid(i0, i1, j0, j1),
-                                    (32, 8), [p, np.int64(p.shape[1] * p.shape[2]),
-                                              np.int64(p.shape[2]),
-                                              np.float64(2.0 ** (-7 * (nslice + 1))),
-                                              1.0 / ia, 1.0 / ib]      # exact: 2^e
-                                    + self._tail(i0, i1, j0, j1, acc))
+            self.ctx.kernels.launch(
+                f"mp2_block_energy_ozaki{nslice}",
+                self._grid(i0, i1, j0, j1),
+                (32, 8),
+                [
+                    p,
+                    np.int64(p.shape[1] * p.shape[2]),
+                    np.int64(p.shape[2]),
+                    np.float64(2.0 ** (-7 * (nslice + 1))),
+                    1.0 / ia,
+                    1.0 / ib,
+                ]  # exact: 2^e
+                + self._tail(i0, i1, j0, j1, acc),
+            )
             del p
         sync(xp)
         log.add("energy", "fp64 kernel on ozaki INT32 diagonals", time.perf_counter() - t)

@@ -43,7 +43,7 @@ __all__ = ["MP2Options", "kernel", "run", "frozen_core_count", "metric_factor"]
 
 # Frozen core per element: the previous noble-gas shell (He, Ne, Ar, Kr, Xe, Rn cores,
 # counted in doubly occupied orbitals).  PySCF's chemcore differs for groups 1-2 and 3-12.
-_NOBLE_CORES = ((2, 1), (10, 5), (18, 9), (36, 18), (54, 27), (86, 43))   # (Z, orbitals)
+_NOBLE_CORES = ((2, 1), (10, 5), (18, 9), (36, 18), (54, 27), (86, 43))  # (Z, orbitals)
 
 
 def frozen_core_count(numbers):
@@ -88,8 +88,7 @@ class MP2Options:
         if self.device not in ("cpu", "gpu", "auto"):
             raise InputError(f"MP2 device must be 'cpu', 'gpu' or 'auto', got {self.device!r}")
         if self.precision not in PRECISIONS:
-            raise InputError(f"unknown MP2 precision {self.precision!r}; choose one of "
-                             f"{', '.join(PRECISIONS)}")
+            raise InputError(f"unknown MP2 precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
         if self.memory_mb <= 0:
             raise InputError("memory_mb must be positive")
 
@@ -129,11 +128,20 @@ def _spaces(scf, nfrozen):
 
 
 def _gemm(a, b, opts, log, step, **kw):
-    c, info = mgemm(a, b, precision=opts.precision, memory_budget=opts.gemm_memory_budget,
-                    return_info=True, **kw)
-    rec = log.setdefault(step, {"step": step, "precision": info.precision, "calls": 0,
-                                "tiles": 0, "low_precision_gemms": 0, "seconds": 0.0,
-                                "large_elements": 0, "elements": 0})
+    c, info = mgemm(a, b, precision=opts.precision, memory_budget=opts.gemm_memory_budget, return_info=True, **kw)
+    rec = log.setdefault(
+        step,
+        {
+            "step": step,
+            "precision": info.precision,
+            "calls": 0,
+            "tiles": 0,
+            "low_precision_gemms": 0,
+            "seconds": 0.0,
+            "large_elements": 0,
+            "elements": 0,
+        },
+    )
     rec["calls"] += 1
     rec["large_elements"] += sum(info.n_large)
     rec["elements"] += a.size + b.size
@@ -147,7 +155,7 @@ def _to_b_inplace(iap, m, opts, log):
     """B = (ia|P) M^T (eq. 21), overwriting ``iap`` (nocc*nvir, naux; array or h5py dataset)
     row block by row block so that only one three-index tensor is held; returns ``iap``."""
     nrow, naux = iap.shape
-    if m.shape[0] != naux:       # singular metric: zero rows keep B's width (B B^T unchanged)
+    if m.shape[0] != naux:  # singular metric: zero rows keep B's width (B B^T unchanged)
         m = np.vstack([m, np.zeros((naux - m.shape[0], naux))])
     rows = max(1, int(opts.memory_mb * 1e6 / (8 * 2 * naux)))
     for r0 in range(0, nrow, rows):
@@ -179,13 +187,12 @@ def _pair_sums(b1, b2, e1o, e1v, e2o, e2v, opts, log, same):
     direct = exch = 0.0
     for i0 in range(0, no1, ni):
         i1 = min(no1, i0 + ni)
-        bi = np.asarray(b1[i0 * nv1:i1 * nv1])
+        bi = np.asarray(b1[i0 * nv1 : i1 * nv1])
         for j0 in range(0, i1 if same else no2, nj):
             j1 = min(i1 if same else no2, j0 + nj)
-            bj = bi if (same and (j0, j1) == (i0, i1)) else np.asarray(b2[j0 * nv2:j1 * nv2])
+            bj = bi if (same and (j0, j1) == (i0, i1)) else np.asarray(b2[j0 * nv2 : j1 * nv2])
             v = _gemm(bi, bj, opts, log, "(ia|jb)", transb=True)
-            d, x = _block_energy(v.reshape(i1 - i0, nv1, j1 - j0, nv2), e1o, e1v, e2o, e2v,
-                                 i0, j0, same)
+            d, x = _block_energy(v.reshape(i1 - i0, nv1, j1 - j0, nv2), e1o, e1v, e2o, e2v, i0, j0, same)
             direct += d
             exch += x
     return direct, exch
@@ -213,7 +220,7 @@ def _block_energy(v, e1o, e1v, e2o, e2v, i0, j0, same):
             w = 2.0
         if w > 0.0:
             eij = e1o[i] + e2o[j]
-            blk = np.ascontiguousarray(v[ii, :, jj, :])    # (ia|jb) for this (i, j)
+            blk = np.ascontiguousarray(v[ii, :, jj, :])  # (ia|jb) for this (i, j)
             sd = 0.0
             sx = 0.0
             for a in range(nv1):
@@ -235,7 +242,7 @@ def kernel(scf_result, options: MP2Options) -> MP2Result:
     mol, basis = scf_result.molecule, scf_result.basis
     aux = load_aux_basis(mol, basis, options.aux)
     fc = options.frozen_core
-    nfrozen = (frozen_core_count(mol.numbers) if fc is True else int(fc) if fc else 0)
+    nfrozen = frozen_core_count(mol.numbers) if fc is True else int(fc) if fc else 0
     if nfrozen < 0:
         raise InputError("frozen_core must be True/False or a non-negative count")
     if not scf_result.converged:
@@ -243,6 +250,7 @@ def kernel(scf_result, options: MP2Options) -> MP2Result:
     spaces = _spaces(scf_result, nfrozen)
     if _use_gpu(options):
         from hartree.mp2.rimp2_gpu import kernel_gpu
+
         return kernel_gpu(scf_result, options, spaces, aux, nfrozen, options.gpu_backend)
     timings, log = {}, {}
     t = time.perf_counter()
@@ -258,13 +266,23 @@ def kernel(scf_result, options: MP2Options) -> MP2Result:
         t = time.perf_counter()
         e_os, e_ss, nocc, nvir = _energies(spaces, bs, options, log)
     timings["energy"] = time.perf_counter() - t
-    return MP2Result(reference=scf_result.method.lower(), scf_energy=float(scf_result.energy),
-                     correlation_energy=e_os + e_ss, opposite_spin=e_os, same_spin=e_ss,
-                     frozen_core=nfrozen, nocc=nocc, nvir=nvir, aux_basis=aux.name,
-                     naux=aux.nao, precision=options.precision,
-                     device=f"cpu (numba + numpy; three-index tensors in {options.storage})",
-                     wall_time=time.perf_counter() - t0, timings=timings,
-                     gemm=list(log.values()))
+    return MP2Result(
+        reference=scf_result.method.lower(),
+        scf_energy=float(scf_result.energy),
+        correlation_energy=e_os + e_ss,
+        opposite_spin=e_os,
+        same_spin=e_ss,
+        frozen_core=nfrozen,
+        nocc=nocc,
+        nvir=nvir,
+        aux_basis=aux.name,
+        naux=aux.nao,
+        precision=options.precision,
+        device=f"cpu (numba + numpy; three-index tensors in {options.storage})",
+        wall_time=time.perf_counter() - t0,
+        timings=timings,
+        gemm=list(log.values()),
+    )
 
 
 def _energies(spaces, bs, options, log):
@@ -294,9 +312,11 @@ def _use_gpu(options):
     if options.gpu_backend is not None:
         return True
     from hartree.gpu.device import gpu_status
+
     ok, why = gpu_status()
     if options.device == "gpu" and not ok:
         from hartree.errors import DeviceError
+
         raise DeviceError(f"GPU RI-MP2 was asked for but no CUDA GPU is usable: {why}")
     return ok
 
@@ -312,13 +332,17 @@ def _store(options, rows, naux):
 
     with tempfile.TemporaryDirectory(prefix="hartree-mp2-", dir=options.scratch_dir) as tmp:
         with h5py.File(os.path.join(tmp, "ia_P.h5"), "w") as f:
-            yield [f.create_dataset(f"spin{s}", shape=(r, naux), dtype="f8",
-                                    chunks=(max(1, min(r, max(1, (1 << 20) // naux))), naux)
-                                    if r else None)
-                   for s, r in enumerate(rows)]
+            yield [
+                f.create_dataset(
+                    f"spin{s}",
+                    shape=(r, naux),
+                    dtype="f8",
+                    chunks=(max(1, min(r, max(1, (1 << 20) // naux))), naux) if r else None,
+                )
+                for s, r in enumerate(rows)
+            ]
 
 
 def run(scf_result, aux=None, frozen_core=False, precision="fp64", **options) -> MP2Result:
     """RI-MP2 on top of an SCF result; keywords as MP2Options (a typo raises TypeError)."""
-    return kernel(scf_result, MP2Options(aux=aux, frozen_core=frozen_core,
-                                         precision=precision, **options))
+    return kernel(scf_result, MP2Options(aux=aux, frozen_core=frozen_core, precision=precision, **options))

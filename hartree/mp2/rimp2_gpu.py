@@ -46,6 +46,7 @@ The schemes that actually ran are named in ``MP2Result.precision`` and ``gemm``.
 With ``backend=EmulatedBackend()`` (tests without a GPU) the same driver runs on numpy with the
 kernels compiled by g++ and the CPU energy kernel.
 """
+
 from __future__ import annotations
 
 import time
@@ -72,6 +73,7 @@ def _metric_factor(xp, v):
     """M with V^-1 = M^T M (see rimp2.metric_factor), on the device."""
     if xp is np:
         from hartree.mp2.rimp2 import metric_factor
+
         return metric_factor(v)
     import cupyx.scipy.linalg as cla
 
@@ -110,17 +112,16 @@ def kernel_gpu(scf_result, options, spaces, aux, nfrozen, backend=None):
     if backend is None:
         try:
             from hartree.gpu.jk import CudaBackend
+
             backend = CudaBackend()
         except ImportError as exc:
             raise DeviceError("GPU RI-MP2 needs cupy (pip install cupy-cuda13x)") from exc
     xp = backend.xp
     if options.precision not in GPU_PRECISIONS:
-        raise InputError(f"GPU RI-MP2 precision must be one of {', '.join(GPU_PRECISIONS)}, "
-                         f"got {options.precision!r}")
+        raise InputError(f"GPU RI-MP2 precision must be one of {', '.join(GPU_PRECISIONS)}, got {options.precision!r}")
     basis = scf_result.basis
     timings, log = {}, Log()
-    budget = (int(options.gpu_memory_mb * 1e6) if options.gpu_memory_mb
-              else int(0.85 * _free_bytes(xp)))
+    budget = int(options.gpu_memory_mb * 1e6) if options.gpu_memory_mb else int(0.85 * _free_bytes(xp))
 
     t = time.perf_counter()
     tb = ThreeCenterBuilder(basis, aux, backend)
@@ -131,7 +132,7 @@ def kernel_gpu(scf_result, options, spaces, aux, nfrozen, backend=None):
     t = time.perf_counter()
     m = _metric_factor(xp, tb.int2c())
     naux = aux.nao
-    if m.shape[0] != naux:      # singular metric: zero rows keep B's width
+    if m.shape[0] != naux:  # singular metric: zero rows keep B's width
         m = xp.concatenate([m, xp.zeros((naux - m.shape[0], naux))], axis=0)
     _sync(xp)
     timings["metric"] = time.perf_counter() - t
@@ -157,36 +158,47 @@ def kernel_gpu(scf_result, options, spaces, aux, nfrozen, backend=None):
     timings["B"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    e_os, e_ss, nocc, nvir, calibration = energies(xp, backend, spaces, stores,
-                                                    options.precision, rest, log)
+    e_os, e_ss, nocc, nvir, calibration = energies(xp, backend, spaces, stores, options.precision, rest, log)
     timings["energy"] = time.perf_counter() - t
-    for key, step in (("energy_gemm", "(ia|jb)"), ("energy_slices", "slices"),
-                      ("energy_kernel", "energy")):
+    for key, step in (("energy_gemm", "(ia|jb)"), ("energy_slices", "slices"), ("energy_kernel", "energy")):
         timings[key] = log.seconds(step)
-    timings["energy_calibration"] = sum(log.seconds("calibration " + s)
-                                        for s in ("(ia|jb)", "slices", "energy"))
+    timings["energy_calibration"] = sum(log.seconds("calibration " + s) for s in ("(ia|jb)", "slices", "energy"))
     device = getattr(backend, "name", "cuda")
     if xp is not np:
         from hartree.gpu.engine import GPUEngine
+
         device = GPUEngine(scf_result.molecule, basis).device
     where = "device memory" if on_device else "host memory"
-    ran = {step: " + ".join(log.schemes(step)) for step in ("B", "(ia|jb)")
-           if log.schemes(step)}
+    ran = {step: " + ".join(log.schemes(step)) for step in ("B", "(ia|jb)") if log.schemes(step)}
     label = options.precision
     if any(v != options.precision for v in ran.values()):
         label += " (" + ", ".join(f"{k}: {v}" for k, v in ran.items()) + ")"
     notes = [calibration_note(c) for c in calibration]
-    return MP2Result(reference=scf_result.method.lower(), scf_energy=float(scf_result.energy),
-                     correlation_energy=e_os + e_ss, opposite_spin=e_os, same_spin=e_ss,
-                     frozen_core=nfrozen, nocc=nocc, nvir=nvir, aux_basis=aux.name, naux=naux,
-                     precision=label, device=f"gpu: {device}; (ia|P) in {where}",
-                     wall_time=time.perf_counter() - t_all, timings=timings,
-                     gemm=list(log.steps.values()), notes=notes, calibration=calibration)
+    return MP2Result(
+        reference=scf_result.method.lower(),
+        scf_energy=float(scf_result.energy),
+        correlation_energy=e_os + e_ss,
+        opposite_spin=e_os,
+        same_spin=e_ss,
+        frozen_core=nfrozen,
+        nocc=nocc,
+        nvir=nvir,
+        aux_basis=aux.name,
+        naux=naux,
+        precision=label,
+        device=f"gpu: {device}; (ia|P) in {where}",
+        wall_time=time.perf_counter() - t_all,
+        timings=timings,
+        gemm=list(log.steps.values()),
+        notes=notes,
+        calibration=calibration,
+    )
 
 
 def _pinned_empty(shape):
     """Host array in page-locked memory (fast uploads)."""
     import cupyx
+
     return cupyx.empty_pinned(shape, dtype=np.float64)
 
 
@@ -197,13 +209,13 @@ def _three_index(xp, tb, spaces, stores, budget, options):
     cmo = [(tb.C @ xp.asarray(co), tb.C @ xp.asarray(cv)) for co, cv, _, _ in spaces]
     nomax = max(co.shape[1] for co, _, _, _ in spaces)
     nvmax = max(cv.shape[1] for _, cv, _, _ in spaces)
-    per_fun = 8 * (nc * nc + nomax * nc + 3 * nomax * nvmax)      # bytes per aux cart fn
+    per_fun = 8 * (nc * nc + nomax * nc + 3 * nomax * nvmax)  # bytes per aux cart fn
     cap = max(1, int(0.6 * budget) // per_fun)
     if options.aux_batch:
         cap = min(cap, int(options.aux_batch))
     cl, al = np.asarray(aux.cart_loc), np.asarray(aux.ao_loc)
     batches, s0 = [], 0
-    for s in range(1, aux.nshell + 1):                 # contiguous shell ranges <= cap
+    for s in range(1, aux.nshell + 1):  # contiguous shell ranges <= cap
         if cl[s] - cl[s0] > cap and s - 1 > s0:
             batches.append((s0, s - 1))
             s0 = s - 1
@@ -213,21 +225,21 @@ def _three_index(xp, tb, spaces, stores, budget, options):
     for b0, b1 in batches:
         g = tb.int3c_cart((b0, b1), out=buf, p_last=p_last)
         npc = int(cl[b1] - cl[b0])
-        caux = tb.C_aux[cl[b0]:cl[b1], al[b0]:al[b1]]             # (nPc, nPs)
+        caux = tb.C_aux[cl[b0] : cl[b1], al[b0] : al[b1]]  # (nPc, nPs)
         for (co, cv), st in zip(cmo, stores):
             no, nv = co.shape[1], cv.shape[1]
-            if p_last:                                                # g (mu, nu, P)
+            if p_last:  # g (mu, nu, P)
                 x = (co.T @ g.reshape(nc, nc * npc)).reshape(no, nc, npc)
-                y = xp.matmul(cv.T, x)                                # (no, nv, nPc)
+                y = xp.matmul(cv.T, x)  # (no, nv, nPc)
                 del x
-                z = y.reshape(no * nv, npc) @ caux                    # (no*nv, nPs)
-            else:                                                     # g (P, mu, nu)
+                z = y.reshape(no * nv, npc) @ caux  # (no*nv, nPs)
+            else:  # g (P, mu, nu)
                 x = (g.reshape(npc * nc, nc) @ co).reshape(npc, nc, no)
-                y = xp.matmul(x.transpose(0, 2, 1), cv)               # (nPc, no, nv)
+                y = xp.matmul(x.transpose(0, 2, 1), cv)  # (nPc, no, nv)
                 del x
-                z = (caux.T @ y.reshape(npc, no * nv)).T              # (no*nv, nPs)
+                z = (caux.T @ y.reshape(npc, no * nv)).T  # (no*nv, nPs)
             del y
-            st[:, al[b0]:al[b1]] = z.get() if isinstance(st, np.ndarray) and xp is not np else z
+            st[:, al[b0] : al[b1]] = z.get() if isinstance(st, np.ndarray) and xp is not np else z
             del z
 
 
@@ -242,7 +254,7 @@ def _to_b(xp, st, m, precision, budget, log):
         r1 = min(nrow, r0 + rows)
         t = time.perf_counter()
         blk = xp.asarray(st[r0:r1])
-        p = "fp64" if precision == "mixed" else precision        # mixed: B in FP64
+        p = "fp64" if precision == "mixed" else precision  # mixed: B in FP64
         c, scheme = gemm_nt(blk, m, p, xp, int(0.3 * budget))
         if isinstance(st, np.ndarray) and xp is not np:
             st[r0:r1] = c.get()
@@ -250,4 +262,3 @@ def _to_b(xp, st, m, precision, budget, log):
             st[r0:r1] = c
         _sync(xp)
         log.add("B", scheme, time.perf_counter() - t)
-

@@ -14,5 +14,15 @@ from .kernel import kernel
 from .options import IterationRecord, SCFOptions
 from .result import SCFResult
 
-__all__ = ["SCFOptions", "IterationRecord", "SCFResult", "kernel", "run", "RHF", "UHF", "ROHF",
-           "read_checkpoint", "write_checkpoint"]
+__all__ = [
+    "SCFOptions",
+    "IterationRecord",
+    "SCFResult",
+    "kernel",
+    "run",
+    "RHF",
+    "UHF",
+    "ROHF",
+    "read_checkpoint",
+    "write_checkpoint",
+]

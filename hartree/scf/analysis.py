@@ -23,7 +23,7 @@ def mulliken_charges(dm, s, numbers, atom_slices):
     z = np.asarray(numbers, dtype=float)
     q = z.copy()
     for a in range(z.size):
-        q[a] -= pop[int(atom_slices[a, 2]):int(atom_slices[a, 3])].sum()
+        q[a] -= pop[int(atom_slices[a, 2]) : int(atom_slices[a, 3])].sum()
     return q
 
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import h5py
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..constants import MAX_MO_COEFFICIENT
 from ..errors import InputError
 from ..io.files import atomic_path
@@ -58,8 +58,15 @@ USERBLOCK = 512
 SEAL_MAGIC = b"hartree-checkpoint-seal"
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 METHODS = ("rhf", "uhf", "rohf")
-_BASIS_FIELDS = ("shell_atom", "shell_l", "shell_nprim", "shell_prim_start", "shell_center",
-                 "exponents", "coefficients")
+_BASIS_FIELDS = (
+    "shell_atom",
+    "shell_l",
+    "shell_nprim",
+    "shell_prim_start",
+    "shell_center",
+    "exponents",
+    "coefficients",
+)
 #: Largest array a checkpoint may declare (elements); guards against a damaged header
 #: that would make the reader allocate terabytes.
 _MAX_ELEMENTS = 2**34
@@ -90,13 +97,14 @@ class Checkpoint:
     def basis(self):
         """The hartree Basis recorded in the file."""
         from ..basis import Basis
+
         return Basis(name=self.basis_name, pure=self.basis_pure, **self.basis_arrays)
 
     def molecule(self):
         """The hartree Molecule recorded in the file."""
         from ..molecule import Molecule
-        return Molecule(numbers=self.numbers, coords=self.coords, charge=self.charge,
-                        multiplicity=self.multiplicity)
+
+        return Molecule(numbers=self.numbers, coords=self.coords, charge=self.charge, multiplicity=self.multiplicity)
 
 
 # ------------------------------------------------------------------------- fingerprint
@@ -116,13 +124,21 @@ def fingerprint(numbers, coords, charge, multiplicity, basis_arrays, basis_pure,
 
 def job_fingerprint(molecule, basis, method):
     """The fingerprint of a run (see :func:`fingerprint`)."""
-    return fingerprint(molecule.numbers, molecule.coords, molecule.charge, molecule.multiplicity,
-                       {n: getattr(basis, n) for n in _BASIS_FIELDS}, basis.pure, method)
+    return fingerprint(
+        molecule.numbers,
+        molecule.coords,
+        molecule.charge,
+        molecule.multiplicity,
+        {n: getattr(basis, n) for n in _BASIS_FIELDS},
+        basis.pure,
+        method,
+    )
 
 
 # ------------------------------------------------------------------------- writing
-def write_checkpoint(path, *, molecule, basis, method, cycle, energy, dm, mo_coeff=None,
-                     mo_energy=None, mo_occ=None, converged=False):
+def write_checkpoint(
+    path, *, molecule, basis, method, cycle, energy, dm, mo_coeff=None, mo_energy=None, mo_occ=None, converged=False
+):
     """Write the SCF state atomically.
 
     dm: (nset, nao, nao); orbitals optional (numpy or cupy; stored as numpy).  Raises
@@ -254,8 +270,11 @@ class _Reader:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise self.fault(f"attribute {key!r} is not an integer")
             return int(value)
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
-                or not np.isfinite(value):
+        if (
+            isinstance(value, (bool, np.bool_))
+            or not isinstance(value, (int, float, np.number))
+            or not np.isfinite(value)
+        ):
             raise self.fault(f"attribute {key!r} is not a finite number")
         return float(value)
 
@@ -270,10 +289,8 @@ class _Reader:
             raise self.fault(f"{key!r} is not a dataset")
         kind = data.dtype.kind
         if kind not in ("i", "u") + (() if integer else ("f",)):
-            raise self.fault(f"dataset {key!r} holds {data.dtype}, not "
-                             f"{'integers' if integer else 'numbers'}")
-        if len(data.shape) != len(shape) or any(w is not None and w != s
-                                                for w, s in zip(shape, data.shape)):
+            raise self.fault(f"dataset {key!r} holds {data.dtype}, not {'integers' if integer else 'numbers'}")
+        if len(data.shape) != len(shape) or any(w is not None and w != s for w, s in zip(shape, data.shape)):
             want = "x".join("n" if w is None else str(w) for w in shape) or "scalar"
             got = "x".join(str(s) for s in data.shape) or "scalar"
             raise self.fault(f"dataset {key!r} has shape {got}, expected {want}")
@@ -289,8 +306,10 @@ def _read(r):
     """Checkpoint from an open file (every check of the module docstring)."""
     version = r.attr("hartree_checkpoint", int)
     if version not in READABLE_FORMATS:
-        raise InputError(f"{r.name} is a checkpoint of format {version}, which this hartree "
-                         f"cannot read (it reads {', '.join(map(str, READABLE_FORMATS))})")
+        raise InputError(
+            f"{r.name} is a checkpoint of format {version}, which this hartree "
+            f"cannot read (it reads {', '.join(map(str, READABLE_FORMATS))})"
+        )
     method = r.attr("method", str)
     if method not in METHODS:
         raise r.fault(f"unknown method {method!r}")
@@ -303,18 +322,34 @@ def _read(r):
     if nshell is None:
         raise r.fault("dataset 'basis/shell_l' is missing")
     nprim = r.f["basis"]["exponents"].shape[0] if "exponents" in r.f["basis"] else None
-    shapes = {"shell_atom": (nshell,), "shell_l": (nshell,), "shell_nprim": (nshell,),
-              "shell_prim_start": (nshell,), "shell_center": (nshell, 3),
-              "exponents": (nprim,), "coefficients": (nprim,)}
-    arrays = {n: r.array(f"basis/{n}", shapes[n], integer=n.startswith("shell_")
-                         and n != "shell_center") for n in _BASIS_FIELDS}
+    shapes = {
+        "shell_atom": (nshell,),
+        "shell_l": (nshell,),
+        "shell_nprim": (nshell,),
+        "shell_prim_start": (nshell,),
+        "shell_center": (nshell, 3),
+        "exponents": (nprim,),
+        "coefficients": (nprim,),
+    }
+    arrays = {
+        n: r.array(f"basis/{n}", shapes[n], integer=n.startswith("shell_") and n != "shell_center")
+        for n in _BASIS_FIELDS
+    }
     chk = Checkpoint(
-        method=method, cycle=r.attr("cycle", int), energy=r.attr("energy", float),
-        converged=r.attr("converged", bool), numbers=numbers, coords=coords,
-        charge=r.attr("charge", int), multiplicity=r.attr("multiplicity", int),
-        basis_name=r.attr("basis_name", str), basis_pure=r.attr("basis_pure", bool),
-        basis_arrays=arrays, dm=np.zeros((0, 0, 0)),
-        hartree_version=r.attr("hartree_version", str))
+        method=method,
+        cycle=r.attr("cycle", int),
+        energy=r.attr("energy", float),
+        converged=r.attr("converged", bool),
+        numbers=numbers,
+        coords=coords,
+        charge=r.attr("charge", int),
+        multiplicity=r.attr("multiplicity", int),
+        basis_name=r.attr("basis_name", str),
+        basis_pure=r.attr("basis_pure", bool),
+        basis_arrays=arrays,
+        dm=np.zeros((0, 0, 0)),
+        hartree_version=r.attr("hartree_version", str),
+    )
     if chk.cycle < 0:
         raise r.fault("negative cycle number")
     try:
@@ -327,8 +362,9 @@ def _read(r):
     chk.dm = r.array("dm", (nset, nao, nao))
     if chk.dm.size and np.abs(chk.dm).max() > MAX_MO_COEFFICIENT:
         raise r.fault(f"density-matrix elements above {MAX_MO_COEFFICIENT:g}")
-    if not np.allclose(chk.dm, chk.dm.transpose(0, 2, 1), rtol=0,
-                       atol=1e-8 * max(1.0, float(np.abs(chk.dm).max(initial=0.0)))):
+    if not np.allclose(
+        chk.dm, chk.dm.transpose(0, 2, 1), rtol=0, atol=1e-8 * max(1.0, float(np.abs(chk.dm).max(initial=0.0)))
+    ):
         raise r.fault("the density matrix is not symmetric")
     lead = (2,) if method == "uhf" else ()
     if "mo_coeff" in r.f:
@@ -361,8 +397,10 @@ def read_checkpoint(path):
     except OSError as exc:
         raise InputError(f"cannot read checkpoint {path}: {exc.strerror or exc}") from None
     if status == "broken":
-        raise InputError(f"{path} is a damaged checkpoint: its content no longer matches the "
-                         "seal written with it (truncated, altered or corrupted)")
+        raise InputError(
+            f"{path} is a damaged checkpoint: its content no longer matches the "
+            "seal written with it (truncated, altered or corrupted)"
+        )
     try:
         with h5py.File(path, "r") as f:
             return _read(_Reader(f, path))
@@ -384,16 +422,18 @@ def compare(chk, molecule, basis, method):
     if chk.fingerprint == job_fingerprint(molecule, basis, method):
         return "same"
     b = chk.basis_arrays
-    same_atoms = (chk.numbers.shape == molecule.numbers.shape
-                  and np.array_equal(chk.numbers, molecule.numbers))
-    same_functions = (same_atoms and chk.basis_pure == bool(basis.pure)
-                      and all(b[n].shape == np.asarray(getattr(basis, n)).shape
-                              for n in _BASIS_FIELDS)
-                      and all(np.array_equal(b[n], getattr(basis, n))
-                              for n in ("shell_atom", "shell_l", "shell_nprim", "shell_prim_start"))
-                      and np.allclose(b["exponents"], basis.exponents, rtol=1e-12, atol=0)
-                      and np.allclose(b["coefficients"], basis.coefficients, rtol=1e-12,
-                                      atol=1e-14))
+    same_atoms = chk.numbers.shape == molecule.numbers.shape and np.array_equal(chk.numbers, molecule.numbers)
+    same_functions = (
+        same_atoms
+        and chk.basis_pure == bool(basis.pure)
+        and all(b[n].shape == np.asarray(getattr(basis, n)).shape for n in _BASIS_FIELDS)
+        and all(
+            np.array_equal(b[n], getattr(basis, n))
+            for n in ("shell_atom", "shell_l", "shell_nprim", "shell_prim_start")
+        )
+        and np.allclose(b["exponents"], basis.exponents, rtol=1e-12, atol=0)
+        and np.allclose(b["coefficients"], basis.coefficients, rtol=1e-12, atol=1e-14)
+    )
     return "related" if same_functions else "incompatible"
 
 
@@ -434,13 +474,11 @@ def _starting_point(path, molecule, basis, method, what):
     chk = read_checkpoint(path)
     relation = compare(chk, molecule, basis, method)
     if relation == "incompatible":
-        raise InputError(f"{what} {path} is for other atoms or another basis; it cannot "
-                         "start this run")
+        raise InputError(f"{what} {path} is for other atoms or another basis; it cannot start this run")
     return chk, relation
 
 
-def plan(molecule, basis, method, checkpoint=None, guess="sad", guess_from=None,
-         overwrite=False):
+def plan(molecule, basis, method, checkpoint=None, guess="sad", guess_from=None, overwrite=False):
     """Decide, before any work, which checkpoint a run reads and which it writes.
 
     checkpoint: the file this run writes (``--checkpoint``):
@@ -458,8 +496,7 @@ def plan(molecule, basis, method, checkpoint=None, guess="sad", guess_from=None,
     notes = []
     start, relation, source = None, "", None
     write = os.fspath(checkpoint) if checkpoint else None
-    if guess_from is not None and write is not None and os.path.exists(write) \
-            and same_file(guess_from, write):
+    if guess_from is not None and write is not None and os.path.exists(write) and same_file(guess_from, write):
         guess_from, guess = None, "checkpoint"
     if write is not None:
         check_output_path("--checkpoint", write, overwrite=True)
@@ -471,8 +508,9 @@ def plan(molecule, basis, method, checkpoint=None, guess="sad", guess_from=None,
                 fault = exc
             if fault is not None:
                 if guess == "checkpoint" or not overwrite:
-                    raise InputError(f"--checkpoint: {fault}" + ("" if guess == "checkpoint" else
-                                     "; use --overwrite to replace it"))
+                    raise InputError(
+                        f"--checkpoint: {fault}" + ("" if guess == "checkpoint" else "; use --overwrite to replace it")
+                    )
                 notes.append(f"replacing {write} ({fault})")
             elif compare(chk, molecule, basis, method) == "same":
                 start, relation, source = chk, "same", write
@@ -480,17 +518,23 @@ def plan(molecule, basis, method, checkpoint=None, guess="sad", guess_from=None,
                 start, relation = _starting_point(write, molecule, basis, method, "--checkpoint")
                 source = write
                 if not overwrite:
-                    notes.append(f"{write} belongs to another job ({differences(chk, molecule, method)}"
-                                 "): read as the starting guess and left unchanged; this run "
-                                 "writes no checkpoint (--overwrite lets it replace the file)")
+                    notes.append(
+                        f"{write} belongs to another job ({differences(chk, molecule, method)}"
+                        "): read as the starting guess and left unchanged; this run "
+                        "writes no checkpoint (--overwrite lets it replace the file)"
+                    )
                     write = None
             elif not overwrite:
-                what = (differences(chk, molecule, method)
-                        if compare(chk, molecule, basis, method) == "related"
-                        else "atoms or basis set")
-                raise InputError(f"--checkpoint {write} belongs to another job (it differs in "
-                                 f"{what}); use --overwrite to replace it, --guess checkpoint "
-                                 "to start from it, or another path")
+                what = (
+                    differences(chk, molecule, method)
+                    if compare(chk, molecule, basis, method) == "related"
+                    else "atoms or basis set"
+                )
+                raise InputError(
+                    f"--checkpoint {write} belongs to another job (it differs in "
+                    f"{what}); use --overwrite to replace it, --guess checkpoint "
+                    "to start from it, or another path"
+                )
         elif guess == "checkpoint":
             raise InputError(f"--guess checkpoint, but {write} does not exist")
     elif guess == "checkpoint":
@@ -498,5 +542,4 @@ def plan(molecule, basis, method, checkpoint=None, guess="sad", guess_from=None,
     if guess_from is not None and start is None:
         start, relation = _starting_point(guess_from, molecule, basis, method, "--guess-from")
         source = os.fspath(guess_from)
-    return CheckpointPlan(write=write, start=start, relation=relation, source=source,
-                          notes=tuple(notes))
+    return CheckpointPlan(write=write, start=start, relation=relation, source=source, notes=tuple(notes))

@@ -178,8 +178,7 @@ class DIISHistory:
         if n == 1:
             return self.entries[0][0], "plain"
         cd = cdiis_coefficients([e[1] for e in self.entries])
-        if (not use_fallback or err_max < BLEND_END
-                or (not uphill and err_max <= BLEND_START)):
+        if not use_fallback or err_max < BLEND_END or (not uphill and err_max <= BLEND_START):
             return self.combine(cd), "diis"
         usable = [i for i, e in enumerate(self.entries) if e[5]]
         if len(usable) < 2:

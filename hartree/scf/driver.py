@@ -28,14 +28,12 @@ from .options import SCFOptions
 
 def _resolve_basis(molecule, basis, cartesian):
     from ..basis import Basis, load_basis
+
     if isinstance(basis, Basis):
         if cartesian and basis.pure:
-            raise InputError("cartesian=True but the given Basis is spherical; "
-                             "load it with cartesian=True")
+            raise InputError("cartesian=True but the given Basis is spherical; load it with cartesian=True")
         return basis
     return load_basis(molecule, basis, cartesian=cartesian)
-
-
 
 
 #: below this many basis functions an SCF left to choose its GPUs (gpus=None) uses one:
@@ -51,6 +49,7 @@ def resolve_gpus(gpus=None, nao=None):
     gpus=None (not chosen) means every visible GPU, except below MULTI_GPU_MIN_NAO basis
     functions (``nao``), where it means the first one; 'all' always means every one."""
     from ..gpu.device import gpu_names, parse_gpus
+
     ids = parse_gpus(gpus, len(gpu_names()))
     if gpus is None and nao is not None and nao < MULTI_GPU_MIN_NAO and ids:
         ids = list(ids)[:1]
@@ -62,13 +61,13 @@ def device_text(device, gpus=None):
     'gpu 0,1 (2 x NVIDIA H200)' or 'cpu'; gpus: resolved ordinals (default: the first)."""
     if device == "gpu":
         from ..gpu.device import gpu_names, gpu_status
+
         names = gpu_names()
         ids = list(gpus) if gpus else [0]
         if not names:
             return f"gpu ({gpu_status()[1]})"
         picked = [names[i] for i in ids if i < len(names)]
-        label = (f"{len(picked)} x {picked[0]}" if len(set(picked)) == 1 and len(picked) > 1
-                 else " + ".join(picked))
+        label = f"{len(picked)} x {picked[0]}" if len(set(picked)) == 1 and len(picked) > 1 else " + ".join(picked)
         return f"gpu {','.join(str(i) for i in ids)} ({label})"
     return "cpu"
 
@@ -77,9 +76,10 @@ def make_engine(molecule, basis, screening_threshold, device="cpu", gpus=None):
     """The engine for a resolved device: CPUEngine, or GPUEngine on the ordinals gpus."""
     if device == "gpu":
         from ..gpu import GPUEngine
-        return GPUEngine(molecule, basis, screening_threshold=screening_threshold,
-                         devices=gpus)
+
+        return GPUEngine(molecule, basis, screening_threshold=screening_threshold, devices=gpus)
     from ..integrals.engine import CPUEngine
+
     return CPUEngine(molecule, basis, screening_threshold=screening_threshold)
 
 
@@ -87,14 +87,13 @@ def gpu_memory_check(engine, basis, options):
     """None when the SCF fits the first GPU of ``engine`` (hartree.gpu.memory estimates),
     else a sentence saying how much it needs and has."""
     from ..gpu.memory import budget_bytes, gib, jk_bytes, scf_bytes
+
     nspin = 1 if options.method == "rhf" else 2
-    need = (scf_bytes(basis, nspin, options.diis_space)
-            + jk_bytes(basis, 1, ndev=getattr(engine, "ndevices", 1)))
+    need = scf_bytes(basis, nspin, options.diis_space) + jk_bytes(basis, 1, ndev=getattr(engine, "ndevices", 1))
     have = budget_bytes(engine.backends()[0])
     if need <= have:
         return None
-    return (f"the SCF needs about {gib(need)} of GPU memory ({basis.nao} functions), "
-            f"{gib(have)} usable")
+    return f"the SCF needs about {gib(need)} of GPU memory ({basis.nao} functions), {gib(have)} usable"
 
 
 def _gpu_kernel(molecule, basis, options, engine, device_requested):
@@ -104,6 +103,7 @@ def _gpu_kernel(molecule, basis, options, engine, device_requested):
     import warnings
 
     from ..gpu.memory import GPUMemoryError, _is_oom
+
     why = gpu_memory_check(engine, basis, options)
     if why is None:
         try:
@@ -130,8 +130,17 @@ def _gpu_kernel(molecule, basis, options, engine, device_requested):
     return dataclasses.replace(result, notes=result.notes + (msg,))
 
 
-def run(molecule, basis="6-31g**", method="rhf", *, engine=None, device="auto", gpus=None,
-        allow_unconverged=False, **option_overrides):
+def run(
+    molecule,
+    basis="6-31g**",
+    method="rhf",
+    *,
+    engine=None,
+    device="auto",
+    gpus=None,
+    allow_unconverged=False,
+    **option_overrides,
+):
     """Run an SCF calculation and return its SCFResult.
 
     basis: a basis-set name, a file path, a per-element dict, or a Basis.
@@ -155,16 +164,16 @@ def run(molecule, basis="6-31g**", method="rhf", *, engine=None, device="auto", 
     basis = _resolve_basis(molecule, basis, options.cartesian)
     if engine is None:
         gpu_ids = resolve_gpus(gpus, basis.nao) if device == "gpu" else None
-        engine = make_engine(molecule, basis, options.screening_threshold, device,
-                                 gpu_ids)
+        engine = make_engine(molecule, basis, options.screening_threshold, device, gpu_ids)
     if hasattr(engine, "notes") and hasattr(engine, "backends"):
         result = _gpu_kernel(molecule, basis, options, engine, requested)
     else:
         result = kernel(molecule, basis, options, engine)
     if not result.converged and not allow_unconverged:
-        raise ConvergenceError(not_converged_text(
-            options.method, result, "more cycles (max_cycle), level_shift=0.3 or another guess"),
-            result=result)
+        raise ConvergenceError(
+            not_converged_text(options.method, result, "more cycles (max_cycle), level_shift=0.3 or another guess"),
+            result=result,
+        )
     return result
 
 
@@ -172,9 +181,11 @@ def not_converged_text(method, result, hints):
     """'RHF did not converge in N cycles (last energy, |dE|, gradient); try HINTS' for an
     unconverged SCFResult; the caller names its own options in ``hints``."""
     last = result.history[-1]
-    return (f"{method.upper()} did not converge in {result.iterations} cycles (last energy "
-            f"{result.energy:.10f} Eh, |dE| {abs(last.delta_energy):.1e}, gradient "
-            f"{last.gradient_norm:.1e}); try {hints}")
+    return (
+        f"{method.upper()} did not converge in {result.iterations} cycles (last energy "
+        f"{result.energy:.10f} Eh, |dE| {abs(last.delta_energy):.1e}, gradient "
+        f"{last.gradient_norm:.1e}); try {hints}"
+    )
 
 
 class _Driver:
@@ -182,8 +193,9 @@ class _Driver:
 
     method = None
 
-    def __init__(self, molecule, basis="6-31g**", *, engine=None, device="auto", gpus=None,
-                 allow_unconverged=False, **options):
+    def __init__(
+        self, molecule, basis="6-31g**", *, engine=None, device="auto", gpus=None, allow_unconverged=False, **options
+    ):
         self.molecule = molecule
         self.basis = basis
         self.engine = engine
@@ -195,12 +207,17 @@ class _Driver:
 
     def run(self):
         """Run the SCF, store and return the SCFResult (ConvergenceError if not converged)."""
-        fields = {k: getattr(self.options, k) for k in self.options.__dataclass_fields__
-                  if k != "method"}
-        self.result = run(self.molecule, self.basis, self.method, engine=self.engine,
-                          device=self.device, gpus=self.gpus,
-                          allow_unconverged=self.allow_unconverged,
-                          **fields)
+        fields = {k: getattr(self.options, k) for k in self.options.__dataclass_fields__ if k != "method"}
+        self.result = run(
+            self.molecule,
+            self.basis,
+            self.method,
+            engine=self.engine,
+            device=self.device,
+            gpus=self.gpus,
+            allow_unconverged=self.allow_unconverged,
+            **fields,
+        )
         return self.result
 
 

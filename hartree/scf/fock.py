@@ -46,11 +46,13 @@ def energy_terms(method, h, dm, vj, vk):
 
     if method == "rhf":
         d = dm[0]
-        return {"one_electron": tr(d, h), "coulomb": 0.5 * tr(d, vj[0]),
-                "exchange": -0.25 * tr(d, vk[0])}
+        return {"one_electron": tr(d, h), "coulomb": 0.5 * tr(d, vj[0]), "exchange": -0.25 * tr(d, vk[0])}
     dt = dm[0] + dm[1]
-    return {"one_electron": tr(dt, h), "coulomb": 0.5 * tr(dt, vj[0] + vj[1]),
-            "exchange": -0.5 * (tr(dm[0], vk[0]) + tr(dm[1], vk[1]))}
+    return {
+        "one_electron": tr(dt, h),
+        "coulomb": 0.5 * tr(dt, vj[0] + vj[1]),
+        "exchange": -0.5 * (tr(dm[0], vk[0]) + tr(dm[1], vk[1])),
+    }
 
 
 def argsort_stable(a):
@@ -117,7 +119,7 @@ def rohf_effective_fock(fock, mo_coeff, mo_occ, s):
     opn = (mo_occ > 0.5) & ~core
     vir = mo_occ < 0.5
     f = fc.copy()
-    co = core[:, None] & opn[None, :]          # outer products of the masks
+    co = core[:, None] & opn[None, :]  # outer products of the masks
     ov = opn[:, None] & vir[None, :]
     f = xp.where(co | co.T, fb, f)
     f = xp.where(ov | ov.T, fa, f)
@@ -157,4 +159,3 @@ def level_shift_fock(method, fock_diag, dm, s, shift):
 def total_dm(dm):
     """Total density (nao, nao) from a (nset, nao, nao) stack."""
     return dm[0] if dm.shape[0] == 1 else dm[0] + dm[1]
-

@@ -9,13 +9,12 @@ has them, orbitals (mo_coeff, mo_occ) in the method's layout.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
 from ..molecule import Molecule
-from . import fock as fk
 from ..xp import array_module, to_numpy
+from . import fock as fk
 from .diis import DIISHistory, cdiis_coefficients
 from .linalg import eigh_orth, inv_sqrt_sym, orthogonalizer
 
@@ -25,10 +24,10 @@ class Guess:
     """An initial state: dm (nset, nao, nao), optional orbitals, a short description."""
 
     dm: object
-    mo_coeff: Optional[object] = None
-    mo_occ: Optional[object] = None
+    mo_coeff: object | None = None
+    mo_occ: object | None = None
     description: str = ""
-    mo_energy: Optional[object] = None
+    mo_energy: object | None = None
 
 
 def core_guess(method, h, x, nalpha, nbeta):
@@ -60,9 +59,15 @@ _SAD_CACHE_MAX = 64
 
 def _atom_key(z, basis_atom, engine_cls):
     """Cache key: element, engine class and the exact shell data of the atom."""
-    return (int(z), engine_cls.__module__ + "." + engine_cls.__qualname__, basis_atom.pure,
-            basis_atom.shell_l.tobytes(), basis_atom.shell_nprim.tobytes(),
-            basis_atom.exponents.tobytes(), basis_atom.coefficients.tobytes())
+    return (
+        int(z),
+        engine_cls.__module__ + "." + engine_cls.__qualname__,
+        basis_atom.pure,
+        basis_atom.shell_l.tobytes(),
+        basis_atom.shell_nprim.tobytes(),
+        basis_atom.exponents.tobytes(),
+        basis_atom.coefficients.tobytes(),
+    )
 
 
 def _multiplet_occupations(e, nelec, tol=1e-5):
@@ -116,8 +121,7 @@ def atomic_density(engine_cls, z, basis_atom, screening_threshold=1e-13, max_cyc
         if e_old is not None and abs(energy - e_old) < 1e-8 and np.abs(err).max() < 1e-5:
             break
         e_old = energy
-        f_use = diis.combine(cdiis_coefficients([en[1] for en in diis.entries]))[0] \
-            if len(diis) > 1 else f
+        f_use = diis.combine(cdiis_coefficients([en[1] for en in diis.entries]))[0] if len(diis) > 1 else f
         e, c = eigh_orth(f_use, x)
         occ = _multiplet_occupations(e, nelec)
         d = (c * occ) @ c.T

@@ -66,15 +66,18 @@ def validate(molecule, method):
     if method not in ("rhf", "uhf", "rohf"):
         raise InputError(f"unknown SCF method {method!r}; choose rhf, uhf or rohf")
     if molecule.nelectron < 1:
-        raise InputError(f"the molecule has no electrons (charge {molecule.charge} with nuclear "
-                         f"charge {int(molecule.numbers.sum())}); there is nothing to compute")
+        raise InputError(
+            f"the molecule has no electrons (charge {molecule.charge} with nuclear "
+            f"charge {int(molecule.numbers.sum())}); there is nothing to compute"
+        )
     if method == "rhf":
         if molecule.nelectron % 2:
-            raise InputError("RHF needs an even number of electrons; use --method uhf or rohf "
-                             f"(the molecule has {molecule.nelectron} electrons)")
+            raise InputError(
+                "RHF needs an even number of electrons; use --method uhf or rohf "
+                f"(the molecule has {molecule.nelectron} electrons)"
+            )
         if molecule.multiplicity != 1:
-            raise InputError(f"RHF needs multiplicity 1 (got {molecule.multiplicity}); "
-                             "use --method uhf or rohf")
+            raise InputError(f"RHF needs multiplicity 1 (got {molecule.multiplicity}); use --method uhf or rohf")
 
 
 class _StageClock:
@@ -128,8 +131,12 @@ class _JKBuilder:
     def build(self, dm, force_full=False):
         """(vj, vk, full) for dm (nset, nao, nao); full says whether it was a full build."""
         # no periodic rebuild in the early phase: the one that ends it is full anyway
-        full = (force_full or not self.incremental or self.dm is None
-                or (self.since_full + 1 >= self.every and self.early is None))
+        full = (
+            force_full
+            or not self.incremental
+            or self.dm is None
+            or (self.since_full + 1 >= self.every and self.early is None)
+        )
         if self.clock is not None:
             self.clock.lap("other")
         kw = {} if self.early is None else {"threshold": self.early}
@@ -207,26 +214,30 @@ def _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, not
         if plan.relation == "same":
             electrons = float(to_numpy(xp.sum(fk.total_dm(xp.asarray(data.dm)) * s)))
             if not abs(electrons - molecule.nelectron) <= 1e-4 * max(1, molecule.nelectron):
-                raise InputError(f"checkpoint {plan.source}: its density holds {electrons:.6g} "
-                                 f"electrons, the molecule {molecule.nelectron}; it is damaged")
+                raise InputError(
+                    f"checkpoint {plan.source}: its density holds {electrons:.6g} "
+                    f"electrons, the molecule {molecule.nelectron}; it is damaged"
+                )
             have_mo = data.mo_coeff is not None and data.mo_occ is not None
-            notes.append(f"restarted from checkpoint {plan.source} (cycle {data.cycle}, "
-                         f"E = {data.energy:.10f})")
-            return gs.Guess(xp.asarray(data.dm),
-                            xp.asarray(data.mo_coeff) if have_mo else None,
-                            xp.asarray(data.mo_occ) if have_mo else None,
-                            "checkpoint restart",
-                            None if data.mo_energy is None else xp.asarray(data.mo_energy)
-                            ), True
+            notes.append(f"restarted from checkpoint {plan.source} (cycle {data.cycle}, E = {data.energy:.10f})")
+            return gs.Guess(
+                xp.asarray(data.dm),
+                xp.asarray(data.mo_coeff) if have_mo else None,
+                xp.asarray(data.mo_occ) if have_mo else None,
+                "checkpoint restart",
+                None if data.mo_energy is None else xp.asarray(data.mo_energy),
+            ), True
         if data.mo_coeff is not None:
-            notes.append(f"guess from the orbitals of another job in {plan.source} "
-                         f"({data.method}, {chk.differences(data, molecule, method)})")
-            return gs.guess_from_orbitals(method, data.mo_coeff, data.mo_energy, s,
-                                          nalpha, nbeta, "checkpoint orbitals"), False
+            notes.append(
+                f"guess from the orbitals of another job in {plan.source} "
+                f"({data.method}, {chk.differences(data, molecule, method)})"
+            )
+            return gs.guess_from_orbitals(
+                method, data.mo_coeff, data.mo_energy, s, nalpha, nbeta, "checkpoint orbitals"
+            ), False
         notes.append(f"guess from the density of another job in {plan.source}")
         d = xp.asarray(data.dm)
-        return gs.Guess(gs.split_total_density(method, fk.total_dm(d)), None, None,
-                        "checkpoint density"), False
+        return gs.Guess(gs.split_total_density(method, fk.total_dm(d)), None, None, "checkpoint density"), False
     if options.guess == "core":
         return gs.core_guess(method, h, x, nalpha, nbeta), False
     return gs.sad_guess(method, molecule, basis, engine, options.screening_threshold), False
@@ -238,7 +249,8 @@ def _check_finite(st, cycle):
     if not (np.isfinite(st.energy) and np.isfinite(st.grad_norm)):
         raise ConvergenceError(
             f"the SCF broke down at cycle {cycle}: the energy or orbital gradient is not a "
-            "finite number; the checkpoint (if any) keeps the last finite cycle")
+            "finite number; the checkpoint (if any) keeps the last finite cycle"
+        )
 
 
 def _host(a):
@@ -248,10 +260,11 @@ def _host(a):
 
 def _guess_to(xp, guess):
     """The Guess with its arrays in array module xp (a no-op for numpy arrays on numpy)."""
+
     def conv(a):
         return None if a is None else xp.asarray(a)
-    return gs.Guess(conv(guess.dm), conv(guess.mo_coeff), conv(guess.mo_occ),
-                    guess.description, conv(guess.mo_energy))
+
+    return gs.Guess(conv(guess.dm), conv(guess.mo_coeff), conv(guess.mo_occ), guess.description, conv(guess.mo_energy))
 
 
 def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
@@ -259,8 +272,15 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     t_start = time.perf_counter()
     method = options.method
     validate(molecule, method)
-    plan = chk.plan(molecule, basis, method, checkpoint=options.checkpoint, guess=options.guess,
-                    guess_from=options.guess_from, overwrite=options.overwrite_checkpoint)
+    plan = chk.plan(
+        molecule,
+        basis,
+        method,
+        checkpoint=options.checkpoint,
+        guess=options.guess,
+        guess_from=options.guess_from,
+        overwrite=options.overwrite_checkpoint,
+    )
     nalpha, nbeta = fk.spin_counts(molecule.nelectron, molecule.multiplicity)
     notes = []
     # The engine's array module (cupy for the GPU engine); the one-electron matrices come
@@ -271,45 +291,63 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     h = xp.asarray(engine.hcore())
     clock.lap("one_electron")
     if xp is not np:
-        notes.append(getattr(engine, "scf_note", None) or
-                     "one-electron integrals, J/K, Fock, DIIS and diagonalisation on the GPU")
+        notes.append(
+            getattr(engine, "scf_note", None)
+            or "one-electron integrals, J/K, Fock, DIIS and diagonalisation on the GPU"
+        )
     x, ndropped = orthogonalizer(s, options.lindep_threshold)
     if ndropped:
-        msg = (f"dropped {ndropped} near-linearly-dependent basis combinations "
-               f"(overlap eigenvalues < {options.lindep_threshold:g}); "
-               f"{x.shape[1]} orbitals from {basis.nao} functions")
+        msg = (
+            f"dropped {ndropped} near-linearly-dependent basis combinations "
+            f"(overlap eigenvalues < {options.lindep_threshold:g}); "
+            f"{x.shape[1]} orbitals from {basis.nao} functions"
+        )
         warnings.warn(msg, stacklevel=2)
         notes.append(msg)
     enuc = molecule.nuclear_repulsion()
 
     clock.lap("other")
-    guess, restarted = _initial_guess(molecule, basis, options, engine, s, h, x,
-                                      nalpha, nbeta, notes, plan)
+    guess, restarted = _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, notes, plan)
     if xp is not np:
         guess = _guess_to(xp, guess)
     clock.lap("guess")
     if not restarted:
         notes.append(f"initial guess: {guess.description}")
     mo = (guess.mo_coeff, guess.mo_occ) if guess.mo_coeff is not None else None
-    builder = _JKBuilder(engine, options.incremental_fock, options.full_rebuild_every, clock,
-                         _early_threshold(engine, options))
+    builder = _JKBuilder(
+        engine, options.incremental_fock, options.full_rebuild_every, clock, _early_threshold(engine, options)
+    )
     vj, vk, _ = builder.build(guess.dm, force_full=True)
     state = _State(method, h, s, x, enuc, guess.dm, vj, vk, mo)
 
     history = []
 
     def record(cycle, delta, step, st):
-        rec = IterationRecord(cycle=cycle, energy=st.energy, delta_energy=delta,
-                              gradient_norm=st.grad_norm, diis_error=st.err_max, step=step,
-                              time=time.perf_counter() - t_start)
+        rec = IterationRecord(
+            cycle=cycle,
+            energy=st.energy,
+            delta_energy=delta,
+            gradient_norm=st.grad_norm,
+            diis_error=st.err_max,
+            step=step,
+            time=time.perf_counter() - t_start,
+        )
         _check_finite(st, cycle)
         history.append(rec)
         if plan.write:
-            chk.write_checkpoint(plan.write, molecule=molecule, basis=basis,
-                                 method=method, cycle=cycle, energy=st.energy,
-                                 dm=_host(st.dm), mo_coeff=_host(mo_state[0]),
-                                 mo_energy=_host(mo_state[1]), mo_occ=_host(mo_state[2]),
-                                 converged=False)
+            chk.write_checkpoint(
+                plan.write,
+                molecule=molecule,
+                basis=basis,
+                method=method,
+                cycle=cycle,
+                energy=st.energy,
+                dm=_host(st.dm),
+                mo_coeff=_host(mo_state[0]),
+                mo_energy=_host(mo_state[1]),
+                mo_occ=_host(mo_state[2]),
+                converged=False,
+            )
         if options.callback is not None:
             options.callback(rec)
 
@@ -317,14 +355,20 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     record(0, float("nan"), "restart" if restarted else "guess", state)
 
     diis = DIISHistory(options.diis_space)
-    diis.push(state.fock_diag, state.error, state.dm, state.fock, state.energy,
-              idempotent=guess.mo_coeff is not None or guess.description != SAD_DESCRIPTION)
+    diis.push(
+        state.fock_diag,
+        state.error,
+        state.dm,
+        state.fock,
+        state.energy,
+        idempotent=guess.mo_coeff is not None or guess.description != SAD_DESCRIPTION,
+    )
     prev_used = state.fock_diag
     auto_shift = 0.0
     stall_damp = 0
     best_grad, best_grad_cycle = state.grad_norm, 0
     converged = False
-    first_tight = False      # the cycle after the early phase: its Fock starts a new DIIS
+    first_tight = False  # the cycle after the early phase: its Fock starts a new DIIS
     cycle = 0
     for cycle in range(1, options.max_cycle + 1):
         # 1. the Fock matrix to diagonalise
@@ -336,8 +380,9 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
             step = "damped"
             stall_damp -= 1
         else:
-            fd, step = diis.extrapolate(state.err_max, options.fallback, options.fallback_kind,
-                                        uphill=not history[-1].delta_energy < 0.0)
+            fd, step = diis.extrapolate(
+                state.err_max, options.fallback, options.fallback_kind, uphill=not history[-1].delta_energy < 0.0
+            )
         prev_used = fd
         shift = auto_shift or options.level_shift
         if shift:
@@ -352,10 +397,9 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
         new = _State(method, h, s, x, enuc, dm, vj, vk, (mo_coeff, mo_occ))
         delta = new.energy - state.energy
         record(cycle, delta, step + ("+full" if full else ""), new)
-        done = (abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad
-                and not builder.screening_early)
+        done = abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad and not builder.screening_early
         if builder.screening_early and new.grad_norm < options.early_screening_gradient:
-            builder.tighten()        # the next build: full, at the engine's threshold
+            builder.tighten()  # the next build: full, at the engine's threshold
             first_tight = True
         if done and not full:
             # Accept only what a full build confirms (incremental builds carry
@@ -387,8 +431,7 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
                 base = auto_shift or options.level_shift
                 auto_shift = min(2.0 * base, MAX_LEVEL_SHIFT) if base else AUTO_LEVEL_SHIFT
                 stall_damp = 2
-                notes.append(f"SCF stalled at cycle {cycle}: level shift {auto_shift:g} Eh, "
-                             "damping, DIIS restarted")
+                notes.append(f"SCF stalled at cycle {cycle}: level shift {auto_shift:g} Eh, damping, DIIS restarted")
                 diis.reset(1)
                 best_grad, best_grad_cycle = state.grad_norm, cycle
     else:
@@ -398,27 +441,37 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
         builder.tighten()
     if builder.since_full != 0 or builder.dm is None:  # the reported energy: a full build
         vj, vk, _ = builder.build(state.dm, force_full=True)
-        state = _State(method, h, s, x, enuc, state.dm, vj, vk,
-                       None if mo_state[0] is None else (mo_state[0], mo_state[2]))
+        state = _State(
+            method, h, s, x, enuc, state.dm, vj, vk, None if mo_state[0] is None else (mo_state[0], mo_state[2])
+        )
     # Final canonical orbitals: diagonalise the last (unshifted) Fock matrix.
     clock.lap("other")
     mo_energy, mo_coeff, mo_occ = _diagonalize(method, state.fock_diag, x, nalpha, nbeta)
     dm_final = fk.make_density(method, mo_coeff, mo_occ)
     # results are numpy whatever the device (no-ops on the CPU)
-    mo_energy, mo_coeff, mo_occ, dm_final = (to_numpy(a) for a in
-                                             (mo_energy, mo_coeff, mo_occ, dm_final))
+    mo_energy, mo_coeff, mo_occ, dm_final = (to_numpy(a) for a in (mo_energy, mo_coeff, mo_occ, dm_final))
     if plan.write:
-        chk.write_checkpoint(plan.write, molecule=molecule, basis=basis, method=method,
-                             cycle=cycle, energy=state.energy, dm=_host(state.dm),
-                             mo_coeff=mo_coeff,
-                             mo_energy=mo_energy, mo_occ=mo_occ, converged=converged)
+        chk.write_checkpoint(
+            plan.write,
+            molecule=molecule,
+            basis=basis,
+            method=method,
+            cycle=cycle,
+            energy=state.energy,
+            dm=_host(state.dm),
+            mo_coeff=mo_coeff,
+            mo_energy=mo_energy,
+            mo_occ=mo_occ,
+            converged=converged,
+        )
     if not converged:
-        notes.append(f"SCF not converged after {cycle} cycles (last |dE| = "
-                     f"{abs(history[-1].delta_energy):.2e} Eh, gradient "
-                     f"{state.grad_norm:.2e})")
+        notes.append(
+            f"SCF not converged after {cycle} cycles (last |dE| = "
+            f"{abs(history[-1].delta_energy):.2e} Eh, gradient "
+            f"{state.grad_norm:.2e})"
+        )
     comps = analysis.energy_components(state.terms, enuc)
-    dip = analysis.dipole_moment(dm_final, engine.dipole(np.zeros(3)), molecule.numbers,
-                                 molecule.coords)
+    dip = analysis.dipole_moment(dm_final, engine.dipole(np.zeros(3)), molecule.numbers, molecule.coords)
     charges = analysis.mulliken_charges(dm_final, s, molecule.numbers, basis.atom_slices())
     s2 = None
     if method != "rhf":
@@ -426,10 +479,24 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     clock.lap("analysis")
     timings = {k: clock.seconds.get(k, 0.0) for k in STAGES}
     timings.update({f"{k}_builds": v for k, v in builder.builds.items()})
-    return SCFResult(method=method, converged=converged, energy=state.energy,
-                     energy_components=comps, mo_energy=mo_energy, mo_coeff=mo_coeff,
-                     mo_occ=mo_occ, iterations=cycle, history=history, dipole=dip,
-                     mulliken_charges=charges, s_squared=s2,
-                     wall_time=time.perf_counter() - t_start,
-                     device=str(getattr(engine, "device", "unknown")), molecule=molecule,
-                     basis=basis, density=dm_final, notes=tuple(notes), timings=timings)
+    return SCFResult(
+        method=method,
+        converged=converged,
+        energy=state.energy,
+        energy_components=comps,
+        mo_energy=mo_energy,
+        mo_coeff=mo_coeff,
+        mo_occ=mo_occ,
+        iterations=cycle,
+        history=history,
+        dipole=dip,
+        mulliken_charges=charges,
+        s_squared=s2,
+        wall_time=time.perf_counter() - t_start,
+        device=str(getattr(engine, "device", "unknown")),
+        molecule=molecule,
+        basis=basis,
+        density=dm_final,
+        notes=tuple(notes),
+        timings=timings,
+    )

@@ -26,10 +26,10 @@ def orthogonalizer(s, threshold=1e-8):
     keep = to_numpy(w) >= threshold
     ndropped = int(keep.size - np.count_nonzero(keep))
     if ndropped == 0:
-        x = (u / xp.sqrt(w)) @ u.T          # symmetric (Löwdin) orthogonalisation
+        x = (u / xp.sqrt(w)) @ u.T  # symmetric (Löwdin) orthogonalisation
     else:
         idx = xp.asarray(np.flatnonzero(keep))
-        x = u[:, idx] / xp.sqrt(w[idx])     # canonical orthogonalisation
+        x = u[:, idx] / xp.sqrt(w[idx])  # canonical orthogonalisation
     return x, ndropped
 
 

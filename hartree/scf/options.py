@@ -8,8 +8,8 @@ in ``__post_init__``, so nothing is silently ignored.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from ..errors import InputError
 
@@ -31,17 +31,17 @@ class SCFOptions:
     """
 
     method: str = "rhf"
-    conv_tol: float = 1e-9            # Eh, energy change between cycles
-    conv_tol_grad: float = 1e-5       # Frobenius norm of the orthonormal-basis commutator
+    conv_tol: float = 1e-9  # Eh, energy change between cycles
+    conv_tol_grad: float = 1e-5  # Frobenius norm of the orthonormal-basis commutator
     max_cycle: int = 100
     diis_space: int = 8
-    guess: str = "sad"                # 'sad' | 'core' | 'checkpoint'
-    level_shift: float = 0.0          # Eh added to the virtual (and half to open-shell) levels
-    damping: float = 0.0              # fraction of the previous Fock mixed in, early cycles only
-    fallback: bool = True             # ADIIS/EDIIS blended with DIIS; level shift when stalling
-    fallback_kind: str = "adiis"      # 'adiis' (Hu & Yang 2010) | 'ediis' (Kudin et al. 2002)
-    incremental_fock: bool = True     # J/K of the density change added to the previous J/K
-    full_rebuild_every: int = 8       # cycles between full J/K rebuilds (<= 1: always full)
+    guess: str = "sad"  # 'sad' | 'core' | 'checkpoint'
+    level_shift: float = 0.0  # Eh added to the virtual (and half to open-shell) levels
+    damping: float = 0.0  # fraction of the previous Fock mixed in, early cycles only
+    fallback: bool = True  # ADIIS/EDIIS blended with DIIS; level shift when stalling
+    fallback_kind: str = "adiis"  # 'adiis' (Hu & Yang 2010) | 'ediis' (Kudin et al. 2002)
+    incremental_fock: bool = True  # J/K of the density change added to the previous J/K
+    full_rebuild_every: int = 8  # cycles between full J/K rebuilds (<= 1: always full)
     screening_threshold: float = 1e-13
     # Early cycles build J/K with a looser screening threshold (TeraChem's and Q-Chem's
     # variable thresholds): until the orbital-gradient norm falls below
@@ -51,14 +51,14 @@ class SCFOptions:
     # 1e-10 but took 19 cycles instead of 15, so the whole SCF was not faster (19.8 s vs
     # 19.3 s; benchmarks/results/gpu_jk_session4.md).  Probably because DIIS mixed loose and
     # tight Fock matrices: it now restarts at the switch (not yet measured on a GPU).
-    early_screening: Optional[float] = None
+    early_screening: float | None = None
     early_screening_gradient: float = 1e-3
-    lindep_threshold: float = 1e-8    # overlap eigenvalues below this are dropped
-    checkpoint: Optional[str] = None  # path of the HDF5 checkpoint (written every cycle)
+    lindep_threshold: float = 1e-8  # overlap eigenvalues below this are dropped
+    checkpoint: str | None = None  # path of the HDF5 checkpoint (written every cycle)
     overwrite_checkpoint: bool = False  # replace a checkpoint of another job (scf.checkpoint.plan)
-    guess_from: Optional[str] = None  # another job's checkpoint to start from (read only)
-    callback: Optional[Callable] = None  # called with each IterationRecord
-    cartesian: bool = False           # used by run() when it loads a basis by name
+    guess_from: str | None = None  # another job's checkpoint to start from (read only)
+    callback: Callable | None = None  # called with each IterationRecord
+    cartesian: bool = False  # used by run() when it loads a basis by name
 
     def __post_init__(self):
         method = str(self.method).lower()
@@ -90,7 +90,7 @@ class SCFOptions:
         if self.callback is not None and not callable(self.callback):
             raise InputError("callback must be callable")
 
-    def replace(self, **changes) -> "SCFOptions":
+    def replace(self, **changes) -> SCFOptions:
         """A copy with some fields changed (unknown names raise TypeError)."""
         return dataclasses.replace(self, **changes)
 
@@ -101,7 +101,8 @@ class IterationRecord:
 
     cycle: 0 for the guess Fock build, then 1, 2, ...; energy and delta_energy
     in Eh (cycle 0: the energy expression evaluated on the guess density, which
-    for SAD is not idempotent, so it is no variational bound); gradient_norm as defined in :class:`SCFOptions`; diis_error the
+    for SAD is not idempotent, so it is no variational bound); gradient_norm as defined in
+    :class:`SCFOptions`; diis_error the
     largest absolute element of the commutator (the error the extrapolation
     sees); step names how the Fock matrix of this cycle was obtained
     ('guess', 'restart', 'diis', 'adiis', 'ediis', 'adiis+diis', 'damped',

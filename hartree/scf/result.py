@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class SCFResult:
     history: list
     dipole: Any
     mulliken_charges: Any
-    s_squared: Optional[float]
+    s_squared: float | None
     wall_time: float
     device: str
     molecule: Any

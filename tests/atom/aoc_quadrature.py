@@ -24,8 +24,8 @@ def _tabulate(rset):
     val = np.zeros((rset.n, R.size))
     der = np.zeros((rset.n, R.size))
     for t, m in enumerate(rset.powers):
-        e = np.exp(-np.outer(rset.zeta, R ** 2))
-        val += rset.coef[:, t, None] * R ** m * e
+        e = np.exp(-np.outer(rset.zeta, R**2))
+        val += rset.coef[:, t, None] * R**m * e
         der += rset.coef[:, t, None] * (m * R ** (m - 1) - 2 * rset.zeta[:, None] * R ** (m + 1)) * e
     return val, der
 
@@ -35,10 +35,10 @@ def _integrate(f):
 
 
 def _yk(rho, k):
-    inner = cumulative_simpson(R ** k * rho * R, x=X, initial=0.0)
+    inner = cumulative_simpson(R**k * rho * R, x=X, initial=0.0)
     outer_total = cumulative_simpson(rho / R ** (k + 1) * R, x=X, initial=0.0)
     outer = outer_total[-1] - outer_total
-    return inner / R ** (k + 1) + R ** k * outer
+    return inner / R ** (k + 1) + R**k * outer
 
 
 def shells_from_result(result, z):
@@ -66,12 +66,12 @@ def aoc_energy(result, z):
     c = result.light_speed
     shells = shells_from_result(result, z)
     energy = 0.0
-    for b, q, g, p, dp, qq, dq in shells:
-        if b.relativistic:   # ∫ V(P²+Q²) + 2c Q(P' + κP/r) - 2c² Q²   (point nucleus)
+    for b, q, _g, p, dp, qq, _dq in shells:
+        if b.relativistic:  # ∫ V(P²+Q²) + 2c Q(P' + κP/r) - 2c² Q²   (point nucleus)
             one = _integrate(-z / R * (p * p + qq * qq) + 2 * c * qq * (dp + b.kappa * p / R) - 2 * c * c * qq * qq)
         else:
-            one = _integrate(0.5 * dp * dp + 0.5 * b.l * (b.l + 1) * p * p / R ** 2 - z / R * p * p)
-            one += 0.5 * R[0] * dp[0] ** 2     # [0, r_min]: P' of an s function tends to a constant
+            one = _integrate(0.5 * dp * dp + 0.5 * b.l * (b.l + 1) * p * p / R**2 - z / R * p * p)
+            one += 0.5 * R[0] * dp[0] ** 2  # [0, r_min]: P' of an s function tends to a constant
         energy += q * one
     for ia, (ba, qa, ga, pa, _, sa, _) in enumerate(shells):
         rho_a = pa * pa + sa * sa

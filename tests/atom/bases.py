@@ -47,5 +47,8 @@ def pyscf_kappa_basis(element):
     """The same in PySCF's format: [l, kappa, [exp, 1]] (libcint: kappa > 0 is j = l-1/2 only,
     kappa < 0 is j = l+1/2 only)."""
     s, (p12, p32) = kappa_exponents(element)
-    return {element: [[0, [float(z), 1.0]] for z in s] + [[1, 1, [float(z), 1.0]] for z in p12]
-            + [[1, -2, [float(z), 1.0]] for z in p32]}
+    return {
+        element: [[0, [float(z), 1.0]] for z in s]
+        + [[1, 1, [float(z), 1.0]] for z in p12]
+        + [[1, -2, [float(z), 1.0]] for z in p32]
+    }

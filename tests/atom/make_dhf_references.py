@@ -18,9 +18,9 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 
 import pyscf.scf.hf  # noqa: E402
+from bases import DHF_BASES, KAPPA_BASES, pyscf_basis, pyscf_kappa_basis  # noqa: E402
 from pyscf import gto, lib, scf  # noqa: E402
 
-from bases import DHF_BASES, KAPPA_BASES, pyscf_basis, pyscf_kappa_basis  # noqa: E402
 from hartree.atom import DEFAULT_LIGHT_SPEED  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "data", "dhf_references.json")
@@ -31,8 +31,7 @@ def pyscf_dhf(element, nucmod, per_kappa=False):
     pyscf.scf.hf.overlap_zero_eigenvalue_threshold = 1e-15
     lib.param.LIGHT_SPEED = DEFAULT_LIGHT_SPEED
     basis = pyscf_kappa_basis(element) if per_kappa else pyscf_basis(element)
-    mol = gto.M(atom=f"{element} 0 0 0", basis=basis, verbose=0,
-                nucmod="G" if nucmod == "gaussian" else None)
+    mol = gto.M(atom=f"{element} 0 0 0", basis=basis, verbose=0, nucmod="G" if nucmod == "gaussian" else None)
     mf = scf.DHF(mol)
     assert mf.with_ssss and not mf.with_gaunt and not mf.with_breit
     mf.conv_tol = 1e-12

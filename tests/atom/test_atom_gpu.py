@@ -9,10 +9,9 @@ with device='gpu' equal device='cpu' to 1e-10 Eh.
 
 import numpy as np
 import pytest
-
 from bases import exponents
-from hartree.atom import AtomSCFOptions, kernel, make_nucleus, run
-from hartree.atom import gpu_emulate, gpu_kernels
+
+from hartree.atom import AtomSCFOptions, gpu_emulate, gpu_kernels, kernel, make_nucleus, run
 from hartree.atom.gpu import KERNELS, DeviceTwoElectron
 from hartree.atom.operators import build_operators, two_electron, two_electron_block
 from hartree.errors import DeviceError, InputError
@@ -21,6 +20,7 @@ from hartree.gpu.device import gpu_available
 
 def test_cuda_source_compiles_with_nvrtc():
     from hartree.gpu import nvrtc
+
     if not nvrtc.available():
         pytest.skip("libnvrtc not found")
     result = nvrtc.compile_source(gpu_kernels.source(), arch="sm_90", name="atom.cu")
@@ -54,7 +54,7 @@ def test_emulated_kernels_equal_cpu_engine(emulated, element, relativistic):
     for got, ref in zip(dev.two_electron(dms), two_electron(ops, dms)):
         for g, r in zip(got, ref):
             np.testing.assert_allclose(g, r, rtol=0, atol=1e-13 * np.abs(r).max())
-    b = len(ops.dims) - 1          # the intra-block part used by open shells
+    b = len(ops.dims) - 1  # the intra-block part used by open shells
     for g, r in zip(dev.two_electron_block(b, dms[b]), two_electron_block(ops, b, dms[b])):
         np.testing.assert_allclose(g, r, rtol=0, atol=1e-13 * np.abs(r).max())
 
@@ -87,8 +87,10 @@ def test_device_option_errors():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("element,model,relativistic", [("Ne", "gaussian", True), ("Kr", "point", True),
-                                                        ("Kr", "gaussian", False), ("Zn", "gaussian", True)])
+@pytest.mark.parametrize(
+    "element,model,relativistic",
+    [("Ne", "gaussian", True), ("Kr", "point", True), ("Kr", "gaussian", False), ("Zn", "gaussian", True)],
+)
 def test_gpu_energy_equals_cpu(element, model, relativistic):
     z = {"Ne": 10, "Kr": 36, "Zn": 30}[element]
     res = {}
@@ -113,14 +115,19 @@ def test_gpu_per_kappa_exponents_equal_cpu():
     # separate p1/2 and p3/2 exponents (per-κ windows); the CPU energy equals PySCF's DHF
     # (tests/atom/test_dirac_atoms.py::test_per_kappa_basis_matches_pyscf_dhf)
     from bases import kappa_exponents
-    cpu = kernel(10, kappa_exponents("Ne"), make_nucleus(10, "gaussian"), AtomSCFOptions(energy_tol=1e-12, device="cpu"))
-    gpu_res = kernel(10, kappa_exponents("Ne"), make_nucleus(10, "gaussian"),
-                     AtomSCFOptions(energy_tol=1e-12, device="gpu"))
+
+    cpu = kernel(
+        10, kappa_exponents("Ne"), make_nucleus(10, "gaussian"), AtomSCFOptions(energy_tol=1e-12, device="cpu")
+    )
+    gpu_res = kernel(
+        10, kappa_exponents("Ne"), make_nucleus(10, "gaussian"), AtomSCFOptions(energy_tol=1e-12, device="gpu")
+    )
     assert abs(gpu_res.energy - cpu.energy) < 1e-10
 
 
 def test_emulated_kernels_per_kappa_exponents(emulated):
     from bases import kappa_exponents
+
     ops = build_operators(kappa_exponents("Ne"), make_nucleus(10, "gaussian"), 137.0359895, True)
     dms = _random_densities(ops.dims)
     js, ks = two_electron(ops, dms)
@@ -133,9 +140,12 @@ def test_emulated_kernels_per_kappa_exponents(emulated):
 def test_gpu_autogen_average_level_equals_cpu():
     # N: the 3 jj configurations with one set of spinors (open shells of p1/2 and p3/2 coupled)
     from hartree.atom.config import jj_configurations
+
     confs = [([n for n, _ in p], [q for _, q in p], w) for p, w, _ in jj_configurations(7)]
     exps = [np.geomspace(0.2, 5e3, 12), np.geomspace(0.15, 300, 8)]
-    res = [kernel(7, exps, make_nucleus(7, "gaussian"), AtomSCFOptions(energy_tol=1e-12, device=d),
-                  configurations=confs) for d in ("cpu", "gpu")]
+    res = [
+        kernel(7, exps, make_nucleus(7, "gaussian"), AtomSCFOptions(energy_tol=1e-12, device=d), configurations=confs)
+        for d in ("cpu", "gpu")
+    ]
     assert abs(res[1].energy - res[0].energy) < 1e-10
     np.testing.assert_allclose(res[1].configuration_energies, res[0].configuration_energies, rtol=0, atol=1e-10)

@@ -11,21 +11,35 @@ import sys
 import pytest
 
 from hartree.atom import AtomSCFOptions, kernel, make_nucleus
-from hartree.atom.basis_search import (DaskExecutor, SearchSpec, dask_client, occupied_per_l, search_elements,
-                                       size_search)
+from hartree.atom.basis_search import (
+    DaskExecutor,
+    SearchSpec,
+    dask_client,
+    occupied_per_l,
+    search_elements,
+    size_search,
+)
 from hartree.atom.optimize import NewuoaOptions, optimize_wtbs
-from hartree.atom.wtbs import WTBSParameters, Window, parse_nbs, wtbs_exponents
+from hartree.atom.wtbs import Window, WTBSParameters, parse_nbs, wtbs_exponents
 from hartree.cli.main import main
 from hartree.errors import InputError
 
 HF = AtomSCFOptions(relativistic=False)
 NEWUOA = NewuoaOptions(rhobeg=0.1, rhoend=1e-3, maxfun=40)
-HE_LIMIT = -2.861679996       # numerical HF limit (also in test_cli_atom)
+HE_LIMIT = -2.861679996  # numerical HF limit (also in test_cli_atom)
 
 
 def he_spec(threshold=2e-6, nbs="s:1:12"):
-    return SearchSpec(z=2, start=(WTBSParameters(0.0814, 1.953, 4.504, 1.515),), windows=tuple(parse_nbs(nbs)),
-                      reference=HE_LIMIT, threshold=threshold, nucleus="point", options=HF, newuoa=NEWUOA)
+    return SearchSpec(
+        z=2,
+        start=(WTBSParameters(0.0814, 1.953, 4.504, 1.515),),
+        windows=tuple(parse_nbs(nbs)),
+        reference=HE_LIMIT,
+        threshold=threshold,
+        nucleus="point",
+        options=HF,
+        newuoa=NEWUOA,
+    )
 
 
 def test_size_search_stops_at_the_smallest_window_that_meets_the_threshold():
@@ -45,9 +59,16 @@ def test_size_search_stops_at_the_smallest_window_that_meets_the_threshold():
 
 
 def test_dask_search_equals_serial_and_runs_elements_in_parallel():
-    ne = SearchSpec(z=10, start=(WTBSParameters(9.943e-2, 1.945, 4.988, 1.392),),
-                    windows=tuple(parse_nbs("s:1:10,p:1:6")), reference=-128.547098109, threshold=5e-3,
-                    nucleus="point", options=HF, newuoa=NewuoaOptions(rhobeg=0.1, rhoend=1e-3, maxfun=15))
+    ne = SearchSpec(
+        z=10,
+        start=(WTBSParameters(9.943e-2, 1.945, 4.988, 1.392),),
+        windows=tuple(parse_nbs("s:1:10,p:1:6")),
+        reference=-128.547098109,
+        threshold=5e-3,
+        nucleus="point",
+        options=HF,
+        newuoa=NewuoaOptions(rhobeg=0.1, rhoend=1e-3, maxfun=15),
+    )
     serial = search_elements([he_spec(), ne], batch=2)
     with dask_client(2, processes=False) as client:
         parallel = search_elements([he_spec(), ne], DaskExecutor(client), batch=2)
@@ -70,7 +91,7 @@ def test_search_errors():
 
 
 def test_missing_dask_gives_a_clear_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "dask.distributed", None)     # import now raises ImportError
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # import now raises ImportError
     with pytest.raises(InputError, match=r"needs dask.distributed.*pip install 'hartree\[distributed\]'"):
         with dask_client(1):
             pass
@@ -80,9 +101,29 @@ def test_basis_search_command(tmp_path, capsys):
     ref = tmp_path / "ref.json"
     ref.write_text(json.dumps({"He": {"energy": HE_LIMIT}, "comment": "numerical HF"}))
     out = tmp_path / "bs.json"
-    argv = ["basis-search", "He", "--reference", str(ref), "--nonrelativistic", "--threshold", "2e-6",
-            "--nucleus", "point", "--margin", "-6", "--maxfun", "40", "--rhobeg", "0.1", "--rhoend", "1e-3",
-            "--workers", "1", "--json", str(out)]
+    argv = [
+        "basis-search",
+        "He",
+        "--reference",
+        str(ref),
+        "--nonrelativistic",
+        "--threshold",
+        "2e-6",
+        "--nucleus",
+        "point",
+        "--margin",
+        "-6",
+        "--maxfun",
+        "40",
+        "--rhobeg",
+        "0.1",
+        "--rhoend",
+        "1e-3",
+        "--workers",
+        "1",
+        "--json",
+        str(out),
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
     doc = json.loads(out.read_text())["results"][0]
@@ -98,6 +139,25 @@ def test_basis_search_command(tmp_path, capsys):
     assert main(["basis-search", "He", "--reference", str(bad)]) == 2
     assert "is not valid JSON" in capsys.readouterr().err
     # per-κ windows are not searched (one window per l)
-    assert main(["basis-search", "He", "--reference", str(ref), "--alpha", "0.1", "--beta", "2", "--delta", "3",
-                 "--gamma", "1", "--nbs", "s1/2:1:10"]) == 2
+    assert (
+        main(
+            [
+                "basis-search",
+                "He",
+                "--reference",
+                str(ref),
+                "--alpha",
+                "0.1",
+                "--beta",
+                "2",
+                "--delta",
+                "3",
+                "--gamma",
+                "1",
+                "--nbs",
+                "s1/2:1:10",
+            ]
+        )
+        == 2
+    )
     assert "one window per l" in capsys.readouterr().err

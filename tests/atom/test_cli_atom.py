@@ -8,8 +8,7 @@ from hartree.atom import kernel, make_nucleus, run
 from hartree.atom.wtbs import WTBSParameters, parse_nbs, wtbs_exponents
 from hartree.cli.main import main
 
-HE = ["atom", "He", "--alpha", "8.14e-2", "--beta", "1.953", "--delta", "4.504", "--gamma", "1.515",
-      "--nbs", "s:1:18"]
+HE = ["atom", "He", "--alpha", "8.14e-2", "--beta", "1.953", "--delta", "4.504", "--gamma", "1.515", "--nbs", "s:1:18"]
 
 
 def test_atom_command_prints_tables_and_writes_json(tmp_path, capsys):
@@ -29,7 +28,7 @@ def test_atom_command_prints_tables_and_writes_json(tmp_path, capsys):
 def test_nonrelativistic_flag_and_quiet(capsys):
     assert main(HE + ["--nonrelativistic", "-q"]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.startswith("E(HF, He) = -2.86167")   # HF limit -2.861679996
+    assert line.startswith("E(HF, He) = -2.86167")  # HF limit -2.861679996
 
 
 def test_input_file_and_errors(tmp_path, capsys):
@@ -40,19 +39,30 @@ def test_input_file_and_errors(tmp_path, capsys):
     assert main(["atom", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.inp:2: unknown keyword 'colour' in group $contrl" in err
-    assert main(["atom", "Xx", "--alpha", "0.1", "--beta", "2", "--delta", "3", "--gamma", "1",
-                 "--nbs", "s:1:5"]) == 2
+    assert main(["atom", "Xx", "--alpha", "0.1", "--beta", "2", "--delta", "3", "--gamma", "1", "--nbs", "s:1:5"]) == 2
     assert "unknown element 'Xx'" in capsys.readouterr().err
-    assert main(["atom", "Ne", "--alpha", "0.1", "--beta", "2", "--delta", "3", "--gamma", "1",
-                 "--nbs", "s:1:5"]) == 2
+    assert main(["atom", "Ne", "--alpha", "0.1", "--beta", "2", "--delta", "3", "--gamma", "1", "--nbs", "s:1:5"]) == 2
     assert "beyond the largest l of the basis" in capsys.readouterr().err
 
 
 def test_occupations_option(capsys):
     # N with an explicit configuration equal to the default one, and another jj configuration
     # (p1/2^1 p3/2^2: for a light atom its average energy may lie below the default's)
-    base = ["atom", "N", "--alpha", "5.976e-2", "--beta", "1.923", "--delta", "5.183", "--gamma", "1.442",
-            "--nbs", "s:1:14,p:1:9", "-q"]
+    base = [
+        "atom",
+        "N",
+        "--alpha",
+        "5.976e-2",
+        "--beta",
+        "1.923",
+        "--delta",
+        "5.183",
+        "--gamma",
+        "1.442",
+        "--nbs",
+        "s:1:14,p:1:9",
+        "-q",
+    ]
     assert main(base) == 0
     default = capsys.readouterr().out
     assert main(base + ["--occupations", "s1/2:2,p1/2:1,p3/2:0+1"]) == 0
@@ -83,11 +93,28 @@ def test_default_basis_is_the_thesis_set(capsys):
 
 def test_optimize_several_elements_through_a_scheduler(tmp_path, capsys):
     from dask.distributed import LocalCluster
+
     out = tmp_path / "opt.json"
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
-        argv = ["atom", "He", "Be", "--optimize", "--nonrelativistic", "--maxfun", "12", "--rhoend", "1e-3",
-                "--groups", "per-l", "--scheduler", cluster.scheduler_address, "--json", str(out),
-                "--plot", str(tmp_path / "{element}.png")]
+        argv = [
+            "atom",
+            "He",
+            "Be",
+            "--optimize",
+            "--nonrelativistic",
+            "--maxfun",
+            "12",
+            "--rhoend",
+            "1e-3",
+            "--groups",
+            "per-l",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--json",
+            str(out),
+            "--plot",
+            str(tmp_path / "{element}.png"),
+        ]
         assert main(argv) == 0
     text = capsys.readouterr().out
     docs = json.loads(out.read_text())["elements"]
@@ -96,8 +123,10 @@ def test_optimize_several_elements_through_a_scheduler(tmp_path, capsys):
         opt = d["optimization"]
         assert opt["evaluations"] <= 12 and len(opt["history"]) == opt["evaluations"]
         assert d["energy"] <= opt["start_energy"] + 1e-10
-        exps = wtbs_exponents([WTBSParameters(*g) for g in opt["groups"]], parse_nbs(
-            ",".join(f"{'spd'[l]}:{len(e)}" for l, e in enumerate(d["exponents"]))))
+        exps = wtbs_exponents(
+            [WTBSParameters(*g) for g in opt["groups"]],
+            parse_nbs(",".join(f"{'spd'[l]}:{len(e)}" for l, e in enumerate(d["exponents"]))),
+        )
         assert kernel(z, exps, make_nucleus(z), relativistic_options()).energy == pytest.approx(d["energy"], abs=1e-10)
         assert (tmp_path / f"{d['element']}.png").stat().st_size > 1000
         assert f"E(HF, {d['element']}) = {d['energy']:.10f}" in text
@@ -105,6 +134,7 @@ def test_optimize_several_elements_through_a_scheduler(tmp_path, capsys):
 
 def relativistic_options():
     from hartree.atom import AtomSCFOptions
+
     return AtomSCFOptions(relativistic=False)
 
 
@@ -112,8 +142,20 @@ def test_per_kappa_windows_and_groups(tmp_path, capsys):
     # --nbs with κ symmetry labels: p1/2 and p3/2 take different windows; the basis table lists
     # them apart and --json carries the exponents per symmetry ('basis')
     out = tmp_path / "ne.json"
-    base = ["atom", "Ne", "--alpha", "9.943e-2", "--beta", "1.945", "--delta", "4.988", "--gamma", "1.392",
-            "--device", "cpu"]
+    base = [
+        "atom",
+        "Ne",
+        "--alpha",
+        "9.943e-2",
+        "--beta",
+        "1.945",
+        "--delta",
+        "4.988",
+        "--gamma",
+        "1.392",
+        "--device",
+        "cpu",
+    ]
     assert main(base + ["--nbs", "s:1:12,p1/2:2:9,p3/2:1:8", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "p1/2: " in text and "p3/2: " in text
@@ -123,12 +165,32 @@ def test_per_kappa_windows_and_groups(tmp_path, capsys):
     assert doc["exponents"][1]["p3/2"] == list(exps[1][1])
     assert doc["energy"] == pytest.approx(kernel(10, exps, make_nucleus(10)).energy, abs=1e-10)
     # one WTBS group per κ symmetry: 3 groups for s1/2, p1/2, p3/2; the optimum is the energy of its parameters
-    assert main(base + ["--nbs", "s:1:10,p:1:6", "--optimize", "--groups", "per-kappa", "--maxfun", "14",
-                        "--rhoend", "1e-3", "--no-plot", "--json", str(tmp_path / "opt.json")]) == 0
+    assert (
+        main(
+            base
+            + [
+                "--nbs",
+                "s:1:10,p:1:6",
+                "--optimize",
+                "--groups",
+                "per-kappa",
+                "--maxfun",
+                "14",
+                "--rhoend",
+                "1e-3",
+                "--no-plot",
+                "--json",
+                str(tmp_path / "opt.json"),
+            ]
+        )
+        == 0
+    )
     opt = json.loads((tmp_path / "opt.json").read_text())
     assert len(opt["optimization"]["groups"]) == 3 and opt["optimization"]["evaluations"] <= 14
     groups = [WTBSParameters(*g) for g in opt["optimization"]["groups"]]
     windows = parse_nbs("s:1:10:1,p1/2:1:6:2,p3/2:1:6:3")
-    assert kernel(10, wtbs_exponents(groups, windows), make_nucleus(10)).energy == pytest.approx(opt["energy"], abs=1e-10)
+    assert kernel(10, wtbs_exponents(groups, windows), make_nucleus(10)).energy == pytest.approx(
+        opt["energy"], abs=1e-10
+    )
     assert main(base + ["--nbs", "s:1:10,p:1:6", "--optimize", "--groups", "per-kappa", "--nonrelativistic"]) == 2
     assert "--groups per-kappa needs Dirac-Fock" in capsys.readouterr().err

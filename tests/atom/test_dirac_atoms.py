@@ -8,11 +8,11 @@ import json
 import os
 
 import pytest
-
 from bases import exponents
+from make_dhf_references import pyscf_dhf
+
 from hartree.atom import DEFAULT_LIGHT_SPEED, AtomSCFOptions, kernel, make_nucleus
 from hartree.atom.config import atomic_number
-from make_dhf_references import pyscf_dhf
 
 DHF = AtomSCFOptions(energy_tol=1e-11)
 REFS = json.load(open(os.path.join(os.path.dirname(__file__), "data", "dhf_references.json")))
@@ -70,6 +70,7 @@ def test_per_kappa_basis_matches_pyscf_dhf(model):
     # p1/2 and p3/2 with different exponents (PySCF: shells with kappa = 1 and -2); the
     # PySCF energies are stored by make_dhf_references.py Ne:kappa
     from bases import kappa_exponents
+
     result = kernel(10, kappa_exponents("Ne"), make_nucleus(10, model), DHF)
     assert result.blocks == ["s1/2", "p1/2", "p3/2"] and [len(e) for e in result.block_exponents] == [10, 7, 6]
     assert abs(result.energy - REFS["Ne:kappa"][model]) < 1e-8

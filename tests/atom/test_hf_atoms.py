@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from bases import even_tempered, exponents, pyscf_basis
 from pyscf import gto, scf
 
-from bases import exponents, pyscf_basis, even_tempered
 from hartree.atom import AtomSCFOptions, kernel, make_nucleus, run
 from hartree.atom.config import atomic_number, closed_shells
 
@@ -33,10 +33,9 @@ def test_matches_pyscf_rhf_same_basis(element):
 def test_neon_hartree_fock_limit():
     # Numerical HF limit of Ne: -128.547098109 Eh (Froese Fischer; Saito 2009).  A large
     # even-tempered basis s36 p26 (ratio 1.65 from 0.04) reaches it to ~1.4e-6 Eh.
-    result = run("Ne", exponents=[even_tempered(0.04, 1.65, 36), even_tempered(0.04, 1.65, 26)],
-                 relativistic=False)
+    result = run("Ne", exponents=[even_tempered(0.04, 1.65, 36), even_tempered(0.04, 1.65, 26)], relativistic=False)
     error = result.energy - (-128.547098109)
-    assert 0 < error < 2e-6      # variational: above the limit, and close
+    assert 0 < error < 2e-6  # variational: above the limit, and close
 
 
 def test_orbital_energies_and_occupations_neon():
@@ -44,8 +43,11 @@ def test_orbital_energies_and_occupations_neon():
     assert result.blocks == ["s", "p"]
     assert result.occupations == [[2.0, 2.0], [6.0]]
     # Koopmans orbital energies of Ne near the HF limit: 1s -32.77, 2s -1.93, 2p -0.850
-    np.testing.assert_allclose([result.orbital_energies[0][0], result.orbital_energies[0][1],
-                                result.orbital_energies[1][0]], [-32.77, -1.93, -0.850], atol=0.02)
+    np.testing.assert_allclose(
+        [result.orbital_energies[0][0], result.orbital_energies[0][1], result.orbital_energies[1][0]],
+        [-32.77, -1.93, -0.850],
+        atol=0.02,
+    )
 
 
 def test_closed_shell_configurations():

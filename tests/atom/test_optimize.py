@@ -8,8 +8,8 @@ import pytest
 from hartree.atom import AtomSCFOptions, make_nucleus
 from hartree.atom.input import parse_input
 from hartree.atom.optimize import NewuoaOptions, optimize_wtbs
-from hartree.atom.wtbs import Window, WTBSParameters, parse_nbs, wtbs_exponents
 from hartree.atom.scf import kernel
+from hartree.atom.wtbs import Window, WTBSParameters, parse_nbs, wtbs_exponents
 from hartree.cli.main import main
 from hartree.errors import InputError
 
@@ -18,8 +18,9 @@ def test_newuoa_reaches_a_local_minimum():
     nuc = make_nucleus(2)
     opts = AtomSCFOptions(relativistic=False, energy_tol=1e-12)
     windows = parse_nbs("s:1:7")
-    res = optimize_wtbs(2, WTBSParameters(0.12, 2.3, 4.5, 1.5), windows, nuc, opts,
-                        NewuoaOptions(rhobeg=0.1, rhoend=1e-5, maxfun=400))
+    res = optimize_wtbs(
+        2, WTBSParameters(0.12, 2.3, 4.5, 1.5), windows, nuc, opts, NewuoaOptions(rhobeg=0.1, rhoend=1e-5, maxfun=400)
+    )
     assert res.energy < res.start_energy - 1e-5
     # local minimum: no coordinate step of 1e-3 (in ln α, ln β, δ, γ) lowers the energy by > 1e-9
     p = res.parameters
@@ -38,7 +39,7 @@ def test_newuoa_reaches_a_local_minimum():
 def test_newuoa_options_checked(monkeypatch):
     with pytest.raises(InputError, match="rhoend < rhobeg"):
         NewuoaOptions(rhobeg=1e-4, rhoend=0.1)
-    monkeypatch.setitem(__import__("sys").modules, "nlopt", None)       # as if nlopt were not installed
+    monkeypatch.setitem(__import__("sys").modules, "nlopt", None)  # as if nlopt were not installed
     with pytest.raises(InputError, match="needs the nlopt package"):
         optimize_wtbs(2, WTBSParameters(0.12, 2.3, 4.5, 1.5), parse_nbs("s:1:6"), make_nucleus(2))
 
@@ -63,7 +64,11 @@ def test_bsopt_input_and_cli(tmp_path, capsys):
     assert "Optimized WTBS parameters" in capsys.readouterr().out
     doc = json.loads(out.read_text())
     assert doc["energy"] <= doc["optimization"]["start_energy"]
-    assert doc["optimization"]["evaluations"] <= 30 == len(doc["optimization"]["history"]) + 30 - doc["optimization"]["evaluations"]
+    assert (
+        doc["optimization"]["evaluations"]
+        <= 30
+        == len(doc["optimization"]["history"]) + 30 - doc["optimization"]["evaluations"]
+    )
     assert doc["energy"] == pytest.approx(min(e for e in doc["optimization"]["energies"] if e is not None), abs=1e-10)
     assert (tmp_path / "he.png").stat().st_size > 1000 and doc["optimization"]["plot"].endswith("he.png")
 
@@ -85,8 +90,9 @@ def test_one_group_per_l_and_history():
     assert best[-1] == res.energy and all(b >= a for a, b in zip(best[1:], best[:-1]))
     assert res.energy < res.start_energy - 1e-3
     # only the p group active: the s group stays exactly at its start values
-    part = optimize_wtbs(10, res.groups, windows, nuc, opts, NewuoaOptions(rhobeg=0.05, rhoend=1e-3, maxfun=20),
-                         active=[1])
+    part = optimize_wtbs(
+        10, res.groups, windows, nuc, opts, NewuoaOptions(rhobeg=0.05, rhoend=1e-3, maxfun=20), active=[1]
+    )
     assert part.groups[0] == res.groups[0] and part.energy <= res.energy + 1e-10
     assert kernel(10, wtbs_exponents(part.groups, windows), nuc, opts).energy == pytest.approx(part.energy, abs=1e-10)
     with pytest.raises(InputError, match="the windows use groups"):
@@ -95,14 +101,22 @@ def test_one_group_per_l_and_history():
 
 def test_history_plot_is_a_png(tmp_path):
     from matplotlib.image import imread
+
     from hartree.atom.plot import plot_history
+
     nuc = make_nucleus(2)
-    res = optimize_wtbs(2, WTBSParameters(0.12, 2.3, 4.5, 1.5), parse_nbs("s:1:6"), nuc,
-                        AtomSCFOptions(relativistic=False), NewuoaOptions(rhobeg=0.1, rhoend=1e-3, maxfun=25))
+    res = optimize_wtbs(
+        2,
+        WTBSParameters(0.12, 2.3, 4.5, 1.5),
+        parse_nbs("s:1:6"),
+        nuc,
+        AtomSCFOptions(relativistic=False),
+        NewuoaOptions(rhobeg=0.1, rhoend=1e-3, maxfun=25),
+    )
     path = plot_history(res, str(tmp_path / "he.png"))
     image = imread(path)
     assert image.shape[0] > 300 and image.shape[1] > 400
-    assert image[..., :3].std() > 0.05            # not a blank canvas
+    assert image[..., :3].std() > 0.05  # not a blank canvas
 
 
 def test_free_exponents_newuoa():
@@ -110,6 +124,7 @@ def test_free_exponents_newuoa():
     # energy never rises above the start, the returned exponents give the returned energy
     # through kernel(), and the function count is unchanged
     from hartree.atom.optimize import exponents_per_l, optimize_exponents, symmetry_exponents
+
     nuc = make_nucleus(2, "gaussian")
     opts = AtomSCFOptions()
     start = wtbs_exponents([WTBSParameters(0.12, 2.3, 4.5, 1.5)], parse_nbs("s:1:6"))
@@ -123,8 +138,7 @@ def test_free_exponents_newuoa():
     # Ne: only p1/2 free; s1/2 and p3/2 stay exactly at their start exponents
     ne = wtbs_exponents([WTBSParameters(9.943e-2, 1.945, 4.988, 1.392)], parse_nbs("s:1:9,p:1:5"))
     nuc10 = make_nucleus(10, "gaussian")
-    part = optimize_exponents(10, ne, nuc10, opts, NewuoaOptions(rhobeg=0.05, rhoend=1e-3, maxfun=15),
-                              active=["p1/2"])
+    part = optimize_exponents(10, ne, nuc10, opts, NewuoaOptions(rhobeg=0.05, rhoend=1e-3, maxfun=15), active=["p1/2"])
     fixed = symmetry_exponents(ne)
     assert part.exponents["s1/2"] == fixed["s1/2"].tolist() and part.exponents["p3/2"] == fixed["p3/2"].tolist()
     assert part.exponents["p1/2"] != fixed["p1/2"].tolist() and part.energy <= part.start_energy

@@ -33,15 +33,15 @@ def _dirac_exact(z, kappa, c, nr):
 def test_hydrogen_like_radon_in_profiling_basis():
     z, c = 86, DEFAULT_LIGHT_SPEED
     ops = build_one_electron(_exponents(45, "sp"), make_nucleus(z), c, True)
-    assert max(ops.s[0].diagonal()) / min(ops.s[0].diagonal()) > 1e8      # badly scaled
+    assert max(ops.s[0].diagonal()) / min(ops.s[0].diagonal()) > 1e8  # badly scaled
     tolerance = {"s1/2": 1e-4, "p1/2": 1e-5, "p3/2": 1e-5}
     for block, h, s in zip(ops.blocks, ops.h, ops.s):
         x = _orthogonalizer(s, 1e-14)
-        assert x.shape == (90, 90)                                         # nothing dropped
+        assert x.shape == (90, 90)  # nothing dropped
         np.testing.assert_allclose(x.T @ s @ x, np.eye(90), atol=1e-9)
         e = np.linalg.eigvalsh(x.T @ h @ x)
         e = e[e > -c * c]
-        for nr in range(2):       # the two lowest bound states of this κ
+        for nr in range(2):  # the two lowest bound states of this κ
             exact = _dirac_exact(z, block.kappa, c, nr + (block.kappa > 0))
             assert 0 <= e[nr] - exact < tolerance[block.label] * (1 + 9 * nr), (block.label, nr)
 
@@ -58,11 +58,12 @@ def test_refined_eigensolver_hydrogen_like_nonrelativistic():
     # of ζ = 1.2e13), so a plain eigh leaves residuals ~1e-3 and puts 1s *below* the exact
     # -Z²/2 (rounding); the cascade of refinements gives residuals ~1e-11 and variational energies.
     from hartree.atom.scf import _refined_eigh
+
     z = 86
     ops = build_one_electron(_exponents(45, "sp"), make_nucleus(z), DEFAULT_LIGHT_SPEED, False)
     for l, (h, s) in enumerate(zip(ops.h, ops.s)):
         e, c = _refined_eigh(h, _orthogonalizer(s, 1e-14), -np.inf)
-        exact = -z * z / (2.0 * np.arange(l + 1, l + 4) ** 2)      # n = l+1 .. l+3
+        exact = -z * z / (2.0 * np.arange(l + 1, l + 4) ** 2)  # n = l+1 .. l+3
         assert np.all(e[:3] > exact) and np.all(e[:3] - exact < [1e-5, 1e-4, 1e-3])
         resid = c[:, :3].T @ (h @ c[:, :3] - s @ c[:, :3] * e[:3])
         assert np.abs(resid).max() < 1e-9

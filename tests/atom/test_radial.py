@@ -13,7 +13,8 @@ from hartree.atom.nucleus import make_nucleus, potential_moment
 def _rk_quadrature(n1, p1, n2, p2, k):
     def f(r2, r1):
         lo, hi = min(r1, r2), max(r1, r2)
-        return r1 ** n1 * math.exp(-p1 * r1 ** 2) * r2 ** n2 * math.exp(-p2 * r2 ** 2) * lo ** k / hi ** (k + 1)
+        return r1**n1 * math.exp(-p1 * r1**2) * r2**n2 * math.exp(-p2 * r2**2) * lo**k / hi ** (k + 1)
+
     top1, top2 = 12.0 / math.sqrt(p1), 12.0 / math.sqrt(p2)
     top = max(top1, top2)
     a = integrate.dblquad(f, 0, top, 0, lambda r1: r1, epsabs=1e-14, epsrel=1e-12)[0]
@@ -21,10 +22,17 @@ def _rk_quadrature(n1, p1, n2, p2, k):
     return a + b
 
 
-@pytest.mark.parametrize("n1,p1,n2,p2,k", [
-    (2, 1.3, 2, 0.7, 0), (4, 2.0, 6, 0.3, 2), (3, 5.0, 5, 0.2, 1), (6, 40.0, 4, 0.05, 2),
-    (8, 0.9, 8, 1.1, 4), (2, 900.0, 2, 0.4, 0),
-])
+@pytest.mark.parametrize(
+    "n1,p1,n2,p2,k",
+    [
+        (2, 1.3, 2, 0.7, 0),
+        (4, 2.0, 6, 0.3, 2),
+        (3, 5.0, 5, 0.2, 1),
+        (6, 40.0, 4, 0.05, 2),
+        (8, 0.9, 8, 1.1, 4),
+        (2, 900.0, 2, 0.4, 0),
+    ],
+)
 def test_rk_prim_matches_quadrature(n1, p1, n2, p2, k):
     ref = _rk_quadrature(n1, p1, n2, p2, k)
     assert radial.rk_prim(n1, p1, n2, p2, k) == pytest.approx(ref, rel=1e-10)
@@ -44,19 +52,27 @@ def test_rk_prim_symmetry_and_large_ratio():
 def test_potential_moments_match_quadrature(model, n):
     nuc = make_nucleus(80, model)
     if model == "gaussian":
-        pot = lambda r: -80 * special.erf(math.sqrt(nuc.parameter) * r) / r
+
+        def pot(r):
+            return -80 * special.erf(math.sqrt(nuc.parameter) * r) / r
     elif model == "sphere":
         big_r = nuc.parameter
-        pot = lambda r: -80 / r if r > big_r else -80 * (3 - r * r / big_r ** 2) / (2 * big_r)
+
+        def pot(r):
+            return -80 / r if r > big_r else -80 * (3 - r * r / big_r**2) / (2 * big_r)
     else:
-        pot = lambda r: -80 / r
-    for p in (0.3, 2.0e3, 5.0e8):   # up to exponents that see the nuclear size
+
+        def pot(r):
+            return -80 / r
+
+    for p in (0.3, 2.0e3, 5.0e8):  # up to exponents that see the nuclear size
         scale = 1 / math.sqrt(p)
         pts = [1e-6, 1e-5, 1e-4] if model != "point" else None
         if model == "sphere":
-            pts.append(nuc.parameter)   # the kink of V at r = R
-        ref = integrate.quad(lambda r: r ** n * pot(r) * math.exp(-p * r * r), 0, 40 * scale,
-                             points=pts, limit=400, epsabs=0, epsrel=1e-12)[0]
+            pts.append(nuc.parameter)  # the kink of V at r = R
+        ref = integrate.quad(
+            lambda r: r**n * pot(r) * math.exp(-p * r * r), 0, 40 * scale, points=pts, limit=400, epsabs=0, epsrel=1e-12
+        )[0]
         assert potential_moment(nuc, n, np.array([p]))[0] == pytest.approx(ref, rel=1e-9)
 
 
@@ -64,14 +80,16 @@ def test_nuclear_sizes_visscher_dyall():
     # Visscher-Dyall r_rms = (0.836 A^(1/3) + 0.570) fm; Hg-202: eta = 3/(2 r²)
     nuc = make_nucleus(80, "gaussian")
     r = (0.836 * 202 ** (1 / 3) + 0.570) / 52917.7249
-    assert nuc.parameter == pytest.approx(1.5 / r ** 2, rel=1e-14)
+    assert nuc.parameter == pytest.approx(1.5 / r**2, rel=1e-14)
     sphere = make_nucleus(80, "sphere")
     assert sphere.parameter == pytest.approx(math.sqrt(5 / 3) * r, rel=1e-14)
 
 
 def test_mass_numbers_match_pyscf():
     from pyscf.data import elements
+
     from hartree.atom.nucleus import MASS_NUMBERS
+
     assert list(MASS_NUMBERS[1:87]) == [int(x) for x in elements.ISOTOPE_MAIN[1:87]]
 
 
@@ -84,12 +102,25 @@ def test_kinetic_and_kinetic_balance(l):
     for i, zi in enumerate(zeta):
         for j, zj in enumerate(zeta):
             ni, nj = big.coef[i, 0], big.coef[j, 0]
-            f = lambda r, z=zi: r ** (l + 1) * math.exp(-z * r * r)
-            df = lambda r, z=zi: ((l + 1) * r ** l - 2 * z * r ** (l + 2)) * math.exp(-z * r * r)
-            g = lambda r, z=zj: r ** (l + 1) * math.exp(-z * r * r)
-            dg = lambda r, z=zj: ((l + 1) * r ** l - 2 * z * r ** (l + 2)) * math.exp(-z * r * r)
-            ref = 0.5 * integrate.quad(lambda r: df(r) * dg(r) + l * (l + 1) * f(r) * g(r) / r ** 2,
-                                       0, 30, epsabs=0, epsrel=1e-12)[0]
+
+            def f(r, z=zi):
+                return r ** (l + 1) * math.exp(-z * r * r)
+
+            def df(r, z=zi):
+                return ((l + 1) * r**l - 2 * z * r ** (l + 2)) * math.exp(-z * r * r)
+
+            def g(r, z=zj):
+                return r ** (l + 1) * math.exp(-z * r * r)
+
+            def dg(r, z=zj):
+                return ((l + 1) * r**l - 2 * z * r ** (l + 2)) * math.exp(-z * r * r)
+
+            ref = (
+                0.5
+                * integrate.quad(
+                    lambda r: df(r) * dg(r) + l * (l + 1) * f(r) * g(r) / r**2, 0, 30, epsabs=0, epsrel=1e-12
+                )[0]
+            )
             assert t[i, j] == pytest.approx(ni * nj * ref, rel=1e-11)
     # both kappa of l give the same small-component metric 2T
     if l > 0:

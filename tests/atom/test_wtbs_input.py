@@ -23,7 +23,7 @@ def test_pool_follows_recursive_huzinaga_klobukowski_form():
 
 
 def test_windows_take_slices_of_one_pool():
-    params = [WTBSParameters(5.716e-2, 1.749, 5.695, 1.486)]    # Rn, Table 2.1 (alpha, beta, delta, gamma)
+    params = [WTBSParameters(5.716e-2, 1.749, 5.695, 1.486)]  # Rn, Table 2.1 (alpha, beta, delta, gamma)
     exps = wtbs_exponents(params, parse_nbs("s:1:32,p:1:27,d:3:23,f:6:19"))
     pool = wtbs_pool(params[0], 32)
     assert [len(e) for e in exps] == [32, 27, 21, 14]
@@ -34,7 +34,7 @@ def test_windows_take_slices_of_one_pool():
 def test_pool_rejects_non_positive_exponents():
     with pytest.raises(InputError, match=r"give exponents outside \[1e-12, 1e\+16\]"):
         wtbs_pool(WTBSParameters(alpha=0.1, beta=2.0, delta=1.0, gamma=-3.0), 6)
-    with pytest.raises(InputError, match="exponents outside"):         # overflow, no warning
+    with pytest.raises(InputError, match="exponents outside"):  # overflow, no warning
         wtbs_pool(WTBSParameters(alpha=0.1, beta=1e200, delta=1.0, gamma=1.0), 6)
 
 
@@ -54,7 +54,7 @@ def test_example_input_reads_and_matches_command_line_basis():
     assert job.z == 10 and job.nucleus.model == "gaussian" and job.jobtype == "energy"
     assert [len(e) for e in job.exponents] == [23, 16]
     assert job.block_shells == [2, 1, 1]
-    assert job.options.thdsl == 1e-7          # Fortran 1.0d-7
+    assert job.options.thdsl == 1e-7  # Fortran 1.0d-7
     direct = wtbs_exponents([WTBSParameters(9.943e-2, 1.945, 4.988, 1.392)], parse_nbs("s:1:23,p:1:16"))
     for a, b in zip(job.exponents, direct):
         np.testing.assert_array_equal(a, b)
@@ -77,27 +77,35 @@ def _parse(text):
 def test_input_energy_equals_api_energy():
     job = _parse(GOOD)
     from hartree.atom import kernel
+
     e_file = kernel(job.z, job.exponents, job.nucleus, job.options, block_shells=job.block_shells).energy
     e_api = run("He", wtbs=(8.140e-2, 1.953, 4.504, 1.515), nbs="s:1:18").energy
     assert e_file == pytest.approx(e_api, abs=1e-12)
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda t: t.replace(" $wtbs wtbspara=8.140e-2,1.953,4.504,1.515 nbs=18 start=1 groups=1 $end\n", ""),
-     r"t.inp: missing group \$wtbs"),
-    (lambda t: t.replace("$econfig nclose=1 nopen=0 freeel=0 $end", ""), r"missing group \$econfig"),
-    (lambda t: t.replace("maxitr=50", "maxiter=50"), r"t.inp:7: unknown keyword 'maxiter' in group \$scf"),
-    (lambda t: t.replace("$scf", "$scff"), r"t.inp:7: unknown group '\$scff'"),
-    (lambda t: t.replace("groups=1 $end", "groups=1 npool=10 $end"), r"t.inp:5: .*outside the pool"),
-    (lambda t: t.replace("nclose=1", "nclose=19"), r"t.inp:6: more electrons than spinors in s1/2"),
-    (lambda t: t.replace("nbs=18", "nbs=0"), r"t.inp:5: nbs of s1/2 must be at least 1"),
-    (lambda t: t.replace("jobtype='energy'", "jobtype='bsopt'"), r"missing group \$newuoa"),
-    (lambda t: t.replace("nucmdl=1", "nucmdl=7"), r"t.inp:3: nucmdl must be"),
-    (lambda t: t.replace("nbs=18", "nbs=18,3"), r"t.inp:5: key 'nbs' needs 1 values"),
-    (lambda t: t.replace("wtbspara=8.140e-2,1.953,4.504,1.515", "wtbspara=8.140e-2,1.953"),
-     r"wtbspara needs 4 numbers per group"),
-    (lambda t: t.replace(" $scf maxitr=50 $end", " $scf maxitr=50"), r"t.inp:7: group \$scf is not closed"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (
+            lambda t: t.replace(" $wtbs wtbspara=8.140e-2,1.953,4.504,1.515 nbs=18 start=1 groups=1 $end\n", ""),
+            r"t.inp: missing group \$wtbs",
+        ),
+        (lambda t: t.replace("$econfig nclose=1 nopen=0 freeel=0 $end", ""), r"missing group \$econfig"),
+        (lambda t: t.replace("maxitr=50", "maxiter=50"), r"t.inp:7: unknown keyword 'maxiter' in group \$scf"),
+        (lambda t: t.replace("$scf", "$scff"), r"t.inp:7: unknown group '\$scff'"),
+        (lambda t: t.replace("groups=1 $end", "groups=1 npool=10 $end"), r"t.inp:5: .*outside the pool"),
+        (lambda t: t.replace("nclose=1", "nclose=19"), r"t.inp:6: more electrons than spinors in s1/2"),
+        (lambda t: t.replace("nbs=18", "nbs=0"), r"t.inp:5: nbs of s1/2 must be at least 1"),
+        (lambda t: t.replace("jobtype='energy'", "jobtype='bsopt'"), r"missing group \$newuoa"),
+        (lambda t: t.replace("nucmdl=1", "nucmdl=7"), r"t.inp:3: nucmdl must be"),
+        (lambda t: t.replace("nbs=18", "nbs=18,3"), r"t.inp:5: key 'nbs' needs 1 values"),
+        (
+            lambda t: t.replace("wtbspara=8.140e-2,1.953,4.504,1.515", "wtbspara=8.140e-2,1.953"),
+            r"wtbspara needs 4 numbers per group",
+        ),
+        (lambda t: t.replace(" $scf maxitr=50 $end", " $scf maxitr=50"), r"t.inp:7: group \$scf is not closed"),
+    ],
+)
 def test_input_errors_name_line_and_key(edit, message):
     with pytest.raises(InputError, match=message):
         _parse(edit(GOOD))
@@ -112,7 +120,8 @@ def test_start_beyond_end_of_pool_in_input():
 
 def test_rdin_basis_and_per_kappa_windows():
     text = GOOD.replace("bastype='wtbs'", "bastype='rdin'").replace(
-        " $wtbs wtbspara=8.140e-2,1.953,4.504,1.515 nbs=18 start=1 groups=1 $end\n", " 3\n 0.5\n 2.0\n 8.0d0\n")
+        " $wtbs wtbspara=8.140e-2,1.953,4.504,1.515 nbs=18 start=1 groups=1 $end\n", " 3\n 0.5\n 2.0\n 8.0d0\n"
+    )
     job = _parse(text)
     np.testing.assert_array_equal(job.exponents[0], [0.5, 2.0, 8.0])
     # nbs/start/groups per κ symmetry (thesis §3.5): p1/2 and p3/2 take their own windows
@@ -121,16 +130,21 @@ def test_rdin_basis_and_per_kappa_windows():
     job = parse_input(text.splitlines(), "ne.inp")
     pool = wtbs_pool(WTBSParameters(9.943e-2, 1.945, 4.988, 1.392), 23)
     assert job.windows == [Window(0, 1, 23), Window(1, 2, 17, 0, 1), Window(1, 1, 15, 0, -2)]
-    np.testing.assert_array_equal(job.exponents[1][0], pool[1:17])      # p1/2
-    np.testing.assert_array_equal(job.exponents[1][1], pool[0:15])      # p3/2
+    np.testing.assert_array_equal(job.exponents[1][0], pool[1:17])  # p1/2
+    np.testing.assert_array_equal(job.exponents[1][1], pool[0:15])  # p3/2
     nonrel = text.replace("c=137.0359895", "c=137.0359895 relativistic=.false.")
-    with pytest.raises(InputError, match=r"ne.inp:6: 'nbs' differs between the two κ symmetries of l=1; "
-                                         r"relativistic=.false. needs one window per l"):
+    with pytest.raises(
+        InputError,
+        match=r"ne.inp:6: 'nbs' differs between the two κ symmetries of l=1; "
+        r"relativistic=.false. needs one window per l",
+    ):
         parse_input(nonrel.splitlines(), "ne.inp")
     # rdin: different lists for p1/2 and p3/2 give a per-κ pair
-    rdin = ne.replace("bastype='wtbs' ngroup=1", "bastype='rdin'").replace(
-        " $wtbs wtbspara=9.943e-2, 1.945, 4.988, 1.392   ! alpha, beta, delta, gamma\n", "").replace(
-        "       nbs=23,16,16 start=1,1,1 groups=1,1,1 $end\n", "3\n0.5\n3.0\n20.0\n2\n0.4\n2.0\n2\n0.3\n1.5\n")
+    rdin = (
+        ne.replace("bastype='wtbs' ngroup=1", "bastype='rdin'")
+        .replace(" $wtbs wtbspara=9.943e-2, 1.945, 4.988, 1.392   ! alpha, beta, delta, gamma\n", "")
+        .replace("       nbs=23,16,16 start=1,1,1 groups=1,1,1 $end\n", "3\n0.5\n3.0\n20.0\n2\n0.4\n2.0\n2\n0.3\n1.5\n")
+    )
     job = parse_input(rdin.splitlines(), "ne.inp")
     assert [list(x) for x in job.exponents[1]] == [[0.4, 2.0], [0.3, 1.5]]
 
@@ -143,9 +157,11 @@ def test_per_kappa_windows_parse_and_equal_windows_match_shared():
     pool = wtbs_pool(params[0], 23)
     np.testing.assert_array_equal(exps[1][0], pool[0:16])
     np.testing.assert_array_equal(exps[1][1], pool[1:16])
-    for bad, message in (("s:1:10,p1/2:1:5", "per-κ windows of l = 1 need both p1/2 and p3/2"),
-                         ("s:1:10,p5/2:1:5", "p5/2 is not a symmetry"),
-                         ("s:1:10,p:1:5,p3/2:1:5", "symmetry p3/2 has two windows")):
+    for bad, message in (
+        ("s:1:10,p1/2:1:5", "per-κ windows of l = 1 need both p1/2 and p3/2"),
+        ("s:1:10,p5/2:1:5", "p5/2 is not a symmetry"),
+        ("s:1:10,p:1:5,p3/2:1:5", "symmetry p3/2 has two windows"),
+    ):
         with pytest.raises(InputError, match=message):
             wtbs_exponents(params, parse_nbs(bad))
     # identical per-κ windows are the shared basis: same energy to rounding
@@ -188,18 +204,25 @@ AUTOGEN = """N, all jj configurations
 def test_autogen_and_nconf_configurations_in_input():
     job = parse_input(AUTOGEN.format(extra="autogen=.true.", lines="").splitlines())
     assert [(c[0], c[1], c[3]) for c in job.configurations] == [
-        ([2, 0, 0], [0.0, 0.0, 3.0], "2p3/2^3"), ([2, 0, 0], [0.0, 1.0, 2.0], "2p1/2^1 2p3/2^2"),
-        ([2, 1, 0], [0.0, 0.0, 1.0], "2p1/2^2 2p3/2^1")]
+        ([2, 0, 0], [0.0, 0.0, 3.0], "2p3/2^3"),
+        ([2, 0, 0], [0.0, 1.0, 2.0], "2p1/2^1 2p3/2^2"),
+        ([2, 1, 0], [0.0, 0.0, 1.0], "2p1/2^2 2p3/2^1"),
+    ]
     assert job.options.device == "cpu"
     # nconf lines: electrons above nclose per symmetry (2 on top of p1/2 closes it)
-    job = parse_input(AUTOGEN.format(extra="nconf=2", lines="0 0 3\n0 2 1\n").replace("nclose=2,1,0", "nclose=2,0,0")
-                      .splitlines())
-    assert [(c[0], c[1], c[2]) for c in job.configurations] == [([2, 0, 0], [0.0, 0.0, 3.0], 0.5),
-                                                                ([2, 1, 0], [0.0, 0.0, 1.0], 0.5)]
-    for extra, lines, message in (("nconf=2", "0 0 3\n", "nconf=2 but 1 configuration"),
-                                  ("nconf=1", "0 0 5\n", "do not fit one p3/2 shell"),
-                                  ("autogen=.true. nconf=1", "0 0 3\n", "either autogen"),
-                                  ("", "0 0 3\n", "need nconf")):
+    job = parse_input(
+        AUTOGEN.format(extra="nconf=2", lines="0 0 3\n0 2 1\n").replace("nclose=2,1,0", "nclose=2,0,0").splitlines()
+    )
+    assert [(c[0], c[1], c[2]) for c in job.configurations] == [
+        ([2, 0, 0], [0.0, 0.0, 3.0], 0.5),
+        ([2, 1, 0], [0.0, 0.0, 1.0], 0.5),
+    ]
+    for extra, lines, message in (
+        ("nconf=2", "0 0 3\n", "nconf=2 but 1 configuration"),
+        ("nconf=1", "0 0 5\n", "do not fit one p3/2 shell"),
+        ("autogen=.true. nconf=1", "0 0 3\n", "either autogen"),
+        ("", "0 0 3\n", "need nconf"),
+    ):
         with pytest.raises(InputError, match=message):
             parse_input(AUTOGEN.format(extra=extra, lines=lines).splitlines())
     with pytest.raises(InputError, match="device must be"):
@@ -208,6 +231,7 @@ def test_autogen_and_nconf_configurations_in_input():
 
 def test_thesis_table_rows():
     from hartree.atom.wtbs import THESIS_TABLE_2_1, thesis_basis
+
     # rows as printed in Table 2.1 (alpha, beta, delta, gamma; windows)
     assert THESIS_TABLE_2_1["Xe"] == (54, (5.981e-2, 1.802, 5.862, 1.490), "s:1:30,p:1:25,d:3:20", "1S")
     assert THESIS_TABLE_2_1["Kr"][1:3] == ((6.804e-2, 1.859, 5.510, 1.370), "s:1:29,p:1:23,d:3:17")

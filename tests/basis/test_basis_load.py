@@ -23,8 +23,11 @@ def _expanded_ao_loc(pmol):
     return np.array(loc)
 
 
-CASES = [(mol, name) for mol in ("water", HCN) for name in
-         ("sto-3g", "6-31g**", "cc-pvdz", "cc-pvtz", "def2-tzvp", "aug-cc-pvdz", "cc-pvqz")]
+CASES = [
+    (mol, name)
+    for mol in ("water", HCN)
+    for name in ("sto-3g", "6-31g**", "cc-pvdz", "cc-pvtz", "def2-tzvp", "aug-cc-pvdz", "cc-pvqz")
+]
 CASES += [(HBR, "cc-pvtz"), (HBR, "6-31g**"), (KR, "def2-svp"), (KR, "cc-pvdz")]
 
 
@@ -52,15 +55,21 @@ def test_same_functions_as_pyscf_from_bse(spec, name, cartesian):
     assert basis.ncart == ours.nao_cart()
     # the stored coefficients are PySCF's libcint coefficients shell by shell
     for ish in range(basis.nshell):
-        np.testing.assert_allclose(basis.shell_coefficients(ish),
-                                   ours._libcint_ctr_coeff(ish).ravel(), rtol=1e-13)
+        np.testing.assert_allclose(basis.shell_coefficients(ish), ours._libcint_ctr_coeff(ish).ravel(), rtol=1e-13)
 
 
 @pytest.mark.parametrize("cartesian", [False, True])
-@pytest.mark.parametrize("spec, name, atol", [
-    ("water", "6-31g**", 1e-6), (HCN, "6-31g**", 1e-6), ("water", "def2-tzvp", 1e-12),
-    (HBR, "def2-svp", 1e-12), (HCN, "sto-3g", 1e-7), (KR, "6-31g**", 1e-12),
-])
+@pytest.mark.parametrize(
+    "spec, name, atol",
+    [
+        ("water", "6-31g**", 1e-6),
+        (HCN, "6-31g**", 1e-6),
+        ("water", "def2-tzvp", 1e-12),
+        (HBR, "def2-svp", 1e-12),
+        (HCN, "sto-3g", 1e-7),
+        (KR, "6-31g**", 1e-12),
+    ],
+)
 def test_equals_pyscf_builtin_basis(spec, name, atol, cartesian):
     """Against pyscf.gto.M(basis=name) with PySCF's own basis files (printed to fewer
     digits for Pople bases, hence the looser atol): same order, same functions."""
@@ -68,12 +77,16 @@ def test_equals_pyscf_builtin_basis(spec, name, atol, cartesian):
 
     mol = _mol(spec)
     basis = load_basis(mol, name, cartesian=cartesian)
-    ref = pyscf.gto.M(atom=[(s, tuple(x)) for s, x in zip(mol.symbols, mol.coords)],
-                      unit="Bohr", basis=name, cart=cartesian, spin=mol.multiplicity - 1,
-                      verbose=0)
+    ref = pyscf.gto.M(
+        atom=[(s, tuple(x)) for s, x in zip(mol.symbols, mol.coords)],
+        unit="Bohr",
+        basis=name,
+        cart=cartesian,
+        spin=mol.multiplicity - 1,
+        verbose=0,
+    )
     assert [l.split() for l in ref.ao_labels()] == [l.split() for l in basis.ao_labels()]
-    np.testing.assert_allclose(to_pyscf(mol, basis).intor("int1e_ovlp"), ref.intor("int1e_ovlp"),
-                               rtol=0, atol=atol)
+    np.testing.assert_allclose(to_pyscf(mol, basis).intor("int1e_ovlp"), ref.intor("int1e_ovlp"), rtol=0, atol=atol)
 
 
 @pytest.mark.parametrize("name", ["cc-pvdz", "cc-pvtz"])
@@ -86,8 +99,7 @@ def test_dunning_order_and_span_vs_pyscf_builtin(name):
     mol = _mol(HCN)
     basis = load_basis(mol, name)
     ours = to_pyscf(mol, basis)
-    ref = pyscf.gto.M(atom=[(s, tuple(x)) for s, x in zip(mol.symbols, mol.coords)],
-                      unit="Bohr", basis=name, verbose=0)
+    ref = pyscf.gto.M(atom=[(s, tuple(x)) for s, x in zip(mol.symbols, mol.coords)], unit="Bohr", basis=name, verbose=0)
     assert [l.split()[2:] for l in ref.ao_labels()] == [l.split()[2:] for l in basis.ao_labels()]
     s11 = ours.intor("int1e_ovlp")
     s12 = pyscf.gto.intor_cross("int1e_ovlp", ours, ref)
@@ -125,8 +137,7 @@ def test_dict_assignment_and_files(tmp_path):
     mol = Molecule.from_string(HBR)
     b = load_basis(mol, {"Br": "cc-pvdz", "h": "sto-3g"})
     assert b.nao == 27 + 1 and "Br: cc-pvdz" in b.name
-    np.testing.assert_array_equal(load_basis(mol, {35: "cc-pvdz", "H": "sto-3g"}).coefficients,
-                                  b.coefficients)
+    np.testing.assert_array_equal(load_basis(mol, {35: "cc-pvdz", "H": "sto-3g"}).coefficients, b.coefficients)
     (tmp_path / "br.nw").write_text(bse.get_basis("cc-pvdz", elements=[35], fmt="nwchem"))
     (tmp_path / "br.gbs").write_text(bse.get_basis("cc-pvdz", elements=[35], fmt="gaussian94"))
     ref = to_pyscf(mol, b).intor("int1e_ovlp")
@@ -134,23 +145,27 @@ def test_dict_assignment_and_files(tmp_path):
         fb = load_basis(mol, {"default": "sto-3g", "Br": str(tmp_path / f)})
         assert fb.nao == b.nao
         # BSE's writers reorder general-contraction columns: same space, maybe other order
-        np.testing.assert_allclose(np.sort(np.diag(to_pyscf(mol, fb).intor("int1e_ovlp"))),
-                                   np.sort(np.diag(ref)), atol=1e-12)
+        np.testing.assert_allclose(
+            np.sort(np.diag(to_pyscf(mol, fb).intor("int1e_ovlp"))), np.sort(np.diag(ref)), atol=1e-12
+        )
     plain = load_basis(Molecule.from_string("Br 0 0 0"), tmp_path / "br.nw")  # a Path works
     assert plain.nao == 27
 
 
-@pytest.mark.parametrize("basis, match", [
-    ("def2-svp", "basis def2-svp uses an effective core potential for I; ECPs are not supported"),
-    ("lanl2dz", "effective core potential for I"),
-    ("6-31g", "basis 6-31g has no functions for element I"),
-    ("cc-pvdzz", r"unknown basis set 'cc-pvdzz' \(did you mean cc-pVDZ"),
-    ("no-such-basis", "unknown basis set 'no-such-basis'"),
-    ("/nonexistent/dir/x.nw", "basis file not found: /nonexistent/dir/x.nw"),
-    ({"H": "sto-3g"}, "no basis given for element I"),
-    (3, "basis must be a name"),
-    ({"Qq": "sto-3g"}, "basis dict key 'Qq' is not an element symbol"),
-])
+@pytest.mark.parametrize(
+    "basis, match",
+    [
+        ("def2-svp", "basis def2-svp uses an effective core potential for I; ECPs are not supported"),
+        ("lanl2dz", "effective core potential for I"),
+        ("6-31g", "basis 6-31g has no functions for element I"),
+        ("cc-pvdzz", r"unknown basis set 'cc-pvdzz' \(did you mean cc-pVDZ"),
+        ("no-such-basis", "unknown basis set 'no-such-basis'"),
+        ("/nonexistent/dir/x.nw", "basis file not found: /nonexistent/dir/x.nw"),
+        ({"H": "sto-3g"}, "no basis given for element I"),
+        (3, "basis must be a name"),
+        ({"Qq": "sto-3g"}, "basis dict key 'Qq' is not an element symbol"),
+    ],
+)
 def test_errors(basis, match):
     mol = Molecule.from_string("I 0 0 0; H 0 0 1.61")
     with pytest.raises(BasisError, match=match):
@@ -183,5 +198,4 @@ def test_h_functions_l5():
     assert b.max_l == 5
     ref = pyscf_reference_mol(mol, "cc-pv5z")
     assert b.nao == ref.nao
-    np.testing.assert_allclose(to_pyscf(mol, b).intor("int1e_ovlp"), ref.intor("int1e_ovlp"),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(to_pyscf(mol, b).intor("int1e_ovlp"), ref.intor("int1e_ovlp"), rtol=0, atol=1e-12)

@@ -23,17 +23,27 @@ def test_normalized_coefficients_equal_libcint():
 
     exps, coefs = [3.42525091, 0.62391373, 0.1688554], [0.15432897, 0.53532814, 0.44463454]
     for l in (0, 2, 4):
-        mol = pyscf.gto.M(atom="He 0 0 0", basis={"He": [[l, *map(list, zip(exps, coefs))]]},
-                          verbose=0)
-        np.testing.assert_allclose(normalized_coefficients(l, exps, coefs),
-                                   mol._libcint_ctr_coeff(0).ravel(), rtol=1e-13)
+        mol = pyscf.gto.M(atom="He 0 0 0", basis={"He": [[l, *map(list, zip(exps, coefs))]]}, verbose=0)
+        np.testing.assert_allclose(
+            normalized_coefficients(l, exps, coefs), mol._libcint_ctr_coeff(0).ravel(), rtol=1e-13
+        )
 
 
 def test_fields_dtypes_and_readonly():
     b = load_basis(water(), "6-31g**")
     assert [f.name for f in dataclasses.fields(Basis)][:11] == [
-        "name", "pure", "shell_atom", "shell_l", "shell_nprim", "shell_prim_start",
-        "shell_center", "exponents", "coefficients", "ao_loc", "cart_loc"]
+        "name",
+        "pure",
+        "shell_atom",
+        "shell_l",
+        "shell_nprim",
+        "shell_prim_start",
+        "shell_center",
+        "exponents",
+        "coefficients",
+        "ao_loc",
+        "cart_loc",
+    ]
     for name in ("shell_atom", "shell_l", "shell_nprim", "shell_prim_start", "ao_loc", "cart_loc"):
         assert getattr(b, name).dtype == np.int64
         with pytest.raises(ValueError):
@@ -49,14 +59,21 @@ def test_fields_dtypes_and_readonly():
 
 
 def test_hand_made_basis_and_validation():
-    kw = dict(name="toy", pure=True, shell_atom=[0, 0], shell_l=[0, 2], shell_nprim=[2, 1],
-              shell_prim_start=[0, 2], shell_center=np.zeros((2, 3)),
-              exponents=[1.0, 0.5, 0.8], coefficients=[0.5, 0.5, 1.0])
+    kw = dict(
+        name="toy",
+        pure=True,
+        shell_atom=[0, 0],
+        shell_l=[0, 2],
+        shell_nprim=[2, 1],
+        shell_prim_start=[0, 2],
+        shell_center=np.zeros((2, 3)),
+        exponents=[1.0, 0.5, 0.8],
+        coefficients=[0.5, 0.5, 1.0],
+    )
     b = Basis(**kw)
     np.testing.assert_array_equal(b.ao_loc, [0, 1, 6])
     np.testing.assert_array_equal(b.cart_loc, [0, 1, 7])
-    assert b.ao_labels() == ["0 X 1s", "0 X 3dxy", "0 X 3dyz", "0 X 3dz^2", "0 X 3dxz",
-                             "0 X 3dx2-y2"]
+    assert b.ao_labels() == ["0 X 1s", "0 X 3dxy", "0 X 3dyz", "0 X 3dz^2", "0 X 3dxz", "0 X 3dx2-y2"]
     with pytest.raises(ValueError, match="ao_loc"):
         Basis(**{**kw, "ao_loc": [0, 1, 7]})
     with pytest.raises(ValueError, match="outside the primitives"):
@@ -85,8 +102,7 @@ def test_for_atoms():
     assert sub.natm == 1 and sub.atom_symbols == ("O",) and sub.nao == 14
     o = b.shell_atom == 1
     np.testing.assert_array_equal(sub.shell_l, b.shell_l[o])
-    np.testing.assert_array_equal(sub.exponents, np.concatenate(
-        [b.shell_exponents(i) for i in np.flatnonzero(o)]))
+    np.testing.assert_array_equal(sub.exponents, np.concatenate([b.shell_exponents(i) for i in np.flatnonzero(o)]))
     np.testing.assert_allclose(sub.shell_center, b.shell_center[o], atol=0)
     both = b.for_atoms([2, 0])
     assert both.atom_symbols == ("H", "C") and both.nao == 5 + 14

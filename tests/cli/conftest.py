@@ -40,10 +40,12 @@ def water_xyz(tmp_path):
 @pytest.fixture
 def write_file(tmp_path):
     """Factory: write_file(name, text) -> path in the test's temporary directory."""
+
     def _write(name, text):
         path = tmp_path / name
         path.write_text(text)
         return path
+
     return _write
 
 

@@ -32,31 +32,35 @@ def test_bad_molecule_files(cli, write_file, name):
 
 
 def test_missing_file(cli, tmp_path):
-    assert_one_line_error(*cli("run", tmp_path / "nothere.xyz", "-b", "sto-3g"), EXIT_INPUT,
-                          "not found")
+    assert_one_line_error(*cli("run", tmp_path / "nothere.xyz", "-b", "sto-3g"), EXIT_INPUT, "not found")
 
 
 def test_unknown_basis(cli, water_xyz):
-    assert_one_line_error(*cli("run", water_xyz, "-b", "no-such-basis"), EXIT_INPUT,
-                          "unknown basis set")
+    assert_one_line_error(*cli("run", water_xyz, "-b", "no-such-basis"), EXIT_INPUT, "unknown basis set")
 
 
-@pytest.mark.parametrize("basis, fragment", [
-    ("6-31g", "no functions for element I"),   # 6-31G stops at Kr
-    ("def2-svp", "ECPs are not supported"),    # def2 uses an ECP for iodine
-    ("lanl2dz", "ECPs are not supported"),
-])
+@pytest.mark.parametrize(
+    "basis, fragment",
+    [
+        ("6-31g", "no functions for element I"),  # 6-31G stops at Kr
+        ("def2-svp", "ECPs are not supported"),  # def2 uses an ECP for iodine
+        ("lanl2dz", "ECPs are not supported"),
+    ],
+)
 def test_basis_problems_for_iodine(cli, write_file, basis, fragment):
     path = write_file("iodide.xyz", BAD_MOLECULES["iodide.xyz"][0])
     assert_one_line_error(*cli("run", path, "-b", basis), EXIT_INPUT, fragment)
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--charge", "1"], "even number of electrons"),                 # RHF with 9 electrons
-    (["--multiplicity", "2"], "incompatible with 10 electrons"),
-    (["--charge", "11"], "electrons"),
-    (["--method", "rhf", "--multiplicity", "3"], "RHF"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--charge", "1"], "even number of electrons"),  # RHF with 9 electrons
+        (["--multiplicity", "2"], "incompatible with 10 electrons"),
+        (["--charge", "11"], "electrons"),
+        (["--method", "rhf", "--multiplicity", "3"], "RHF"),
+    ],
+)
 def test_impossible_charge_or_spin(cli, water_xyz, args, fragment):
     assert_one_line_error(*cli("run", water_xyz, "-b", "sto-3g", *args), EXIT_INPUT, fragment)
 
@@ -65,8 +69,9 @@ def test_existing_output_is_not_overwritten(cli, water_xyz, tmp_path):
     for flag in ("--json", "--molden"):
         target = tmp_path / f"existing{flag.replace('-', '_')}"
         target.write_text("precious\n")
-        assert_one_line_error(*cli("run", water_xyz, "-b", "sto-3g", flag, target), EXIT_INPUT,
-                              "already exists; use --overwrite")
+        assert_one_line_error(
+            *cli("run", water_xyz, "-b", "sto-3g", flag, target), EXIT_INPUT, "already exists; use --overwrite"
+        )
         assert target.read_text() == "precious\n"
 
 
@@ -79,20 +84,21 @@ def test_output_checks_happen_before_the_molecule_is_read(cli, tmp_path):
 
 
 def test_output_in_missing_directory(cli, water_xyz, tmp_path):
-    assert_one_line_error(*cli("run", water_xyz, "-b", "sto-3g", "--json", tmp_path / "no" / "x.json"),
-                          EXIT_INPUT, "does not exist")
+    assert_one_line_error(
+        *cli("run", water_xyz, "-b", "sto-3g", "--json", tmp_path / "no" / "x.json"), EXIT_INPUT, "does not exist"
+    )
 
 
 def test_same_path_for_two_outputs(cli, water_xyz, tmp_path):
     same = tmp_path / "both.out"
-    assert_one_line_error(*cli("run", water_xyz, "-b", "sto-3g", "--json", same, "--molden", same),
-                          EXIT_INPUT, "both name")
+    assert_one_line_error(
+        *cli("run", water_xyz, "-b", "sto-3g", "--json", same, "--molden", same), EXIT_INPUT, "both name"
+    )
 
 
 def test_molden_refuses_h_functions_before_the_scf(cli, write_file, tmp_path):
     path = write_file("ne.xyz", "1\n\nNe 0 0 0\n")
-    assert_one_line_error(*cli("run", path, "-b", "cc-pv5z", "--molden", tmp_path / "ne.molden"),
-                          EXIT_INPUT, "up to g")
+    assert_one_line_error(*cli("run", path, "-b", "cc-pv5z", "--molden", tmp_path / "ne.molden"), EXIT_INPUT, "up to g")
     assert not (tmp_path / "ne.molden").exists()
 
 

@@ -1,5 +1,6 @@
 """``hartree run --gpus``: parsed and checked before any work, with one-line errors and the
 documented exit codes (2 input, 4 device); runs everywhere (no GPU needed)."""
+
 import pytest
 
 from .conftest import run_main
@@ -8,6 +9,7 @@ from .conftest import run_main
 @pytest.fixture
 def no_gpu(monkeypatch):
     from hartree.gpu import device
+
     monkeypatch.setattr(device, "gpu_status", lambda: (False, "cupy cannot be imported (test)"))
 
 
@@ -17,16 +19,14 @@ def test_help_documents_gpus():
 
 
 def test_gpus_with_cpu_device_is_an_input_error(water_xyz):
-    code, out, err = run_main(["run", str(water_xyz), "-b", "sto-3g", "--device", "cpu",
-                               "--gpus", "0,1"])
+    code, out, err = run_main(["run", str(water_xyz), "-b", "sto-3g", "--device", "cpu", "--gpus", "0,1"])
     assert code == 2
     assert "--gpus applies only to GPU runs" in err + out
     assert "Traceback" not in err + out
 
 
 def test_gpus_without_a_gpu_is_a_device_error(water_xyz, no_gpu):
-    code, out, err = run_main(["run", str(water_xyz), "-b", "sto-3g", "--device", "gpu",
-                               "--gpus", "0,1"])
+    code, out, err = run_main(["run", str(water_xyz), "-b", "sto-3g", "--device", "gpu", "--gpus", "0,1"])
     assert code == 4
     assert "no CUDA GPU is usable" in err + out and "Traceback" not in err + out
 
@@ -43,6 +43,7 @@ def test_default_gpus_use_one_device_for_small_molecules(monkeypatch):
     choice ('all', '0,1') is always honoured."""
     import hartree.gpu.device as gdev
     from hartree.scf.driver import MULTI_GPU_MIN_NAO, resolve_gpus
+
     monkeypatch.setattr(gdev, "gpu_names", lambda: ["GPU A", "GPU B"])
     assert resolve_gpus(None, MULTI_GPU_MIN_NAO - 1) == [0]
     assert resolve_gpus(None, MULTI_GPU_MIN_NAO) == [0, 1]

@@ -19,8 +19,13 @@ def test_main_help_lists_commands_examples_and_exit_codes(cli):
     assert "exit codes:" in out
     assert f"  {EXIT_INPUT}    bad input" in out
     assert f"  {EXIT_CONVERGENCE}    not converged" in out
-    for code_, words in ((1, "internal error"), (4, "device"), (5, "resources exhausted"),
-                         (130, "interrupted"), (143, "terminated")):
+    for code_, words in (
+        (1, "internal error"),
+        (4, "device"),
+        (5, "resources exhausted"),
+        (130, "interrupted"),
+        (143, "terminated"),
+    ):
         assert f"  {code_}" in out and words in out
 
 
@@ -28,9 +33,24 @@ def test_run_help_describes_every_option_with_defaults(cli):
     code, out, _ = cli("run", "--help")
     assert code == 0
     text = " ".join(out.split())  # argparse wraps lines
-    for option in ("--basis", "--method", "--charge", "--multiplicity", "--cartesian", "--json",
-                   "--molden", "--checkpoint", "--conv-tol", "--max-cycle", "--guess",
-                   "--allow-unconverged", "--overwrite", "--quiet", "--debug", "--level-shift"):
+    for option in (
+        "--basis",
+        "--method",
+        "--charge",
+        "--multiplicity",
+        "--cartesian",
+        "--json",
+        "--molden",
+        "--checkpoint",
+        "--conv-tol",
+        "--max-cycle",
+        "--guess",
+        "--allow-unconverged",
+        "--overwrite",
+        "--quiet",
+        "--debug",
+        "--level-shift",
+    ):
         assert option in text, option
     assert "(default: rhf)" in text
     assert "(default: 1e-09)" in text

@@ -59,8 +59,7 @@ def water_run(files, cli):
     """Water/cc-pVDZ RI-MP2 (default aux): (code, stdout, stderr, JSON document)."""
     directory, water, _ = files
     out_json = directory / "water-mp2.json"
-    code, out, err = cli("run", water, "-b", "cc-pvdz", "--method", "mp2", "--conv-tol", "1e-11",
-                         "--json", out_json)
+    code, out, err = cli("run", water, "-b", "cc-pvdz", "--method", "mp2", "--conv-tol", "1e-11", "--json", out_json)
     doc = json.loads(out_json.read_text()) if code == 0 else None
     return code, out, err, doc
 
@@ -70,8 +69,20 @@ def water_fc_run(files, cli):
     """The same with --frozen-core and --quiet."""
     directory, water, _ = files
     out_json = directory / "water-mp2-fc.json"
-    code, out, err = cli("run", water, "-b", "cc-pvdz", "-m", "mp2", "--frozen-core", "--quiet",
-                         "--conv-tol", "1e-11", "--json", out_json)
+    code, out, err = cli(
+        "run",
+        water,
+        "-b",
+        "cc-pvdz",
+        "-m",
+        "mp2",
+        "--frozen-core",
+        "--quiet",
+        "--conv-tol",
+        "1e-11",
+        "--json",
+        out_json,
+    )
     doc = json.loads(out_json.read_text()) if code == 0 else None
     return code, out, err, doc
 
@@ -81,8 +92,9 @@ def oh_run(files, cli):
     """OH radical/6-31G*, multiplicity 2: UHF reference by default."""
     directory, _, oh = files
     out_json = directory / "oh-mp2.json"
-    code, out, err = cli("run", oh, "-b", "6-31g*", "-m", "mp2", "--multiplicity", "2",
-                         "--conv-tol", "1e-11", "--json", out_json)
+    code, out, err = cli(
+        "run", oh, "-b", "6-31g*", "-m", "mp2", "--multiplicity", "2", "--conv-tol", "1e-11", "--json", out_json
+    )
     doc = json.loads(out_json.read_text()) if code == 0 else None
     return code, out, err, doc
 
@@ -96,15 +108,14 @@ def test_water_mp2_matches_pyscf_dfmp2(water_run, water_reference):
     code, _, err, doc = water_run
     assert code == 0, err
     e_scf, pt = water_reference
-    props = document_properties(doc)     # QCSchema's properties and hartree's extra ones
+    props = document_properties(doc)  # QCSchema's properties and hartree's extra ones
     assert abs(props["scf_total_energy"] - e_scf) < EH_TOL
     assert abs(props["mp2_total_energy"] - pt.e_tot) < EH_TOL
     assert abs(props["mp2_correlation_energy"] - pt.e_corr) < EH_TOL
     assert abs(props["mp2_opposite_spin_correlation_energy"] - pt.e_corr_os) < EH_TOL
     assert abs(props["mp2_same_spin_correlation_energy"] - pt.e_corr_ss) < EH_TOL
-    assert props["scs_mp2_correlation_energy"] == pytest.approx(
-        1.2 * pt.e_corr_os + pt.e_corr_ss / 3.0, abs=EH_TOL)
-    assert "scs_mp2_correlation_energy" not in doc["properties"]   # not a QCSchema v1 field
+    assert props["scs_mp2_correlation_energy"] == pytest.approx(1.2 * pt.e_corr_os + pt.e_corr_ss / 3.0, abs=EH_TOL)
+    assert "scs_mp2_correlation_energy" not in doc["properties"]  # not a QCSchema v1 field
     assert props["return_energy"] == doc["return_result"] == props["mp2_total_energy"]
     assert doc["model"] == {"method": "mp2", "basis": "cc-pvdz"}
     mp2 = doc["extras"]["hartree"]["mp2"]
@@ -119,10 +130,24 @@ def test_water_mp2_report(water_run):
     code, out, err, doc = water_run
     assert code == 0, err
     assert err == ""
-    for text in ("MP2/cc-pvdz", "RI-MP2", "SCF energy (RHF)", "opposite-spin correlation",
-                 "same-spin correlation", "MP2 correlation", "MP2 total", "SCS-MP2 correlation",
-                 "SCS-MP2 total", "aux basis", "(84 functions)", "frozen core orbitals",
-                 "precision", "fp64", "device", "time"):
+    for text in (
+        "MP2/cc-pvdz",
+        "RI-MP2",
+        "SCF energy (RHF)",
+        "opposite-spin correlation",
+        "same-spin correlation",
+        "MP2 correlation",
+        "MP2 total",
+        "SCS-MP2 correlation",
+        "SCS-MP2 total",
+        "aux basis",
+        "(84 functions)",
+        "frozen core orbitals",
+        "precision",
+        "fp64",
+        "device",
+        "time",
+    ):
         assert text in out, text
     lines = out.strip().splitlines()
     e_mp2 = doc["properties"]["mp2_total_energy"]
@@ -138,7 +163,7 @@ def test_frozen_core_matches_pyscf(water_fc_run, water_run, files):
     assert abs(props["mp2_total_energy"] - pt.e_tot) < EH_TOL
     assert abs(props["mp2_correlation_energy"] - pt.e_corr) < EH_TOL
     full = water_run[3]["properties"]["mp2_correlation_energy"]
-    assert props["mp2_correlation_energy"] > full + 1e-4      # less correlation with a frozen 1s
+    assert props["mp2_correlation_energy"] > full + 1e-4  # less correlation with a frozen 1s
     assert doc["extras"]["hartree"]["mp2"]["frozen_core"] == 1
     assert doc["keywords"]["frozen_core"] is True
 
@@ -146,8 +171,7 @@ def test_frozen_core_matches_pyscf(water_fc_run, water_run, files):
 def test_quiet_prints_only_the_mp2_line(water_fc_run):
     code, out, err, doc = water_fc_run
     assert code == 0, err
-    assert out.strip().splitlines() == [
-        f"E(MP2/cc-pvdz) = {doc['properties']['mp2_total_energy']:.10f} Eh"]
+    assert out.strip().splitlines() == [f"E(MP2/cc-pvdz) = {doc['properties']['mp2_total_energy']:.10f} Eh"]
 
 
 def test_doublet_runs_uhf_mp2(oh_run, files):
@@ -167,20 +191,22 @@ def test_doublet_runs_uhf_mp2(oh_run, files):
 def test_unknown_aux_is_one_line_and_exit_2(files, cli):
     directory, water, _ = files
     out_json = directory / "never.json"
-    code, out, err = cli("run", water, "-b", "cc-pvdz", "-m", "mp2", "--aux", "no-such-rifit",
-                         "--json", out_json)
+    code, out, err = cli("run", water, "-b", "cc-pvdz", "-m", "mp2", "--aux", "no-such-rifit", "--json", out_json)
     assert code == EXIT_INPUT
     assert err.count("\n") == 1 and err.startswith("hartree: error: --aux")
     assert "no-such-rifit" in err
-    assert "cycle" not in out            # failed before the SCF started
+    assert "cycle" not in out  # failed before the SCF started
     assert not out_json.exists()
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("-b", "sto-6g", "-m", "mp2"), "no default auxiliary basis"),
-    (("-b", "sto-3g", "--frozen-core"), "only with --method mp2"),
-    (("-b", "sto-3g", "-m", "mp2", "--multiplicity", "3", "--reference", "rhf"), "--reference uhf"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("-b", "sto-6g", "-m", "mp2"), "no default auxiliary basis"),
+        (("-b", "sto-3g", "--frozen-core"), "only with --method mp2"),
+        (("-b", "sto-3g", "-m", "mp2", "--multiplicity", "3", "--reference", "rhf"), "--reference uhf"),
+    ],
+)
 def test_other_mp2_input_errors(files, cli, argv, message):
     code, _, err = cli("run", files[1], *argv)
     assert code == EXIT_INPUT

@@ -20,8 +20,7 @@ from hartree.cli.main import EXIT_CONVERGENCE, EXIT_INTERRUPTED, EXIT_TERMINATED
 
 ANGSTROM_PER_BOHR = 0.529177210903  # CODATA 2018, as hartree uses
 
-WATER_ANGSTROM = [("O", (0.0, 0.0, 0.1173)), ("H", (0.0, 0.7572, -0.4692)),
-                  ("H", (0.0, -0.7572, -0.4692))]
+WATER_ANGSTROM = [("O", (0.0, 0.0, 0.1173)), ("H", (0.0, 0.7572, -0.4692)), ("H", (0.0, -0.7572, -0.4692))]
 
 
 def pyscf_water(basis_name, charge=0, spin=0):
@@ -46,8 +45,9 @@ def water_run(tmp_path_factory, cli, water_text):
     xyz = directory / "water.xyz"
     xyz.write_text(water_text)
     json_path, molden_path = directory / "water.json", directory / "water.molden"
-    code, out, err = cli("run", xyz, "--basis", "sto-3g", "--json", json_path,
-                         "--molden", molden_path, "--conv-tol", "1e-11")
+    code, out, err = cli(
+        "run", xyz, "--basis", "sto-3g", "--json", json_path, "--molden", molden_path, "--conv-tol", "1e-11"
+    )
     return code, out, err, json_path, molden_path
 
 
@@ -55,10 +55,26 @@ def test_run_succeeds_and_prints_the_tables(water_run):
     code, out, err, _, _ = water_run
     assert code == 0, err
     assert err == ""
-    for heading in ("energy / Eh", "Energy", "one-electron", "Coulomb", "exchange",
-                    "nuclear repulsion", "Orbital energies", "HOMO-4", "LUMO+1", "eV",
-                    "Mulliken charges", "Dipole moment", "debye", "HOMO-LUMO gap",
-                    "iterations", "wall time", "device", "cpu"):
+    for heading in (
+        "energy / Eh",
+        "Energy",
+        "one-electron",
+        "Coulomb",
+        "exchange",
+        "nuclear repulsion",
+        "Orbital energies",
+        "HOMO-4",
+        "LUMO+1",
+        "eV",
+        "Mulliken charges",
+        "Dipole moment",
+        "debye",
+        "HOMO-LUMO gap",
+        "iterations",
+        "wall time",
+        "device",
+        "cpu",
+    ):
         assert heading in out, heading
     assert "NOT CONVERGED" not in out
     assert out.strip().splitlines()[-1].startswith("E(RHF/sto-3g) = -74.96")
@@ -79,8 +95,7 @@ def test_printed_components_add_up(water_run):
     _, out, _, json_path, _ = water_run
     doc = json.loads(json_path.read_text())
     props = doc["properties"]
-    total = (props["scf_one_electron_energy"] + props["scf_two_electron_energy"]
-             + props["nuclear_repulsion_energy"])
+    total = props["scf_one_electron_energy"] + props["scf_two_electron_energy"] + props["nuclear_repulsion_energy"]
     assert abs(total - props["return_energy"]) < 1e-9
     assert f"{props['nuclear_repulsion_energy']:.10f}" in out
 
@@ -115,8 +130,9 @@ def test_not_converged_exits_3_with_a_loud_message(cli, water_xyz, tmp_path):
 
 def test_allow_unconverged_reports_and_exits_0(cli, water_xyz, tmp_path):
     out_json = tmp_path / "partial.json"
-    code, out, err = cli("run", water_xyz, "-b", "sto-3g", "--max-cycle", "1",
-                         "--allow-unconverged", "--json", out_json)
+    code, out, err = cli(
+        "run", water_xyz, "-b", "sto-3g", "--max-cycle", "1", "--allow-unconverged", "--json", out_json
+    )
     assert code == 0, err
     assert "NOT CONVERGED" in out and "Energy" in out
     doc = json.loads(out_json.read_text())
@@ -125,8 +141,22 @@ def test_allow_unconverged_reports_and_exits_0(cli, water_xyz, tmp_path):
 
 def test_uhf_cation_matches_pyscf(cli, water_xyz, tmp_path):
     out_json = tmp_path / "cation.json"
-    code, out, err = cli("run", water_xyz, "-b", "sto-3g", "--method", "uhf", "--charge", "1",
-                         "--multiplicity", "2", "--conv-tol", "1e-11", "--json", out_json)
+    code, out, err = cli(
+        "run",
+        water_xyz,
+        "-b",
+        "sto-3g",
+        "--method",
+        "uhf",
+        "--charge",
+        "1",
+        "--multiplicity",
+        "2",
+        "--conv-tol",
+        "1e-11",
+        "--json",
+        out_json,
+    )
     assert code == 0, err
     assert "Orbital energies (alpha)" in out and "Orbital energies (beta)" in out
     assert "<S^2>" in out
@@ -153,30 +183,39 @@ def _console_script():
 
 def test_console_script_error_path(tmp_path):
     """The installed ``hartree`` script: one error line and exit code 2, no traceback."""
-    proc = subprocess.run(_console_script() + ["run", str(tmp_path / "missing.xyz"), "-b", "sto-3g"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        _console_script() + ["run", str(tmp_path / "missing.xyz"), "-b", "sto-3g"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"hartree: error: molecule file not found: {tmp_path / 'missing.xyz'}"
     assert proc.stdout == ""
 
 
 def test_python_m_hartree_version():
-    proc = subprocess.run([sys.executable, "-m", "hartree", "--version"], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "hartree", "--version"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("hartree ")
 
 
-@pytest.mark.parametrize("signum, code, words", [
-    (signal.SIGINT, EXIT_INTERRUPTED, "hartree: interrupted (SIGINT)"),
-    (signal.SIGTERM, EXIT_TERMINATED, "hartree: terminated (signal 15)"),
-])
+@pytest.mark.parametrize(
+    "signum, code, words",
+    [
+        (signal.SIGINT, EXIT_INTERRUPTED, "hartree: interrupted (SIGINT)"),
+        (signal.SIGTERM, EXIT_TERMINATED, "hartree: terminated (signal 15)"),
+    ],
+)
 def test_signals_exit_with_one_line(water_xyz, tmp_path, signum, code, words):
     """SIGINT or SIGTERM (a batch scheduler) once the header is printed (the SCF is starting):
     exit 130 or 143, one line, no traceback, no temporary file left beside the checkpoint."""
-    proc = subprocess.Popen(_console_script() + ["run", str(water_xyz), "-b", "cc-pvdz",
-                                                 "--checkpoint", str(tmp_path / "w.h5")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        _console_script() + ["run", str(water_xyz), "-b", "cc-pvdz", "--checkpoint", str(tmp_path / "w.h5")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         for line in proc.stdout:
             if line.startswith("basis:"):
@@ -193,8 +232,22 @@ def test_signals_exit_with_one_line(water_xyz, tmp_path, signum, code, words):
 
 def test_rohf_and_molden_output(cli, water_xyz, tmp_path):
     out_molden = tmp_path / "rohf.molden"
-    code, out, err = cli("run", water_xyz, "-b", "sto-3g", "-m", "rohf", "-c", "1", "-s", "2",
-                         "--conv-tol", "1e-11", "--molden", out_molden)
+    code, out, err = cli(
+        "run",
+        water_xyz,
+        "-b",
+        "sto-3g",
+        "-m",
+        "rohf",
+        "-c",
+        "1",
+        "-s",
+        "2",
+        "--conv-tol",
+        "1e-11",
+        "--molden",
+        out_molden,
+    )
     assert code == 0, err
     mf = scf.ROHF(pyscf_water("sto-3g", charge=1, spin=1))
     mf.conv_tol = 1e-12
@@ -232,8 +285,7 @@ def test_checkpoint_restart(cli, water_xyz, tmp_path):
     code, first, err = cli("run", water_xyz, "-b", "sto-3g", "--checkpoint", checkpoint)
     assert code == 0, err
     assert checkpoint.exists()
-    code, second, err = cli("run", water_xyz, "-b", "sto-3g", "--checkpoint", checkpoint,
-                            "--guess", "checkpoint")
+    code, second, err = cli("run", water_xyz, "-b", "sto-3g", "--checkpoint", checkpoint, "--guess", "checkpoint")
     assert code == 0, err
 
     def iterations(text):

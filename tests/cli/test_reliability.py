@@ -58,11 +58,24 @@ def no_temporaries(folder):
 def outputs(tmp_path_factory):
     """w.json, w.molden and good.h5 of water/STO-3G, as the issue makes them."""
     from .conftest import run_main
+
     folder = tmp_path_factory.mktemp("reliability")
     (folder / "water.xyz").write_text(WATER_XYZ)
-    code, _, err = run_main(["run", str(folder / "water.xyz"), "--basis", "sto-3g", "-q",
-                             "--json", str(folder / "w.json"), "--molden",
-                             str(folder / "w.molden"), "--checkpoint", str(folder / "good.h5")])
+    code, _, err = run_main(
+        [
+            "run",
+            str(folder / "water.xyz"),
+            "--basis",
+            "sto-3g",
+            "-q",
+            "--json",
+            str(folder / "w.json"),
+            "--molden",
+            str(folder / "w.molden"),
+            "--checkpoint",
+            str(folder / "good.h5"),
+        ]
+    )
     assert code == 0, err
     return folder
 
@@ -78,24 +91,28 @@ def work(outputs, tmp_path):
 # ----------------------------------------------------------------------------- 1, 2: readers
 def test_1_truncated_molden_is_refused(cli, work):
     text = (work / "w.molden").read_bytes()
-    (work / "t.molden").write_bytes(text[:len(text) * 3 // 4])
-    one_line(*cli("orbitals", work / "t.molden", "--mo", "homo", "--cube",
-                  work / "t_{mo}.cube"), EXIT_INPUT, "t.molden")
+    (work / "t.molden").write_bytes(text[: len(text) * 3 // 4])
+    one_line(
+        *cli("orbitals", work / "t.molden", "--mo", "homo", "--cube", work / "t_{mo}.cube"), EXIT_INPUT, "t.molden"
+    )
     assert not (work / "t_homo.cube").exists() and no_temporaries(work)
 
 
-@pytest.mark.parametrize("argv", [
-    ["orbitals", "{bin}.json", "--cube", "{dir}/o_{{mo}}.cube"],
-    ["atom", "{bin}.inp"],
-    ["run", "{dir}/water.xyz", "-b", "{bin}.xyz"],
-    ["run", "{bin}.xyz", "-b", "sto-3g"],
-    ["basis-search", "Ne", "--reference", "{bin}.json"],
-    ["orbitals", "{dir}/w.json", "--points", "{bin}.txt", "--npy", "{dir}/p.npy"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["orbitals", "{bin}.json", "--cube", "{dir}/o_{{mo}}.cube"],
+        ["atom", "{bin}.inp"],
+        ["run", "{dir}/water.xyz", "-b", "{bin}.xyz"],
+        ["run", "{bin}.xyz", "-b", "sto-3g"],
+        ["basis-search", "Ne", "--reference", "{bin}.json"],
+        ["orbitals", "{dir}/w.json", "--points", "{bin}.txt", "--npy", "{dir}/p.npy"],
+    ],
+)
 def test_2_binary_files_are_named_not_tracebacks(cli, work, argv):
     rng = np.random.default_rng(7)
     for ext in ("json", "inp", "xyz", "txt"):
-        (work / f"b.{ext}").write_bytes(bytes([0xfc]) + rng.bytes(1999))
+        (work / f"b.{ext}").write_bytes(bytes([0xFC]) + rng.bytes(1999))
     args = [a.format(bin=work / "b", dir=work) for a in argv]
     one_line(*cli(*args), EXIT_INPUT, "not a ")
 
@@ -106,8 +123,12 @@ def test_readers_name_the_file_and_fault(tmp_path):
         read_text(tmp_path / "latin1.txt")
     with pytest.raises(InputError, match="is a directory"):
         read_text(tmp_path)
-    for text, fault in (("[NaN]", "NaN"), ("[1e999]", "too large"), ("{", "not valid JSON"),
-                        ("[Infinity]", "Infinity")):
+    for text, fault in (
+        ("[NaN]", "NaN"),
+        ("[1e999]", "too large"),
+        ("{", "not valid JSON"),
+        ("[Infinity]", "Infinity"),
+    ):
         (tmp_path / "x.json").write_text(text)
         with pytest.raises(InputError, match=fault):
             read_json(tmp_path / "x.json")
@@ -149,11 +170,13 @@ DAMAGE = ("no dm", "no method", "dm 5x5", "nan dm", "mo_coeff 3 columns", "alter
 def test_3_4_damaged_checkpoints_end_in_one_line(cli, work, how, reseal):
     _damage(work / "good.h5", how, reseal)
     before = (work / "good.h5").read_bytes()
-    one_line(*cli("run", work / "water.xyz", "-b", "sto-3g", "--checkpoint", work / "good.h5",
-                  "--guess", "checkpoint"), EXIT_INPUT, "damaged checkpoint")
-    one_line(*cli("orbitals", work / "good.h5", "--cube", work / "o.cube"), EXIT_INPUT,
-             "damaged checkpoint")
-    assert (work / "good.h5").read_bytes() == before          # never rewritten
+    one_line(
+        *cli("run", work / "water.xyz", "-b", "sto-3g", "--checkpoint", work / "good.h5", "--guess", "checkpoint"),
+        EXIT_INPUT,
+        "damaged checkpoint",
+    )
+    one_line(*cli("orbitals", work / "good.h5", "--cube", work / "o.cube"), EXIT_INPUT, "damaged checkpoint")
+    assert (work / "good.h5").read_bytes() == before  # never rewritten
     assert not (work / "o.cube").exists() and no_temporaries(work)
 
 
@@ -165,7 +188,7 @@ def test_4_nan_never_enters_an_scf(work):
 
 def test_3_a_damaged_seal_is_refused_before_hdf5_reads_the_file(work):
     data = bytearray((work / "good.h5").read_bytes())
-    data[3] ^= 0x20                                       # inside the signature
+    data[3] ^= 0x20  # inside the signature
     (work / "sig.h5").write_bytes(bytes(data))
     with pytest.raises(InputError, match="no longer matches the seal"):
         read_checkpoint(work / "sig.h5")
@@ -174,11 +197,11 @@ def test_3_a_damaged_seal_is_refused_before_hdf5_reads_the_file(work):
 @pytest.mark.parametrize("cut", [0.25, 0.5, 0.9, 0.999])
 def test_3_truncated_or_flipped_checkpoints_are_refused_by_the_seal(work, cut):
     data = (work / "good.h5").read_bytes()
-    (work / "cut.h5").write_bytes(data[:int(len(data) * cut)])
+    (work / "cut.h5").write_bytes(data[: int(len(data) * cut)])
     with pytest.raises(InputError, match="no longer matches the seal"):
         read_checkpoint(work / "cut.h5")
     at = int(len(data) * cut)
-    (work / "flip.h5").write_bytes(data[:at] + bytes([data[at] ^ 1]) + data[at + 1:])
+    (work / "flip.h5").write_bytes(data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :])
     with pytest.raises(InputError, match="no longer matches the seal"):
         read_checkpoint(work / "flip.h5")
 
@@ -187,46 +210,77 @@ def test_3_truncated_or_flipped_checkpoints_are_refused_by_the_seal(work, cut):
 def test_5_another_jobs_checkpoint_is_not_overwritten(cli, work):
     shutil.copy(work / "good.h5", work / "other.h5")
     before = (work / "other.h5").read_bytes()
-    one_line(*cli("run", work / "water.xyz", "-b", "6-31g", "--checkpoint", work / "other.h5"),
-             EXIT_INPUT, "belongs to another job")
+    one_line(
+        *cli("run", work / "water.xyz", "-b", "6-31g", "--checkpoint", work / "other.h5"),
+        EXIT_INPUT,
+        "belongs to another job",
+    )
     assert (work / "other.h5").read_bytes() == before
     # --guess checkpoint with another job's file of other atoms/basis: refused too
-    one_line(*cli("run", work / "water.xyz", "-b", "6-31g", "--checkpoint", work / "other.h5",
-                  "--guess", "checkpoint"), EXIT_INPUT, "other atoms or another basis")
+    one_line(
+        *cli("run", work / "water.xyz", "-b", "6-31g", "--checkpoint", work / "other.h5", "--guess", "checkpoint"),
+        EXIT_INPUT,
+        "other atoms or another basis",
+    )
     # a compatible job (same basis, other charge) reads it and leaves it unchanged ...
-    code, out, err = cli("run", work / "water.xyz", "-b", "sto-3g", "-m", "uhf", "-c", "1",
-                         "--checkpoint", work / "other.h5", "--guess", "checkpoint")
+    code, out, err = cli(
+        "run",
+        work / "water.xyz",
+        "-b",
+        "sto-3g",
+        "-m",
+        "uhf",
+        "-c",
+        "1",
+        "--checkpoint",
+        work / "other.h5",
+        "--guess",
+        "checkpoint",
+    )
     assert code == 0, err
     assert "left unchanged" in out and (work / "other.h5").read_bytes() == before
     # ... or replaces it with --overwrite; the own job then resumes without it
-    code, _, err = cli("run", work / "water.xyz", "-b", "6-31g", "--checkpoint",
-                       work / "other.h5", "--overwrite", "-q")
+    code, _, err = cli("run", work / "water.xyz", "-b", "6-31g", "--checkpoint", work / "other.h5", "--overwrite", "-q")
     assert code == 0, err
     assert read_checkpoint(work / "other.h5").basis_arrays["exponents"].size > 6
     code, out, _ = cli("run", work / "water.xyz", "-b", "6-31g", "--checkpoint", work / "other.h5")
     assert code == 0 and "restarted from checkpoint" in out
     # --guess-from reads another job's checkpoint and never writes it
     fresh = work / "fresh.h5"
-    code, out, err = cli("run", work / "water.xyz", "-b", "sto-3g", "-c", "1", "-m", "uhf",
-                         "--guess-from", work / "good.h5", "--checkpoint", fresh)
+    code, out, err = cli(
+        "run",
+        work / "water.xyz",
+        "-b",
+        "sto-3g",
+        "-c",
+        "1",
+        "-m",
+        "uhf",
+        "--guess-from",
+        work / "good.h5",
+        "--checkpoint",
+        fresh,
+    )
     assert code == 0, err
     assert "another job" in out and read_checkpoint(fresh).charge == 1
 
 
 def test_6_checkpoint_in_a_missing_directory_fails_first(cli, work):
     start = time.perf_counter()
-    one_line(*cli("run", work / "water.xyz", "-b", "sto-3g", "--checkpoint",
-                  work / "nodir" / "x.h5"), EXIT_INPUT, "does not exist")
-    assert time.perf_counter() - start < 10          # before integrals, guess and SCF
+    one_line(
+        *cli("run", work / "water.xyz", "-b", "sto-3g", "--checkpoint", work / "nodir" / "x.h5"),
+        EXIT_INPUT,
+        "does not exist",
+    )
+    assert time.perf_counter() - start < 10  # before integrals, guess and SCF
 
 
 # ----------------------------------------------------------------------------- 7: atomic writes
 def test_7_file_size_limit_leaves_nothing_and_names_the_file(cli, work):
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))       # SIGXFSZ is ignored by Python
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))  # SIGXFSZ is ignored by Python
     try:
-        code, out, err = cli("run", work / "water.xyz", "-b", "sto-3g", "--json",
-                             work / "big.json", "-q")
+        code, out, err = cli("run", work / "water.xyz", "-b", "sto-3g", "--json", work / "big.json", "-q")
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     one_line(code, out, err, EXIT_RESOURCES, "big.json")
@@ -255,16 +309,19 @@ def test_7_stale_temporaries_of_dead_processes_are_removed(tmp_path):
 def test_7_outputs_have_ordinary_permissions(outputs):
     umask = os.umask(0o022)
     os.umask(umask)
-    for name in ("w.json", "w.molden", "good.h5"):           # checkpoints were 0600 before
+    for name in ("w.json", "w.molden", "good.h5"):  # checkpoints were 0600 before
         mode = stat.S_IMODE(os.stat(outputs / name).st_mode)
         assert mode == 0o666 & ~umask, (name, oct(mode))
 
 
 # ----------------------------------------------------------------------------- 8: lattices
-@pytest.mark.parametrize("args, fragment", [
-    (["--spacing", "1e-6"], "beyond what any machine can store"),
-    (["--margin", "-1"], "must not be negative"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--spacing", "1e-6"], "beyond what any machine can store"),
+        (["--margin", "-1"], "must not be negative"),
+    ],
+)
 def test_8_lattice_requests_in_the_users_units(cli, work, args, fragment):
     code, out, err = cli("orbitals", work / "w.json", "--cube", work / "o.cube", *args)
     assert code == EXIT_INPUT and fragment in err and "Traceback" not in err
@@ -274,23 +331,21 @@ def test_8_lattice_requests_in_the_users_units(cli, work, args, fragment):
 @pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e999"])
 def test_8_non_finite_numbers_are_usage_errors(cli, work, value):
     for flag in ("--spacing", "--margin"):
-        code, _, err = cli("orbitals", work / "w.json", "--cube", work / "o.cube",
-                           f"{flag}={value}")
+        code, _, err = cli("orbitals", work / "w.json", "--cube", work / "o.cube", f"{flag}={value}")
         assert code == EXIT_INPUT and "finite" in err and "Warning" not in err
 
 
 def test_8_memory_and_disk_are_checked_before_allocating(cli, work, monkeypatch):
     from hartree import resources
     from hartree.grid import stream
+
     monkeypatch.setattr(resources, "available_memory", lambda: 50_000_000)
     monkeypatch.setattr(stream, "available_memory", lambda: 50_000_000)
-    one_line(*cli("orbitals", work / "w.json", "--spacing", "0.05", "--png", work / "o.png"),
-             EXIT_RESOURCES, "memory")
+    one_line(*cli("orbitals", work / "w.json", "--spacing", "0.05", "--png", work / "o.png"), EXIT_RESOURCES, "memory")
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, hard))
     try:
-        one_line(*cli("orbitals", work / "w.json", "--cube", work / "o.cube"), EXIT_RESOURCES,
-                 "file-size limit")
+        one_line(*cli("orbitals", work / "w.json", "--cube", work / "o.cube"), EXIT_RESOURCES, "file-size limit")
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert not (work / "o.png").exists() and not (work / "o.cube").exists()
@@ -299,28 +354,55 @@ def test_8_memory_and_disk_are_checked_before_allocating(cli, work, monkeypatch)
 def test_8_cube_streamed_in_slabs_equals_the_whole_lattice(cli, work, monkeypatch):
     from hartree.grid import stream
     from hartree.io.cube import read_cube
-    code, _, err = cli("orbitals", work / "w.json", "--mo", "homo,lumo", "--density",
-                       "--spacing", "0.3", "--cube", work / "one_{mo}.cube", "--npy",
-                       work / "one_{mo}.npy", "--h5", work / "one.h5", "-q")
+
+    code, _, err = cli(
+        "orbitals",
+        work / "w.json",
+        "--mo",
+        "homo,lumo",
+        "--density",
+        "--spacing",
+        "0.3",
+        "--cube",
+        work / "one_{mo}.cube",
+        "--npy",
+        work / "one_{mo}.npy",
+        "--h5",
+        work / "one.h5",
+        "-q",
+    )
     assert code == 0, err
-    monkeypatch.setattr(stream, "SLAB_BYTES", 4000)            # a few planes per slab
-    code, _, err = cli("orbitals", work / "w.json", "--mo", "homo,lumo", "--density",
-                       "--spacing", "0.3", "--cube", work / "many_{mo}.cube", "--npy",
-                       work / "many_{mo}.npy", "--h5", work / "many.h5", "-q")
+    monkeypatch.setattr(stream, "SLAB_BYTES", 4000)  # a few planes per slab
+    code, _, err = cli(
+        "orbitals",
+        work / "w.json",
+        "--mo",
+        "homo,lumo",
+        "--density",
+        "--spacing",
+        "0.3",
+        "--cube",
+        work / "many_{mo}.cube",
+        "--npy",
+        work / "many_{mo}.npy",
+        "--h5",
+        work / "many.h5",
+        "-q",
+    )
     assert code == 0, err
     for label in ("homo", "lumo", "density"):
         whole, sliced = (read_cube(work / f"{kind}_{label}.cube") for kind in ("one", "many"))
         np.testing.assert_array_equal(whole.values, sliced.values)
-        np.testing.assert_allclose(np.load(work / f"one_{label}.npy"),
-                                   np.load(work / f"many_{label}.npy"), rtol=0, atol=1e-14)
+        np.testing.assert_allclose(
+            np.load(work / f"one_{label}.npy"), np.load(work / f"many_{label}.npy"), rtol=0, atol=1e-14
+        )
         with h5py.File(work / "one.h5") as a, h5py.File(work / "many.h5") as b:
             np.testing.assert_allclose(a[f"values/{label}"], b[f"values/{label}"], atol=1e-14)
 
 
 # ----------------------------------------------------------------------------- 9: chemistry
 def test_9_no_electrons_is_bad_input(cli, work):
-    one_line(*cli("run", work / "water.xyz", "-b", "sto-3g", "--charge", "10"), EXIT_INPUT,
-             "no electrons")
+    one_line(*cli("run", work / "water.xyz", "-b", "sto-3g", "--charge", "10"), EXIT_INPUT, "no electrons")
 
 
 def test_9_an_atom_far_from_the_rest_is_reported(cli, work):
@@ -339,8 +421,7 @@ def test_10_an_output_never_replaces_an_input(cli, work, link):
         target.symlink_to(source)
     elif link == "hardlink":
         os.link(source, target)
-    one_line(*cli("run", source, "-b", "sto-3g", "--json", target, "--overwrite"), EXIT_INPUT,
-             "is the molecule file")
+    one_line(*cli("run", source, "-b", "sto-3g", "--json", target, "--overwrite"), EXIT_INPUT, "is the molecule file")
     assert source.read_text() == WATER_XYZ
 
 
@@ -358,8 +439,19 @@ def test_11_sigterm_in_process_keeps_the_checkpoint(cli, work):
             time.sleep(0.005)
 
     threading.Thread(target=terminate_when_written, daemon=True).start()
-    code, _, err = cli("run", work / "water.xyz", "-b", "cc-pvdz", "--conv-tol", "1e-30",
-                       "--max-cycle", "100000", "--checkpoint", chk, "-q")
+    code, _, err = cli(
+        "run",
+        work / "water.xyz",
+        "-b",
+        "cc-pvdz",
+        "--conv-tol",
+        "1e-30",
+        "--max-cycle",
+        "100000",
+        "--checkpoint",
+        chk,
+        "-q",
+    )
     assert code == EXIT_TERMINATED and err.startswith("hartree: terminated (signal 15)"), err
     assert len(err.strip().splitlines()) == 1
     assert read_checkpoint(chk).cycle >= 0 and no_temporaries(work)
@@ -385,7 +477,7 @@ def test_14_first_run_says_it_compiles_also_when_piped(cli, work, monkeypatch, t
 def test_14_readme_lists_every_exit_code():
     with open(README, encoding="utf-8") as handle:
         text = handle.read()
-    paragraph = " ".join(text[text.index("Exit codes:"):].split("\n\n")[0].split())
+    paragraph = " ".join(text[text.index("Exit codes:") :].split("\n\n")[0].split())
     for code in EXIT_CODES:
         assert f" {code} " in paragraph, code
 
@@ -399,15 +491,35 @@ def test_11_ctrl_c_during_basis_search_is_one_line(tmp_path):
     line, exit 130, no asyncio or worker tracebacks, no worker left behind."""
     import subprocess
     import sys
+
     reference = tmp_path / "ref.json"
     reference.write_text('{"He": -2.8616800}')
-    proc = subprocess.Popen([sys.executable, "-m", "hartree", "basis-search", "He",
-                             "--reference", str(reference), "--workers", "1", "--nonrelativistic",
-                             "--nucleus", "point", "--threshold", "1e-12", "--nbs", "s:1:6"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hartree",
+            "basis-search",
+            "He",
+            "--reference",
+            str(reference),
+            "--workers",
+            "1",
+            "--nonrelativistic",
+            "--nucleus",
+            "point",
+            "--threshold",
+            "1e-12",
+            "--nbs",
+            "s:1:6",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        line = proc.stdout.readline()          # the first progress line: workers are running
+        line = proc.stdout.readline()  # the first progress line: workers are running
         assert line, proc.stderr.read()
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=120)
@@ -419,9 +531,25 @@ def test_11_ctrl_c_during_basis_search_is_one_line(tmp_path):
 
 
 def test_14_atom_optimization_prints_its_header_first(cli):
-    code, out, err = cli("atom", "He", "--alpha", "8.14e-2", "--beta", "1.953", "--delta", "4.504",
-                         "--gamma", "1.515", "--nbs", "s:1:6", "--nonrelativistic", "--optimize",
-                         "--maxfun", "30", "--no-plot")
+    code, out, err = cli(
+        "atom",
+        "He",
+        "--alpha",
+        "8.14e-2",
+        "--beta",
+        "1.953",
+        "--delta",
+        "4.504",
+        "--gamma",
+        "1.515",
+        "--nbs",
+        "s:1:6",
+        "--nonrelativistic",
+        "--optimize",
+        "--maxfun",
+        "30",
+        "--no-plot",
+    )
     assert code == 0, err
     lines = out.splitlines()
     header = next(n for n, line in enumerate(lines) if line.startswith("hartree atom: He"))

@@ -4,6 +4,7 @@ Each case: symbols, coordinates (bohr), basis name, cartesian flag, densities
 (nset, nao, nao) symmetric random.  Shared by the tests and by ``make_reference.py``
 (which writes PySCF references where PySCF is installed).
 """
+
 import os
 
 import numpy as np
@@ -32,6 +33,7 @@ def molecule(elements, seed):
     >= 1.8 bohr apart within a 6-bohr box (coordinates in bohr)."""
     from hartree.constants import atomic_number
     from hartree.molecule import Molecule
+
     rng = np.random.default_rng(seed)
     coords = []
     while len(coords) < len(elements):
@@ -39,8 +41,13 @@ def molecule(elements, seed):
         if all(np.linalg.norm(x - y) > 1.8 for y in coords):
             coords.append(x)
     numbers = np.array([atomic_number(s) for s in elements])
-    return Molecule(numbers=numbers, coords=np.array(coords), charge=0,
-                    multiplicity=1 + int(numbers.sum()) % 2, symbols=tuple(elements))
+    return Molecule(
+        numbers=numbers,
+        coords=np.array(coords),
+        charge=0,
+        multiplicity=1 + int(numbers.sum()) % 2,
+        symbols=tuple(elements),
+    )
 
 
 def densities(nao, nset, seed):
@@ -53,6 +60,7 @@ def densities(nao, nset, seed):
 def build(case):
     """(molecule, basis, dms) for one CASES entry (needs basis-set-exchange)."""
     from hartree.basis import load_basis
+
     name, elements, basis_name, cart, nset, seed = case
     mol = molecule(elements, seed)
     basis = load_basis(mol, basis_name, cartesian=cart)
@@ -62,16 +70,23 @@ def build(case):
 def shell_subset(basis, ls):
     """Basis with only the shells of `basis` whose l is in `ls` (same order and data)."""
     from hartree.basis import Basis
+
     keep = [i for i in range(basis.nshell) if int(basis.shell_l[i]) in ls]
     exps, coefs, start = [], [], []
     for i in keep:
         start.append(len(exps))
         p0, n = int(basis.shell_prim_start[i]), int(basis.shell_nprim[i])
-        exps.extend(basis.exponents[p0:p0 + n])
-        coefs.extend(basis.coefficients[p0:p0 + n])
-    return Basis(name=f"{basis.name} (l in {sorted(ls)})", pure=basis.pure,
-                 shell_atom=[int(basis.shell_atom[i]) for i in keep],
-                 shell_l=[int(basis.shell_l[i]) for i in keep],
-                 shell_nprim=[int(basis.shell_nprim[i]) for i in keep],
-                 shell_prim_start=start, shell_center=basis.shell_center[keep],
-                 exponents=exps, coefficients=coefs, atom_symbols=basis.atom_symbols)
+        exps.extend(basis.exponents[p0 : p0 + n])
+        coefs.extend(basis.coefficients[p0 : p0 + n])
+    return Basis(
+        name=f"{basis.name} (l in {sorted(ls)})",
+        pure=basis.pure,
+        shell_atom=[int(basis.shell_atom[i]) for i in keep],
+        shell_l=[int(basis.shell_l[i]) for i in keep],
+        shell_nprim=[int(basis.shell_nprim[i]) for i in keep],
+        shell_prim_start=start,
+        shell_center=basis.shell_center[keep],
+        exponents=exps,
+        coefficients=coefs,
+        atom_symbols=basis.atom_symbols,
+    )

@@ -8,6 +8,7 @@
 The GPU tests read DIR via HARTREE_GPU_REFDIR=DIR when neither the CPU engine nor
 PySCF is available where they run.
 """
+
 import os
 import sys
 
@@ -35,8 +36,7 @@ def classes():
     ref = _pyscf(mol, basis, dms)
     if ref is not None:
         for name, x, y in (("J", J, ref[0]), ("K", K, ref[1])):
-            print(f"{name}: CPU engine vs PySCF, max rel. error "
-                  f"{np.abs(x - y).max() / np.abs(y).max():.2e}")
+            print(f"{name}: CPU engine vs PySCF, max rel. error {np.abs(x - y).max() / np.abs(y).max():.2e}")
 
 
 if __name__ == "__main__":

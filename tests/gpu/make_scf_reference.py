@@ -1,7 +1,8 @@
 """Write the CPU-engine SCF results the GPU SCF tests compare with (no GPU needed):
 
-    python tests/gpu/make_scf_reference.py      # -> tests/gpu/data/scf_cpu_reference.json
+python tests/gpu/make_scf_reference.py      # -> tests/gpu/data/scf_cpu_reference.json
 """
+
 import json
 import os
 import sys

@@ -8,6 +8,7 @@
 
 Returns (J, K, source) or None when nothing is available.
 """
+
 import os
 
 import numpy as np
@@ -20,7 +21,7 @@ def _cpu_engine(mol, basis, dms):
         return None
     try:
         engine = CPUEngine(mol, basis)
-    except (TypeError, AttributeError):     # wants a full hartree.Molecule: next source
+    except (TypeError, AttributeError):  # wants a full hartree.Molecule: next source
         return None
     J, K = engine.jk(dms, with_j=True, with_k=True)
     return np.asarray(J), np.asarray(K), "CPUEngine"
@@ -29,6 +30,7 @@ def _cpu_engine(mol, basis, dms):
 def to_pyscf(basis, symbols, coords):
     """pyscf Mole with the basis data of `basis` (coordinates in bohr)."""
     from pyscf import gto
+
     atoms, bas = [], {}
     for ia, (sym, xyz) in enumerate(zip(symbols, coords)):
         label = f"{sym}{ia + 1}"
@@ -63,17 +65,15 @@ def _stored(name, mol, dms):
     if not path or not os.path.exists(path):
         return None
     z = np.load(path)
-    if not (np.allclose(z["coords"], mol.coords, atol=1e-14)
-            and np.allclose(z["dms"], dms, atol=1e-15)):
+    if not (np.allclose(z["coords"], mol.coords, atol=1e-14) and np.allclose(z["dms"], dms, atol=1e-15)):
         raise AssertionError(f"{path} was made for another geometry or density")
     return z["J"], z["K"], "stored pyscf reference"
 
 
 def reference_jk(name, mol, basis, dms):
     """(J, K, source) for case `name`, or None; J, K (nset, nao, nao)."""
-    order = [lambda: _cpu_engine(mol, basis, dms), lambda: _pyscf(mol, basis, dms),
-             lambda: _stored(name, mol, dms)]
-    if os.environ.get("HARTREE_GPU_PREFER_STORED") == "1":   # GPU machine: no numba compile
+    order = [lambda: _cpu_engine(mol, basis, dms), lambda: _pyscf(mol, basis, dms), lambda: _stored(name, mol, dms)]
+    if os.environ.get("HARTREE_GPU_PREFER_STORED") == "1":  # GPU machine: no numba compile
         order.insert(0, order.pop())
     for get in order:
         out = get()

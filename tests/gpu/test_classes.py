@@ -4,6 +4,7 @@ machine) is what the CPU engine computes (rel. 5e-12, across numba versions) and
 agrees (rel. 1e-11).
 The generated s/g kernels (up to (gg|gg), loop version, 60 slices) run in the serial CPU
 emulation and match the CPU engine (rel. 1e-11)."""
+
 import numpy as np
 import pytest
 
@@ -23,7 +24,7 @@ def test_sg_case_has_every_class_up_to_gggg():
     pcs = sorted(build_pair_classes(basis))
     classes = [pcs[a] + pcs[b] for a in range(len(pcs)) for b in range(a + 1)]
     assert classes == all_classes(4)
-    assert (np.diff(basis.shell_prim_start) > 1).any()          # contracted shells
+    assert (np.diff(basis.shell_prim_start) > 1).any()  # contracted shells
     z = np.load(SG_REFERENCE)
     np.testing.assert_allclose(z["coords"], mol.coords, rtol=0, atol=1e-14)
     np.testing.assert_allclose(z["dms"], dms, rtol=0, atol=1e-15)
@@ -50,6 +51,7 @@ def test_emulated_s_and_g_classes_match_cpu_engine():
     SG_CASE (contracted), emulated with g++, versus the CPU engine."""
     from hartree.gpu import emulate
     from hartree.gpu.jk import JKBuilder
+
     if not emulate.available():
         pytest.skip("g++ not available")
     mol, basis, _ = build(SG_CASE)

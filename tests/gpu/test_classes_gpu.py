@@ -4,6 +4,7 @@ data/jk_sg_reference.npz, checked by test_classes.py) to 1e-11 relative, overall
 every (l, l') block of AO angular momenta (1e-10 of the block's largest element): with
 the package's kernel choice (coop.CONFIG), and with every class that fits shared memory
 on the cooperative kernel (half a warp, one and two warps a quartet, one to three primitive quartets a pass)."""
+
 import numpy as np
 import pytest
 
@@ -21,17 +22,25 @@ def test_every_class_up_to_gggg_matches_cpu_engine():
 
 def test_every_class_cooperative_matches_cpu_engine(monkeypatch):
     from hartree.gpu import coop
+
     from .test_nvrtc import all_classes
+
     for cls in all_classes(4):
         if coop.fits(cls):
-            cfg = ((16, 4, None, 2) if sum(cls) <= 3 and coop.fits(cls, 4, 2) else
-                   (32, 2, None, 3) if sum(cls) % 2 and coop.fits(cls, 2, 3) else (64, 1))
+            cfg = (
+                (16, 4, None, 2)
+                if sum(cls) <= 3 and coop.fits(cls, 4, 2)
+                else (32, 2, None, 3)
+                if sum(cls) % 2 and coop.fits(cls, 2, 3)
+                else (64, 1)
+            )
             monkeypatch.setitem(coop.CONFIG, cls, cfg)
     _check_sg_case()
 
 
 def _check_sg_case():
     from hartree.gpu import GPUEngine
+
     mol, basis, dms = build(SG_CASE)
     z = np.load(SG_REFERENCE)
     np.testing.assert_allclose(z["dms"], dms, rtol=0, atol=1e-15)
@@ -45,6 +54,5 @@ def _check_sg_case():
                 rows, cols = np.flatnonzero(l_of_ao == la), np.flatnonzero(l_of_ao == lb)
                 blk = np.ix_(np.arange(len(dms)), rows, cols)
                 worst = max(worst, np.abs(x[blk] - ref[blk]).max() / np.abs(ref[blk]).max())
-        print(f"{SG_CASE[0]} nao={basis.nao}: {name} rel. error {err:.2e}, "
-              f"worst (l, l') block {worst:.2e}")
+        print(f"{SG_CASE[0]} nao={basis.nao}: {name} rel. error {err:.2e}, worst (l, l') block {worst:.2e}")
         assert err <= RTOL and worst <= BLOCK_RTOL, name

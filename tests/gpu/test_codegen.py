@@ -1,5 +1,6 @@
 """GPU code generator and driver, checked without a GPU (generated source; serial CPU
 emulation of the kernels with g++)."""
+
 import numpy as np
 import pytest
 
@@ -30,6 +31,7 @@ def test_source_is_deterministic_and_named(table):
 def test_split_plan_covers_every_component_once():
     """Slices tile the (a, b) components exactly once and respect the size targets."""
     from .test_nvrtc import all_classes
+
     for cls in all_classes(4):
         na, nb = codegen.ncart(cls[0]), codegen.ncart(cls[1])
         ncd = codegen.ncart(cls[2]) * codegen.ncart(cls[3])
@@ -39,20 +41,20 @@ def test_split_plan_covers_every_component_once():
             hit[a0:a1, b0:b1] += 1
         assert (hit == 1).all(), cls
         if len(plan) > 1:
-            target = (jkgen.LOOP_SLICE_TARGET if codegen.is_generic(cls)
-                      else jkgen.SLICE_TARGET)
+            target = jkgen.LOOP_SLICE_TARGET if codegen.is_generic(cls) else jkgen.SLICE_TARGET
             biggest = max((a1 - a0) * (b1 - b0) * ncd for a0, a1, b0, b1 in plan)
             assert biggest <= max(target, ncd), cls
-    assert len(jkgen.split_plan((2, 1, 2, 1))) == 6          # 54 components per a
-    assert len(jkgen.split_plan((3, 1, 1, 0))) == 2          # 5 a components of 9 each
+    assert len(jkgen.split_plan((2, 1, 2, 1))) == 6  # 54 components per a
+    assert len(jkgen.split_plan((3, 1, 1, 0))) == 2  # 5 a components of 9 each
     assert len(jkgen.split_plan((2, 2, 2, 2))) == 36
-    assert len(jkgen.split_plan((4, 4, 4, 4))) == 60         # 15 a x 4 b-chunks of <= 4
+    assert len(jkgen.split_plan((4, 4, 4, 4))) == 60  # 15 a x 4 b-chunks of <= 4
 
 
 def test_slice_functions_follow_is_generic():
     """eri_function writes the loop body exactly for the classes jkgen treats as loop
     classes (generator 4 used the loop body in each of the 30 slices of (fd|fp))."""
     from .test_nvrtc import all_classes
+
     for cls in all_classes(4):
         a0, a1, b0, b1 = jkgen.split_plan(cls)[0]
         body = "\n".join(codegen.eri_function(cls, range(a0, a1), range(b0, b1), "_s0"))
@@ -65,16 +67,18 @@ def test_large_classes_use_loops(table, monkeypatch):
     constant table by grid z), not one function per slice (classic kernels: coop.CONFIG
     emptied, (ff|ff) is cooperative in the package)."""
     from hartree.gpu import coop
+
     monkeypatch.setattr(coop, "CONFIG", {})
     src = jkgen.generate((3, 3, 3, 3), table)
     assert "__constant__ unsigned char cart_a_3333_rt" in src
     assert "__constant__ int plan_3333[40]" in src and "switch" not in src
-    assert len(src.splitlines()) < 500            # loops, not 10^4 statements
-    assert len(jkgen.generate((4, 4, 4, 4), table).splitlines()) < 800   # 225 (c, d) lines
+    assert len(src.splitlines()) < 500  # loops, not 10^4 statements
+    assert len(jkgen.generate((4, 4, 4, 4), table).splitlines()) < 800  # 225 (c, d) lines
 
 
 def test_table_evaluation_matches_cpu_rys(table):
     from hartree.integrals.rys import roots_weights
+
     for n in range(1, 8):
         for T in (0.0, 1e-3, 0.7, 4.5, 17.3, 38.9, table.tmax(n) - 1e-9, table.tmax(n), 300.0):
             u, w = eval_roots_weights(table, n, T)
@@ -103,11 +107,12 @@ def test_pair_order_binned_and_schwarz():
     """pair_order: primitive-pair count descending first; then q descending ("schwarz") or
     decade of q descending, then shells i, j ascending ("binned"); a permutation either way."""
     from hartree.gpu.pairs import pair_order, sorted_by
+
     rng = np.random.default_rng(4)
     n = 400
     counts = rng.choice([1, 3, 9, 18], size=n)
     q = 10.0 ** rng.uniform(-12, 1, size=n)
-    q[:5] = 0.0                                                  # pairs that never pass
+    q[:5] = 0.0  # pairs that never pass
     sh = np.stack([rng.integers(0, 60, n), rng.integers(0, 60, n)], axis=1)
     s = pair_order(counts, q, sh, "schwarz")
     assert sorted(s) == list(range(n))
@@ -119,7 +124,7 @@ def test_pair_order_binned_and_schwarz():
     assert keys == sorted(keys)
     with pytest.raises(ValueError):
         pair_order(counts, q, sh, "random")
-    mol, basis, _ = build(CASES[1])                 # sorted_by keeps each pair's data
+    mol, basis, _ = build(CASES[1])  # sorted_by keeps each pair's data
     pc = build_pair_classes(basis)[(1, 0)]
     qq = rng.random(pc.npair)
     out = sorted_by(pc, qq, "binned")
@@ -127,8 +132,9 @@ def test_pair_order_binned_and_schwarz():
     np.testing.assert_array_equal(out.sh, pc.sh[perm])
     np.testing.assert_array_equal(out.q, qq[perm])
     for p_new, p_old in enumerate(perm):
-        np.testing.assert_array_equal(out.prim[out.pst[p_new]:out.pst[p_new + 1]],
-                                      pc.prim[pc.pst[p_old]:pc.pst[p_old + 1]])
+        np.testing.assert_array_equal(
+            out.prim[out.pst[p_new] : out.pst[p_new + 1]], pc.prim[pc.pst[p_old] : pc.pst[p_old + 1]]
+        )
 
 
 def test_warp_runs_only_in_small_classic_classes(table):
@@ -137,11 +143,21 @@ def test_warp_runs_only_in_small_classic_classes(table):
     small = jkgen.generate((1, 0, 1, 0), table)
     assert "run_add(rik," in small and "warp_runs(" in small and "if (t0 >= nlist) s = 0.0;" in small
     assert "atomicAdd(K +" not in small and "atomicAdd(J +" not in small
-    classes = [(a, b, c, d) for a in range(5) for b in range(a + 1) for c in range(a + 1)
-               for d in range(c + 1) if (a, b) >= (c, d)]
-    big = next(c for c in classes
-               if np.prod([codegen.ncart(l) for l in c]) > jkgen.WARP_RUNS_MAX_SIZE
-               and not jkgen.coop.is_coop(c) and not codegen.is_generic(c))
+    classes = [
+        (a, b, c, d)
+        for a in range(5)
+        for b in range(a + 1)
+        for c in range(a + 1)
+        for d in range(c + 1)
+        if (a, b) >= (c, d)
+    ]
+    big = next(
+        c
+        for c in classes
+        if np.prod([codegen.ncart(l) for l in c]) > jkgen.WARP_RUNS_MAX_SIZE
+        and not jkgen.coop.is_coop(c)
+        and not codegen.is_generic(c)
+    )
     src = jkgen.generate(big, table)
     assert "run_add(" not in src and "atomicAdd(K +" in src and "if (t >= nlist) return;" in src
     j_only = jkgen.generate((1, 1, 0, 0), table, with_k=False)
@@ -154,7 +170,7 @@ def test_launch_bounds_follow_the_measured_table(table):
     assert jkgen.min_blocks((1, 0, 1, 0)) == 2 and jkgen.min_blocks((1, 1, 1, 1)) == 1
     for cls in [(1, 0, 1, 0), (2, 1, 0, 0), (1, 1, 1, 1), (0, 0, 0, 0)]:
         src = jkgen.generate(cls, table)
-        assert f"__launch_bounds__({codegen.TILE ** 2}, {jkgen.min_blocks(cls)}) jk_" in src
+        assert f"__launch_bounds__({codegen.TILE**2}, {jkgen.min_blocks(cls)}) jk_" in src
     assert all(not jkgen.coop.is_coop(c) for c in jkgen.MIN_BLOCKS_BY_CLASS)
 
 
@@ -167,17 +183,16 @@ def _warp_run_sums(keys, values):
     end, length = [], []
     for lane in lanes:
         above = 0 if lane == 31 else heads & (0xFFFFFFFF << (lane + 1)) & 0xFFFFFFFF
-        end.append((above & -above).bit_length() - 1 if above else 32)   # __ffs(above) - 1
+        end.append((above & -above).bit_length() - 1 if above else 32)  # __ffs(above) - 1
         length.append(end[lane] - lane if head[lane] else 1)
     longest = max(length)
-    steps = 0 if longest <= 1 else (longest - 1).bit_length()            # ceil(log2)
+    steps = 0 if longest <= 1 else (longest - 1).bit_length()  # ceil(log2)
     if steps == 0:
         return {lane: values[lane] for lane in lanes}
     v = list(values)
     for k in range(steps):
         shifted = [v[lane + (1 << k)] if lane + (1 << k) < 32 else v[lane] for lane in lanes]
-        v = [v[lane] + shifted[lane] if lane + (1 << k) < end[lane] else v[lane]
-             for lane in lanes]
+        v = [v[lane] + shifted[lane] if lane + (1 << k) < end[lane] else v[lane] for lane in lanes]
     return {lane: v[lane] for lane in lanes if head[lane]}
 
 
@@ -201,18 +216,18 @@ def test_warp_run_sum_model_adds_each_value_once():
         for key in expect:
             assert abs(total[key] - expect[key]) <= 1e-14 * (1 + abs(expect[key]))
         if len(set(keys)) < 32:
-            assert len(added) < 32                 # fewer atomics than lanes
+            assert len(added) < 32  # fewer atomics than lanes
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("generic_limit,loop_target", [
-    (codegen.GENERIC_LIMIT, jkgen.LOOP_SLICE_TARGET), (0, 20)])
+@pytest.mark.parametrize("generic_limit,loop_target", [(codegen.GENERIC_LIMIT, jkgen.LOOP_SLICE_TARGET), (0, 20)])
 def test_emulated_kernels_match_reference(generic_limit, loop_target, monkeypatch):
     """The generated kernels run serially on the CPU (g++) and reproduce J/K to 1e-11
     (screening at 1e-13 leaves ~1e-12 relative); (0, 20): every class through the loop
     version, cut into slices of at most 20 components (a groups and b chunks)."""
     from hartree.gpu import emulate
     from hartree.gpu.jk import JKBuilder
+
     if not emulate.available():
         pytest.skip("g++ not available")
     monkeypatch.setattr(codegen, "GENERIC_LIMIT", generic_limit)
@@ -234,6 +249,7 @@ def test_emulated_kernels_match_reference(generic_limit, loop_target, monkeypatc
 def test_emulated_j_only_and_k_only_match_full_build():
     from hartree.gpu import emulate
     from hartree.gpu.jk import JKBuilder
+
     if not emulate.available():
         pytest.skip("g++ not available")
     mol, basis, dms = build(CASES[0])

@@ -2,6 +2,7 @@
 the unit tables address the right 2-D integrals, every class's source compiles for sm_90
 (NVRTC), and the kernels, run through the serial g++ emulation inside JKBuilder, give the
 CPU engine's J and K (rel. 1e-11) for contracted s..g shells, J+K, J only and K only."""
+
 import numpy as np
 import pytest
 
@@ -21,8 +22,7 @@ def _fitting():
     return [c for c in all_classes(4) if coop.fits(c)]
 
 
-@pytest.mark.parametrize("cls", [(0, 0, 0, 0), (3, 1, 1, 0), (3, 2, 3, 1), (3, 3, 2, 1),
-                                 (2, 1, 2, 1), (4, 4, 3, 3)])
+@pytest.mark.parametrize("cls", [(0, 0, 0, 0), (3, 1, 1, 0), (3, 2, 3, 1), (3, 3, 2, 1), (2, 1, 2, 1), (4, 4, 3, 3)])
 def test_units_address_their_components(cls):
     """Decode each unit's shared-memory offsets back to (i, j, k, l) exponents: the
     values a lane multiplies for component (a, b, c, d) are I_x(a_x, b_x, c_x, d_x) etc.,
@@ -51,13 +51,12 @@ def test_units_address_their_components(cls):
         for c in cs:
             for d in range(len(cd)):
                 for x in range(3):
-                    k = cc[c][x] if ab else 0           # abc: c is inside the offset
+                    k = cc[c][x] if ab else 0  # abc: c is inside the offset
                     off = offs[x] + k * LD1 + cd[d][x]
                     assert off < N2D
                     assert decode(off) == (ca[a][x], cb[b][x], cc[c][x], cd[d][x])
                 seen.append((a, b, c, d))
-    assert sorted(seen) == sorted(set(seen)) and len(seen) == int(np.prod(
-        [len(ca), len(cb), len(cc), len(cd)]))
+    assert sorted(seen) == sorted(set(seen)) and len(seen) == int(np.prod([len(ca), len(cb), len(cc), len(cd)]))
 
 
 def test_configured_classes_fit_shared_memory():
@@ -70,7 +69,7 @@ def test_configured_classes_fit_shared_memory():
         tpq, tpb, shared = jkgen.launch_config(cls)
         assert (tpq, tpb) == (gs, gs * groups) and jkgen.grid_z(cls) == 1
         assert shared == coop.shared_bytes(cls, groups, coop.slots_of(cls)) <= coop.MAX_SHARED
-    assert not coop.fits((4, 4, 4, 4))           # (gg|gg): 540 kB a quartet
+    assert not coop.fits((4, 4, 4, 4))  # (gg|gg): 540 kB a quartet
     with pytest.raises(ValueError):
         coop.kernel_source((2, 2, 2, 2), load_rys_table(), gs=64, groups=2)
 
@@ -87,21 +86,25 @@ def test_every_fitting_class_compiles_for_sm90():
     classes = _fitting()
     assert len(classes) > 100
     for part in (classes[0::2], classes[1::2]):
-        srcs = ["\n".join(coop.kernel_source(c, table, True, True, decl, gs=32, groups=1))
-                for c in part]
-        res = nvrtc.compile_source(_bundle(srcs), "sm_90", output="ptx",
-                                   options=nvrtc.DEFAULT_OPTIONS + ("-G",))
+        srcs = ["\n".join(coop.kernel_source(c, table, True, True, decl, gs=32, groups=1)) for c in part]
+        res = nvrtc.compile_source(_bundle(srcs), "sm_90", output="ptx", options=nvrtc.DEFAULT_OPTIONS + ("-G",))
         ptx = res.image.decode()
         missing = [c for c in part if f".entry jk_{codegen.class_name(c)}(" not in ptx]
         assert not missing, missing[:5]
-    sub = [coop.kernel_source(c, table, True, True, decl, gs=gs, groups=g, slots=sl)
-           for c, gs, g, sl in (((2, 1, 1, 0), 16, 8, 2), ((3, 0, 2, 1), 8, 16, 1),
-                                ((1, 1, 1, 1), 64, 1, 3), ((3, 1, 2, 1), 32, 2, 2))]
-    ptx = nvrtc.compile_source(_bundle(["\n".join(x) for x in sub]), "sm_90", output="ptx",
-                               options=nvrtc.DEFAULT_OPTIONS + ("-G",)).image.decode()
+    sub = [
+        coop.kernel_source(c, table, True, True, decl, gs=gs, groups=g, slots=sl)
+        for c, gs, g, sl in (
+            ((2, 1, 1, 0), 16, 8, 2),
+            ((3, 0, 2, 1), 8, 16, 1),
+            ((1, 1, 1, 1), 64, 1, 3),
+            ((3, 1, 2, 1), 32, 2, 2),
+        )
+    ]
+    ptx = nvrtc.compile_source(
+        _bundle(["\n".join(x) for x in sub]), "sm_90", output="ptx", options=nvrtc.DEFAULT_OPTIONS + ("-G",)
+    ).image.decode()
     assert all(f".entry jk_{n}(" in ptx for n in ("2110", "3021", "1111", "3121"))
-    src = "\n".join(coop.kernel_source((3, 2, 3, 1), table, True, False, decl, gs=32,
-                                       groups=2))
+    src = "\n".join(coop.kernel_source((3, 2, 3, 1), table, True, False, decl, gs=32, groups=2))
     k = nvrtc.cubin_resources(nvrtc.compile_source(src, "sm_90").image)["jk_3231"]
     assert 0 < k["num_regs"] <= 255 and k["frame_bytes"] <= 64
 
@@ -111,11 +114,17 @@ def _emulated_jk(monkeypatch, ls, modes):
     the CPU engine for the (with_j, with_k) modes; returns the builder."""
     from hartree.gpu import emulate
     from hartree.gpu.jk import JKBuilder
+
     if not emulate.available():
         pytest.skip("g++ not available")
-    for cls in _fitting():             # every class cooperative (before compiling)
-        cfg = ((16, 4, None, 2) if sum(cls) <= 3 and coop.fits(cls, 4, 2) else
-               (32, 2, None, 3) if sum(cls) % 2 and coop.fits(cls, 2, 3) else (64, 1))
+    for cls in _fitting():  # every class cooperative (before compiling)
+        cfg = (
+            (16, 4, None, 2)
+            if sum(cls) <= 3 and coop.fits(cls, 4, 2)
+            else (32, 2, None, 3)
+            if sum(cls) % 2 and coop.fits(cls, 2, 3)
+            else (64, 1)
+        )
         monkeypatch.setitem(coop.CONFIG, cls, cfg)
     mol, basis, _ = build(SG_CASE)
     sub = shell_subset(basis, ls)
@@ -134,8 +143,9 @@ def _emulated_jk(monkeypatch, ls, modes):
 
 def _schwarz(b):
     """{(pair class, shell i, shell j): Q_ij} of a builder."""
-    return {(pc, int(i), int(j)): q for pc in b.pair_classes
-            for (i, j), q in zip(b.host_pairs[pc].sh, b.host_pairs[pc].q)}
+    return {
+        (pc, int(i), int(j)): q for pc in b.pair_classes for (i, j), q in zip(b.host_pairs[pc].sh, b.host_pairs[pc].q)
+    }
 
 
 def test_emulated_s_f_classes_match_cpu_engine(monkeypatch):
@@ -144,6 +154,7 @@ def test_emulated_s_f_classes_match_cpu_engine(monkeypatch):
     cooperative Schwarz kernels give the classic Schwarz factors."""
     from hartree.gpu import emulate
     from hartree.gpu.jk import JKBuilder
+
     mol, basis, _ = build(SG_CASE)
     classic = _schwarz(JKBuilder(shell_subset(basis, {0, 3}), emulate.EmulatedBackend()))
     b = _emulated_jk(monkeypatch, {0, 3}, [(True, True)])

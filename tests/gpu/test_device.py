@@ -1,5 +1,6 @@
 """Device choice without a GPU (runs everywhere): 'auto' falls back to the CPU silently,
 'gpu' raises DeviceError with one clear sentence, an unknown name raises InputError."""
+
 import pytest
 
 from hartree.errors import DeviceError, InputError
@@ -9,11 +10,13 @@ from hartree.molecule import Molecule
 @pytest.fixture
 def no_gpu(monkeypatch):
     from hartree.gpu import device
+
     monkeypatch.setattr(device, "gpu_status", lambda: (False, "cupy cannot be imported (test)"))
 
 
 def test_gpu_without_gpu_raises(no_gpu):
     from hartree.scf import run
+
     mol = Molecule.from_string("H 0 0 0; H 0 0 0.74")
     with pytest.raises(DeviceError, match="no CUDA GPU is usable"):
         run(mol, "sto-3g", device="gpu")
@@ -21,7 +24,9 @@ def test_gpu_without_gpu_raises(no_gpu):
 
 def test_auto_without_gpu_uses_cpu(no_gpu):
     import warnings
+
     from hartree.scf import run
+
     mol = Molecule.from_string("H 0 0 0; H 0 0 0.74")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -31,12 +36,14 @@ def test_auto_without_gpu_uses_cpu(no_gpu):
 
 def test_unknown_device_name():
     from hartree.scf.driver import resolve_device
+
     with pytest.raises(InputError, match="unknown device"):
         resolve_device("tpu")
 
 
 def test_gpu_status_answers_without_raising():
     from hartree.gpu import gpu_status
+
     ok, text = gpu_status()
     assert isinstance(ok, bool) and isinstance(text, str) and text
 
@@ -45,9 +52,13 @@ def test_stored_scf_reference_matches_cpu_engine():
     """data/scf_cpu_reference.json (used on the GPU machine) is what the CPU engine gives."""
     import json
     import os
+
     import numpy as np
+
     from hartree.scf import run
+
     from .test_scf_gpu import CASES, SCF_OPTS, STORED, build
+
     with open(STORED) as f:
         stored = json.load(f)
     for case in CASES:
@@ -63,6 +74,7 @@ def test_stored_scf_reference_matches_cpu_engine():
 def _water_engine(backend=None):
     from hartree.basis import load_basis
     from hartree.gpu import GPUEngine, emulate
+
     if not emulate.available():
         pytest.skip("g++ not available")
     mol = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
@@ -72,6 +84,7 @@ def _water_engine(backend=None):
 
 def _dms(nao, nset=3):
     import numpy as np
+
     rng = np.random.default_rng(3)
     d = rng.standard_normal((nset, nao, nao)) / nao
     return d + d.transpose(0, 2, 1)
@@ -79,7 +92,8 @@ def _dms(nao, nset=3):
 
 def test_parse_bytes():
     from hartree.gpu.memory import parse_bytes
-    assert parse_bytes("8GB") == 8_000_000_000 and parse_bytes("512MiB") == 512 * 2 ** 20
+
+    assert parse_bytes("8GB") == 8_000_000_000 and parse_bytes("512MiB") == 512 * 2**20
     assert parse_bytes("1000") == 1000 and parse_bytes(" 1.5 kb ") == 1500
     with pytest.raises(DeviceError, match="HARTREE_GPU_MEMORY"):
         parse_bytes("lots")
@@ -88,7 +102,9 @@ def test_parse_bytes():
 def test_jk_in_density_batches_when_memory_is_short(monkeypatch):
     """Same J/K (to round-off) in batches of densities, and the user is told."""
     import numpy as np
+
     from hartree.gpu.memory import jk_bytes
+
     mol, basis, eng = _water_engine()
     dms = _dms(basis.nao)
     J0, K0 = eng.jk(dms)
@@ -113,6 +129,7 @@ _OOM.__name__ = "OutOfMemoryError"
 def test_out_of_memory_retries_with_smaller_batches():
     """An allocation failure for 3 densities at once -> retried in smaller batches."""
     import numpy as np
+
     from hartree.gpu import emulate
 
     class Tight(emulate.EmulatedBackend):
@@ -124,7 +141,7 @@ def test_out_of_memory_retries_with_smaller_batches():
             self.m = m
 
         def launch(self, name, grid, block, args, stream=None):
-            if name.startswith("jk_") and int(args[13]) > 1:       # nset > 1
+            if name.startswith("jk_") and int(args[13]) > 1:  # nset > 1
                 raise _OOM("out of memory allocating 1 GiB")
             self.m.launch(name, grid, block, args, stream)
 
@@ -141,6 +158,7 @@ def test_out_of_memory_retries_with_smaller_batches():
 def test_scf_that_does_not_fit_falls_back_or_says_why(monkeypatch):
     """device 'auto': warning + CPU result + note; device 'gpu': DeviceError, one line."""
     from hartree.scf import run
+
     mol, basis, eng = _water_engine()
     ref = run(mol, basis, device="cpu", guess="core", conv_tol=1e-10)
     monkeypatch.setenv("HARTREE_GPU_MEMORY", "10KB")
@@ -154,6 +172,7 @@ def test_scf_that_does_not_fit_falls_back_or_says_why(monkeypatch):
 
 def test_gpus_with_cpu_device_is_an_input_error():
     from hartree.scf import run
+
     mol = Molecule.from_string("H 0 0 0; H 0 0 0.74")
     with pytest.raises(InputError, match="gpus applies only"):
         run(mol, "sto-3g", device="cpu", gpus="0")
@@ -164,10 +183,12 @@ def test_gpu_jk_batches_and_scf_memory_check_on_the_device(monkeypatch):
     """On the GPU: J/K of 3 densities in batches under a small HARTREE_GPU_MEMORY equal the
     unbatched ones (1e-14 relative); an SCF that cannot fit raises DeviceError at once."""
     import numpy as np
+
     from hartree.basis import load_basis
     from hartree.gpu import GPUEngine
     from hartree.gpu.memory import jk_bytes
     from hartree.scf import run
+
     mol = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
     basis = load_basis(mol, "sto-3g")
     eng = GPUEngine(mol, basis)

@@ -6,6 +6,7 @@ Without a GPU the kernels run through the g++ emulation (serial); with one (``gp
 through NVRTC and cupy.  Tolerance 1e-10 Eh absolute (both sides are FP64 Rys quadrature from
 the same root tables; the observed difference is ~1e-14).
 """
+
 import numpy as np
 import pytest
 
@@ -21,6 +22,7 @@ WATER = "O 0.0 0.0 0.1173; H 0.0 0.7572 -0.4692; H 0.0 -0.7572 -0.4692"
 
 def _emulated():
     from hartree.gpu import emulate
+
     if not emulate.available():
         pytest.skip("g++ is needed to emulate the GPU kernels")
     return emulate.EmulatedBackend()
@@ -28,6 +30,7 @@ def _emulated():
 
 def _cuda():
     from hartree.gpu.jk import CudaBackend
+
     return CudaBackend()
 
 
@@ -42,11 +45,10 @@ def _check(backend, orbital, aux, cartesian=False, batch=None):
     tb = eri3c.ThreeCenterBuilder(basis, auxb, backend)
     np.testing.assert_allclose(_to_numpy(tb.int2c()), int2c2e(auxb), rtol=0, atol=TOL)
     np.testing.assert_allclose(_to_numpy(tb.int3c()), int3c2e(basis, auxb), rtol=0, atol=TOL)
-    if batch is not None:                      # an aux-shell range (batching in MP2)
-        np.testing.assert_allclose(_to_numpy(tb.int3c(batch)), int3c2e(basis, auxb, batch),
-                                   rtol=0, atol=TOL)
-        p_first = _to_numpy(tb.int3c_cart(batch))                 # (P, mu, nu) layout
-        p_last = _to_numpy(tb.int3c_cart(batch, p_last=True))     # (mu, nu, P) layout
+    if batch is not None:  # an aux-shell range (batching in MP2)
+        np.testing.assert_allclose(_to_numpy(tb.int3c(batch)), int3c2e(basis, auxb, batch), rtol=0, atol=TOL)
+        p_first = _to_numpy(tb.int3c_cart(batch))  # (P, mu, nu) layout
+        p_last = _to_numpy(tb.int3c_cart(batch, p_last=True))  # (mu, nu, P) layout
         np.testing.assert_array_equal(p_last, p_first.transpose(1, 2, 0))
     return tb
 
@@ -62,12 +64,13 @@ def test_source_names_class_and_is_deterministic():
 
 def test_pair_lists_cover_the_cpu_significant_pairs():
     from hartree.integrals.three_center import significant_pairs
+
     mol = Molecule.from_string(WATER)
     basis = load_basis(mol, "6-31g*")
     lists = eri3c.orbital_pair_lists(basis)
     n = sum(d["off"].shape[0] for d in lists.values())
     assert n == len(significant_pairs(basis))
-    for d in lists.values():                    # primitive-pair counts non-increasing
+    for d in lists.values():  # primitive-pair counts non-increasing
         assert (np.diff(np.diff(d["pst"])) <= 0).all()
 
 
@@ -80,8 +83,7 @@ def test_emulated_kernels_equal_cpu_integrals():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("orbital,aux", [("cc-pvdz", "cc-pvdz-rifit"),
-                                         ("cc-pvtz", "cc-pvtz-rifit")])
+@pytest.mark.parametrize("orbital,aux", [("cc-pvdz", "cc-pvdz-rifit"), ("cc-pvtz", "cc-pvtz-rifit")])
 def test_gpu_kernels_equal_cpu_integrals(orbital, aux):
     """Every class of the benchmark bases (up to f orbital and g auxiliary shells)."""
     _check(_cuda(), orbital, aux, batch=(5, 17))

@@ -1,4 +1,5 @@
 """GPU J/K versus a reference (CPU engine, PySCF, or stored PySCF values): rel. err <= 1e-11."""
+
 import numpy as np
 import pytest
 
@@ -17,6 +18,7 @@ def _relerr(x, ref):
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_jk_matches_reference(case):
     from hartree.gpu import GPUEngine
+
     mol, basis, dms = build(case)
     ref = reference_jk(case[0], mol, basis, dms)
     if ref is None:
@@ -31,8 +33,10 @@ def test_jk_matches_reference(case):
 
 def test_jk_flags_shapes_and_cupy_roundtrip():
     import cupy
+
     from hartree.gpu import GPUEngine
-    mol, basis, dms = build(CASES[0])            # s, p only: few kernels to compile
+
+    mol, basis, dms = build(CASES[0])  # s, p only: few kernels to compile
     dms = np.stack([dms[0], 0.5 * dms[0] + 0.1])
     eng = GPUEngine(mol, basis)
     J, K = eng.jk(dms)
@@ -54,8 +58,10 @@ def test_jk_flags_shapes_and_cupy_roundtrip():
 
 def test_kernel_cache_on_disk(tmp_path, monkeypatch):
     """Second compile of the same source comes from the disk cache (no NVRTC)."""
-    from hartree.gpu import compile as gcompile, jkgen
+    from hartree.gpu import compile as gcompile
+    from hartree.gpu import jkgen
     from hartree.gpu.tables import load_rys_table
+
     monkeypatch.setenv("HARTREE_CACHE_DIR", str(tmp_path))
     src = jkgen.generate((1, 0, 1, 0), load_rys_table())
     key = {"kind": "test", "class": [1, 0, 1, 0]}
@@ -77,7 +83,9 @@ def test_quartet_list_waves_and_profile_path_match(monkeypatch):
     give the batched single-wave result to 1e-13 relative (only the order of the atomic
     sums differs)."""
     import cupy
+
     from hartree.gpu import GPUEngine, jklist
+
     mol, basis, dms = build(CASES[1])
     eng = GPUEngine(mol, basis)
     d = cupy.asarray(dms)
@@ -92,5 +100,4 @@ def test_quartet_list_waves_and_profile_path_match(monkeypatch):
     stats, b.profile, b.stats = dict(b.stats), None, {}
     assert stats and all(0 < v["quartets"] <= v["tile_lanes"] for v in stats.values())
     for x, ref in ((J2, J), (K2, K), (J3, J), (K3, K)):
-        np.testing.assert_allclose(x.get(), ref.get(), rtol=0,
-                                   atol=1e-13 * float(abs(ref).max()))
+        np.testing.assert_allclose(x.get(), ref.get(), rtol=0, atol=1e-13 * float(abs(ref).max()))

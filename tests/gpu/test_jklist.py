@@ -3,6 +3,7 @@ the g++ emulation, lists exactly the quartets a slow Python screening selects, w
 right J/K flags, each once; chunking and waves cover every entry once; J/K built from the
 lists (batched, serial, several waves of a tiny buffer, difference densities) equal the
 CPU engine's (1e-11 relative: screening at 1e-13 leaves ~1e-12)."""
+
 import numpy as np
 import pytest
 
@@ -17,8 +18,9 @@ def chain(n=10, spacing=2.2):
     removes quartets and the J-only / K-only segments are all populated."""
     coords = np.array([[spacing * i, 0.3 * (i % 2), 0.0] for i in range(n)] + [[-2.0, 0, 0]])
     numbers = np.array([1] * n + [6])
-    return Molecule(numbers=numbers, coords=coords, charge=0,
-                    multiplicity=1 + int(numbers.sum()) % 2, symbols=("H",) * n + ("C",))
+    return Molecule(
+        numbers=numbers, coords=coords, charge=0, multiplicity=1 + int(numbers.sum()) % 2, symbols=("H",) * n + ("C",)
+    )
 
 
 def decaying_density(basis, seed=3, length=2.0):
@@ -67,6 +69,7 @@ def _h(x):
 def setup():
     from hartree.basis import load_basis
     from hartree.gpu.jk import JKBuilder
+
     if not emulate.available():
         pytest.skip("g++ not available")
     mol = chain()
@@ -83,8 +86,9 @@ def test_screening_lists_exactly_the_significant_quartets(setup, flags):
     passes over chunks of rows that skip the other tiles: the listed quartets and flags
     are those of the Python screening, each once, segments in order."""
     from hartree.gpu.jk import tile_bit_words
+
     _, basis, b, dm = setup
-    b.threshold = 1e-7                     # screens many quartets of this small molecule
+    b.threshold = 1e-7  # screens many quartets of this small molecule
     try:
         dm_cart, dmax_sh, dmax_all, _ = b.screen_density(dm)
         seen = {0: 0, 1: 0, 2: 0}
@@ -93,18 +97,17 @@ def test_screening_lists_exactly_the_significant_quartets(setup, flags):
             counts = np.zeros(3 * len(P["tq_host"]), dtype=np.int32)
             bits = np.zeros(tile_bit_words(P, Q), dtype=np.int32)
             b._screen(P, Q, tri, dmax_sh, dmax_all, *flags, counts, None, 0, None, bits=bits)
-            ntk = len(Q["tq_host"])                # bit of tile (bt, kt): bt * ntk + kt
+            ntk = len(Q["tq_host"])  # bit of tile (bt, kt): bt * ntk + kt
             set_bits = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little"))
             T = codegen.TILE
             assert set(set_bits.tolist()) == {(x // T) * ntk + y // T for x, y in ref}
-            chunks = jklist.plan_chunks(counts, 7)          # tiny chunks: many of them
+            chunks = jklist.plan_chunks(counts, 7)  # tiny chunks: many of them
             got = {}
             for r0, r1, n, offs in chunks:
                 cur = np.zeros_like(counts)
-                cur[3 * r0:3 * r1] = offs.ravel()
+                cur[3 * r0 : 3 * r1] = offs.ravel()
                 buf = np.full(2 * n, -1, dtype=np.int32)
-                b._screen(P, Q, tri, dmax_sh, dmax_all, *flags, cur, buf, r0, None, row1=r1,
-                          bits=bits)
+                b._screen(P, Q, tri, dmax_sh, dmax_all, *flags, cur, buf, r0, None, row1=r1, bits=bits)
                 ent = buf.reshape(-1, 2).astype(np.int64)
                 ik = ent[:, 1] & ((1 << 30) - 1)
                 fl = (ent[:, 1] & 0xFFFFFFFF) >> 30
@@ -119,7 +122,7 @@ def test_screening_lists_exactly_the_significant_quartets(setup, flags):
             for f in ref.values():
                 seen[{3: 0, 1: 1, 2: 2}[f]] += 1
         if flags == (True, True):
-            assert all(v > 0 for v in seen.values()), seen    # every segment exercised
+            assert all(v > 0 for v in seen.values()), seen  # every segment exercised
     finally:
         b.threshold = 1e-13
 
@@ -127,7 +130,7 @@ def test_screening_lists_exactly_the_significant_quartets(setup, flags):
 def test_plan_chunks_and_waves_cover_each_entry_once():
     rng = np.random.default_rng(1)
     counts = rng.integers(0, 9, size=(40, 3))
-    counts[5] = [20, 0, 3]                                  # a row above the capacity
+    counts[5] = [20, 0, 3]  # a row above the capacity
     counts[7:10] = 0
     cap = 17
     chunks = jklist.plan_chunks(counts, cap)
@@ -138,7 +141,7 @@ def test_plan_chunks_and_waves_cover_each_entry_once():
         slots = np.zeros(n, dtype=int)
         for r in range(r0, r1):
             for g in range(3):
-                slots[offs[r - r0, g]:offs[r - r0, g] + counts[r, g]] += 1
+                slots[offs[r - r0, g] : offs[r - r0, g] + counts[r, g]] += 1
         assert (slots == 1).all()
     assert sorted(set(rows) | {7, 8, 9}) == list(range(40))
     size, waves = jklist.pack_waves([(0, c) for c in chunks], cap)
@@ -153,19 +156,20 @@ def test_plan_chunks_and_waves_cover_each_entry_once():
 @needs_gxx
 def test_batched_serial_and_waved_builds_match_cpu_engine(setup, monkeypatch):
     from hartree.integrals.engine import CPUEngine
+
     mol, basis, b, dm = setup
     dms = np.stack([dm, 0.5 * dm + 0.02 * np.eye(basis.nao)])
     Jr, Kr = CPUEngine(mol, basis).jk(dms)
     sj, sk = np.abs(Jr).max(), np.abs(Kr).max()
-    J, K = b.jk(dms)                                       # batched path, one wave
+    J, K = b.jk(dms)  # batched path, one wave
     assert b.last_lists["waves"] == 1
     assert np.abs(J - Jr).max() <= 1e-11 * sj and np.abs(K - Kr).max() <= 1e-11 * sk
-    monkeypatch.setattr(jklist, "MAX_ENTRIES", 300)         # tiny buffer: several waves
+    monkeypatch.setattr(jklist, "MAX_ENTRIES", 300)  # tiny buffer: several waves
     J2, K2 = b.jk(dms)
     assert b.last_lists["waves"] > 3
     np.testing.assert_allclose(J2, J, rtol=0, atol=1e-13 * sj)
     np.testing.assert_allclose(K2, K, rtol=0, atol=1e-13 * sk)
-    b.profile = {}                                          # serial path (per item)
+    b.profile = {}  # serial path (per item)
     try:
         J3, K3 = b.jk(dms)
         assert set(b.stats) and all(v["quartets"] <= v["tile_lanes"] for v in b.stats.values())
@@ -176,14 +180,14 @@ def test_batched_serial_and_waved_builds_match_cpu_engine(setup, monkeypatch):
 
 
 @needs_gxx
-@pytest.mark.parametrize("order,ket_fast", [("schwarz", False), ("binned", True),
-                                            ("binned", False)])
+@pytest.mark.parametrize("order,ket_fast", [("schwarz", False), ("binned", True), ("binned", False)])
 def test_pair_order_and_screen_layout_leave_jk_unchanged(setup, order, ket_fast, monkeypatch):
     """The pair order (pairs.PAIR_ORDER) and the screening kernel's thread layout
     (jklist.KET_FAST) only reorder the quartets: J/K equal the CPU engine's (1e-11)."""
     from hartree.gpu import pairs
     from hartree.gpu.jk import JKBuilder
     from hartree.integrals.engine import CPUEngine
+
     mol, basis, _, dm = setup
     monkeypatch.setattr(pairs, "PAIR_ORDER", order)
     monkeypatch.setattr(jklist, "KET_FAST", ket_fast)
@@ -207,7 +211,7 @@ def test_difference_density_build_adds_up(setup):
     J2, K2 = b.jk(dm + dd)
     n_full = b.last_lists["entries"]
     b.jk(dd)
-    assert b.last_lists["entries"] < n_full               # the difference screens more
+    assert b.last_lists["entries"] < n_full  # the difference screens more
     np.testing.assert_allclose(J1 + Jd, J2, rtol=0, atol=1e-11 * np.abs(J2).max())
     np.testing.assert_allclose(K1 + Kd, K2, rtol=0, atol=1e-11 * np.abs(K2).max())
 
@@ -215,6 +219,7 @@ def test_difference_density_build_adds_up(setup):
 def test_tile_lane_count_equals_brute_force():
     """tile_lanes (sorted ket tiles + searchsorted) against an explicit tile grid."""
     from hartree.gpu.jk import tile_lanes
+
     T = codegen.TILE
     rng = np.random.default_rng(0)
 
@@ -248,6 +253,7 @@ def test_emulated_scf_with_incremental_fock_matches_cpu():
     from hartree.basis import load_basis
     from hartree.gpu import GPUEngine
     from hartree.scf import run
+
     mol = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
     basis = load_basis(mol, "6-31g**")
     opts = dict(guess="core", conv_tol=1e-10)
@@ -256,5 +262,5 @@ def test_emulated_scf_with_incremental_fock_matches_cpu():
     res = run(mol, basis, engine=eng, **opts)
     steps = [h.step for h in res.history]
     assert res.converged and abs(res.energy - ref.energy) < 1e-9
-    assert sum("full" not in s for s in steps[1:]) >= 3         # incremental builds ran
+    assert sum("full" not in s for s in steps[1:]) >= 3  # incremental builds ran
     assert steps[-1] == "full-rebuild" or "full" in steps[-1]

@@ -5,6 +5,7 @@ Without a GPU the driver runs on numpy with the g++-emulated three-index kernels
 batching, transforms and energy sums); with one (``gpu`` mark) on the device.
 Tolerances: FP64 1e-8 Eh (observed ~1e-12); fp32/tf32/mixed within 0.1 kcal/mol of FP64.
 """
+
 import dataclasses
 import importlib
 
@@ -16,7 +17,7 @@ from hartree import mp2
 from hartree.errors import InputError
 from hartree.molecule import Molecule
 
-KCAL = 1.0 / 627.509474          # Eh per kcal/mol
+KCAL = 1.0 / 627.509474  # Eh per kcal/mol
 WATER = "O 0.0 0.0 0.1173; H 0.0 0.7572 -0.4692; H 0.0 -0.7572 -0.4692"
 OH = "O 0 0 0; H 0 0 0.97"
 AUX = "cc-pvdz-rifit"
@@ -24,12 +25,15 @@ AUX = "cc-pvdz-rifit"
 #: PySCF 2.x (scf.RHF/UHF, conv_tol 1e-12, then mp.dfmp2.DFMP2 / dfump2.DFUMP2 with the
 #: basis-set-exchange cc-pVDZ-RIFIT data), orbital basis 6-31G, geometries above (Angstrom):
 #: (E_SCF, E_corr all electrons, E_corr frozen core), hartree.
-PYSCF = {"water": (-75.98397446572486, -0.12883649678759745, -0.12779942737374134),
-         "oh": (-75.36316824611573, -0.08917293571386894, -0.0882226370027458)}
+PYSCF = {
+    "water": (-75.98397446572486, -0.12883649678759745, -0.12779942737374134),
+    "oh": (-75.36316824611573, -0.08917293571386894, -0.0882226370027458),
+}
 
 
 def _emulated():
     from hartree.gpu import emulate
+
     if not emulate.available():
         pytest.skip("g++ is needed to emulate the GPU kernels")
     return emulate.EmulatedBackend()
@@ -40,12 +44,14 @@ def _emulated():
 def cpu_refs():
     from hartree.basis import load_basis
     from tests.scf.pyscf_engine import PySCFEngine
+
     out = {}
     for name, txt, mult, method in (("water", WATER, 1, "rhf"), ("oh", OH, 2, "uhf")):
         mol = Molecule.from_string(txt, multiplicity=mult)
         basis = load_basis(mol, "6-31g")
-        out[name] = hartree.scf.run(mol, basis, method=method, engine=PySCFEngine(mol, basis),
-                                    conv_tol=1e-12, conv_tol_grad=1e-9)
+        out[name] = hartree.scf.run(
+            mol, basis, method=method, engine=PySCFEngine(mol, basis), conv_tol=1e-12, conv_tol_grad=1e-9
+        )
     return out
 
 
@@ -55,8 +61,9 @@ def test_emulated_gpu_driver_equals_cpu_mp2(cpu_refs, name, frozen_core):
     """Tiny memory budget and aux batches: several aux batches, occupied blocks, B row blocks."""
     ref = cpu_refs[name]
     cpu = mp2.run(ref, aux=AUX, frozen_core=frozen_core)
-    gpu = mp2.run(ref, aux=AUX, frozen_core=frozen_core, device="gpu",
-                  gpu_backend=_emulated(), gpu_memory_mb=0.3, aux_batch=16)
+    gpu = mp2.run(
+        ref, aux=AUX, frozen_core=frozen_core, device="gpu", gpu_backend=_emulated(), gpu_memory_mb=0.3, aux_batch=16
+    )
     for f in ("correlation_energy", "opposite_spin", "same_spin"):
         assert abs(getattr(gpu, f) - getattr(cpu, f)) < 1e-10, f
     assert gpu.nocc == cpu.nocc and gpu.nvir == cpu.nvir and gpu.naux == cpu.naux
@@ -94,8 +101,7 @@ def _slow_energies(v, eo, ev, eo2=None, ev2=None):
     eo2, ev2 = (eo, ev) if eo2 is None else (eo2, ev2)
     v = v.reshape(len(eo), len(ev), len(eo2), len(ev2))
     d = eo[:, None, None, None] - ev[None, :, None, None] + eo2[None, None, :, None] - ev2
-    x = (v * v.transpose(0, 3, 2, 1) / d).sum() if v.shape == v.transpose(0, 3, 2, 1).shape \
-        else 0.0
+    x = (v * v.transpose(0, 3, 2, 1) / d).sum() if v.shape == v.transpose(0, 3, 2, 1).shape else 0.0
     return float((v * v / d).sum()), float(x)
 
 
@@ -103,6 +109,7 @@ def _energies_np(b, eo, ev, precision, budget):
     """energy_gpu.energies on numpy for one spin: ((E_OS, E_SS, nocc, nvir, calibration),
     log)."""
     from hartree.mp2 import energy_gpu
+
     log = energy_gpu.Log()
     out = energy_gpu.energies(np, None, [(None, None, eo, ev)], [b], precision, budget, log)
     return out, log
@@ -116,14 +123,15 @@ def test_mixed_ozaki_blocks_equal_one_big_ozaki_product(monkeypatch, slices):
     reference, to rounding (1e-12 relative)."""
     from hartree.linalg import mgemm
     from hartree.mp2 import energy_gpu
+
     rng = np.random.default_rng(3)
     no, nv, naux = 7, 11, 40
     b = _random_b(rng, no, nv, naux)
     eo = np.sort(rng.uniform(-2.0, -0.3, no))
     ev = np.sort(rng.uniform(0.1, 3.0, nv))
     monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (slices,))
-    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)            # accept S at once
-    budget = 4 * (16 * (3 * nv) ** 2 + 24 * naux * 6 * nv)              # several i blocks
+    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)  # accept S at once
+    budget = 4 * (16 * (3 * nv) ** 2 + 24 * naux * 6 * nv)  # several i blocks
     (e_os, e_ss, _, _, cal), log = _energies_np(b, eo, ev, "mixed", budget)
     v = mgemm(b, b, transb=True, precision="ozaki", slices=slices)
     d, x = _slow_energies(v, eo, ev)
@@ -131,11 +139,10 @@ def test_mixed_ozaki_blocks_equal_one_big_ozaki_product(monkeypatch, slices):
     assert cal[0]["slices"] == slices
     ni, _ = energy_gpu.block_sizes(no, nv, no, nv, naux, budget, 28)
     nblocks = sum(len(js) for _, _, js in energy_gpu._blocks(no, no, ni, ni, True))
-    assert nblocks > 3             # the calibration block is not formed a second time:
-    assert (sum(r["calls"] for r in log.steps.values() if r["step"] == "(ia|jb)")
-            == nblocks - 1)
+    assert nblocks > 3  # the calibration block is not formed a second time:
+    assert sum(r["calls"] for r in log.steps.values() if r["step"] == "(ia|jb)") == nblocks - 1
     d64, x64 = _slow_energies(b @ b.T, eo, ev)
-    assert abs(e_os - d64) > 0.0                                       # it is not FP64
+    assert abs(e_os - d64) > 0.0  # it is not FP64
 
 
 def test_mixed_ozaki_opposite_spin_blocks(monkeypatch):
@@ -143,25 +150,24 @@ def test_mixed_ozaki_opposite_spin_blocks(monkeypatch):
     same-spin sums of the "mixed" path equal the sums of whole mgemm ozaki products."""
     from hartree.linalg import mgemm
     from hartree.mp2 import energy_gpu
+
     rng = np.random.default_rng(11)
     naux = 30
     dims = ((6, 9), (4, 11))
     bs = [_random_b(rng, no, nv, naux) for no, nv in dims]
-    es = [(np.sort(rng.uniform(-2.0, -0.3, no)), np.sort(rng.uniform(0.1, 3.0, nv)))
-          for no, nv in dims]
+    es = [(np.sort(rng.uniform(-2.0, -0.3, no)), np.sort(rng.uniform(0.1, 3.0, nv))) for no, nv in dims]
     monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (3,))
     monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)
-    budget = 4 * (28 * (2 * 11) ** 2 + 24 * naux * 4 * 11)             # several blocks
+    budget = 4 * (28 * (2 * 11) ** 2 + 24 * naux * 4 * 11)  # several blocks
     e_os, e_ss, nocc, nvir, cal = energy_gpu.energies(
-        np, None, [(None, None, eo, ev) for eo, ev in es], bs, "mixed", budget,
-        energy_gpu.Log())
+        np, None, [(None, None, eo, ev) for eo, ev in es], bs, "mixed", budget, energy_gpu.Log()
+    )
     assert nocc == (6, 4) and nvir == (9, 11) and len(cal) == 3
     ss = 0.0
     for b, (eo, ev) in zip(bs, es):
         d, x = _slow_energies(mgemm(b, b, transb=True, precision="ozaki", slices=3), eo, ev)
         ss += 0.5 * (d - x)
-    os_, _ = _slow_energies(mgemm(bs[0], bs[1], transb=True, precision="ozaki", slices=3),
-                            *es[0], *es[1])
+    os_, _ = _slow_energies(mgemm(bs[0], bs[1], transb=True, precision="ozaki", slices=3), *es[0], *es[1])
     assert abs(e_os - os_) < 1e-12 * abs(os_) and abs(e_ss - ss) < 1e-12 * abs(ss)
 
 
@@ -170,18 +176,19 @@ def test_mixed_calibration_picks_slices_by_the_energy_and_falls_back_to_fp64(mon
     extrapolated energy error meets the target; an unreachable target gives FP64 (and the
     FP64 energy, to rounding), and both are reported."""
     from hartree.mp2 import energy_gpu
+
     rng = np.random.default_rng(4)
     no, nv, naux = 6, 20, 60
     b = _random_b(rng, no, nv, naux)
     eo = np.sort(rng.uniform(-2.0, -0.3, no))
     ev = np.sort(rng.uniform(0.1, 3.0, nv))
     d64, x64 = _slow_energies(b @ b.T, eo, ev)
-    budget = 4 * (28 * (3 * nv) ** 2 + 24 * naux * 6 * nv)              # several i blocks
+    budget = 4 * (28 * (3 * nv) ** 2 + 24 * naux * 6 * nv)  # several i blocks
     (e_os, e_ss, _, _, cal), _ = _energies_np(b, eo, ev, "mixed", budget)
     rec = cal[0]
     s = rec["slices"]
     assert s in energy_gpu.MIXED_SLICES and rec["tried"][-1]["slices"] == s
-    for t in rec["tried"][:-1]:                  # rejected: above target / safety
+    for t in rec["tried"][:-1]:  # rejected: above target / safety
         assert t["estimated_error_eh"] > rec["target_eh"] / energy_gpu.MIXED_SAFETY
     assert rec["tried"][-1]["estimated_error_eh"] <= rec["target_eh"] / energy_gpu.MIXED_SAFETY
     assert abs(2 * e_os - (e_os - e_ss) - (2 * d64 - x64)) < rec["target_eh"]
@@ -197,18 +204,17 @@ def test_emulated_mixed_reports_the_calibration(cpu_refs):
     """MP2Result of "mixed": the precision names the Ozaki slices, notes the calibration."""
     ref = cpu_refs["water"]
     exact = mp2.run(ref, aux=AUX).correlation_energy
-    res = mp2.run(ref, aux=AUX, device="gpu", gpu_backend=_emulated(), precision="mixed",
-                  gpu_memory_mb=0.3)
+    res = mp2.run(ref, aux=AUX, device="gpu", gpu_backend=_emulated(), precision="mixed", gpu_memory_mb=0.3)
     assert "(ia|jb): ozaki INT8" in res.precision and res.notes[0].startswith("mixed: ")
     assert res.calibration[0]["slices"] >= 2
     assert abs(res.correlation_energy - exact) < 1e-6
-    assert set(res.timings) >= {"energy", "energy_gemm", "energy_kernel", "energy_slices",
-                                "energy_calibration"}
+    assert set(res.timings) >= {"energy", "energy_gemm", "energy_kernel", "energy_slices", "energy_calibration"}
     from rich.console import Console
 
     from hartree.cli.report import print_mp2_report
     from hartree.io.qcschema import mp2_extras
-    assert mp2_extras(res)["notes"] == res.notes                  # --json carries them
+
+    assert mp2_extras(res)["notes"] == res.notes  # --json carries them
     console = Console(record=True, width=200)
     print_mp2_report(console, res)
     text = console.export_text()
@@ -222,16 +228,16 @@ def test_energy_and_ozaki_kernels_compile_for_sm90_without_spills():
     from hartree.gpu import nvrtc
     from hartree.linalg import mgemm_gpu
     from hartree.mp2 import energy_gpu
+
     if not nvrtc.available():
         pytest.skip("NVRTC library not found")
     res_small = None
     ozaki = tuple(f"mp2_block_energy_ozaki{s}" for s in range(3, 9))
-    for src, names in ((energy_gpu._ENERGY_SOURCE, ("mp2_block_energy_f64",
-                                                    "mp2_block_energy_f32") + ozaki),
-                       (mgemm_gpu._SOURCE, ("hartree_ozaki_slice", "hartree_row_absmax_sum",
-                                            "hartree_ozaki_sum"))):
-        res = nvrtc.cubin_resources(nvrtc.compile_source(src, "sm_90",
-                                                         options=("-std=c++17",)).image)
+    for src, names in (
+        (energy_gpu._ENERGY_SOURCE, ("mp2_block_energy_f64", "mp2_block_energy_f32") + ozaki),
+        (mgemm_gpu._SOURCE, ("hartree_ozaki_slice", "hartree_row_absmax_sum", "hartree_ozaki_sum")),
+    ):
+        res = nvrtc.cubin_resources(nvrtc.compile_source(src, "sm_90", options=("-std=c++17",)).image)
         res_small = res if "mp2_block_energy_ozaki1" in res else res_small
         for name in names:
             assert res[name]["frame_bytes"] == 0 and res[name]["num_regs"] <= 64, name
@@ -253,8 +259,7 @@ def gpu_refs():
     out = {}
     for name, txt, mult, method in (("water", WATER, 1, "rhf"), ("oh", OH, 2, "uhf")):
         mol = Molecule.from_string(txt, multiplicity=mult)
-        out[name] = hartree.scf.run(mol, "6-31g", method=method, device="gpu",
-                                    conv_tol=1e-12, conv_tol_grad=1e-9)
+        out[name] = hartree.scf.run(mol, "6-31g", method=method, device="gpu", conv_tol=1e-12, conv_tol_grad=1e-9)
     return out
 
 
@@ -269,15 +274,14 @@ def test_gpu_fp64_equals_cpu_and_pyscf(gpu_refs, name, frozen_core):
     for f in ("correlation_energy", "opposite_spin", "same_spin"):
         assert abs(getattr(gpu, f) - getattr(cpu, f)) < 1e-8, f
     assert abs(gpu.correlation_energy - PYSCF[name][2 if frozen_core else 1]) < 1e-8
-    assert gpu.device.startswith("gpu: cuda") and gpu.precision == "fp64"   # no other scheme ran
+    assert gpu.device.startswith("gpu: cuda") and gpu.precision == "fp64"  # no other scheme ran
 
 
 @pytest.mark.gpu
 def test_gpu_host_store_and_batches_equal_device_store(gpu_refs):
     for ref in gpu_refs.values():
         a = mp2.run(ref, aux=AUX, device="gpu")
-        b = mp2.run(ref, aux=AUX, device="gpu", gpu_host_store=True, gpu_memory_mb=1.0,
-                    aux_batch=20)
+        b = mp2.run(ref, aux=AUX, device="gpu", gpu_host_store=True, gpu_memory_mb=1.0, aux_batch=20)
         assert abs(a.correlation_energy - b.correlation_energy) < 1e-11
         assert abs(a.same_spin - b.same_spin) < 1e-11
         assert "host memory" in b.device and "device memory" in a.device
@@ -303,20 +307,19 @@ def test_gpu_fused_ozaki_energy_kernel_equals_the_numpy_path(monkeypatch, refere
 
     from hartree.gpu.jk import CudaBackend
     from hartree.mp2 import energy_gpu
+
     rng = np.random.default_rng(9)
     naux = 300
     dims = ((9, 70),) if reference == "rhf" else ((9, 70), (7, 72))
     bs = [_random_b(rng, no, nv, naux) for no, nv in dims]
-    spaces = [(None, None, np.sort(rng.uniform(-2.0, -0.3, no)),
-               np.sort(rng.uniform(0.1, 3.0, nv))) for no, nv in dims]
+    spaces = [(None, None, np.sort(rng.uniform(-2.0, -0.3, no)), np.sort(rng.uniform(0.1, 3.0, nv))) for no, nv in dims]
     monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (3,))
     monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)
-    mgemm_module = importlib.import_module("hartree.linalg.mgemm")   # not the function
-    monkeypatch.setattr(mgemm_module, "GPU_SPLIT_GAIN", 0.0)         # small: no cost model
+    mgemm_module = importlib.import_module("hartree.linalg.mgemm")  # not the function
+    monkeypatch.setattr(mgemm_module, "GPU_SPLIT_GAIN", 0.0)  # small: no cost model
     budget = 4 * (28 * (4 * 72) ** 2 + 24 * naux * 8 * 72)
     ref = energy_gpu.energies(np, None, spaces, bs, "mixed", budget, energy_gpu.Log())
-    gpu = energy_gpu.energies(cp, CudaBackend(), spaces, [cp.asarray(b) for b in bs],
-                              "mixed", budget, energy_gpu.Log())
+    gpu = energy_gpu.energies(cp, CudaBackend(), spaces, [cp.asarray(b) for b in bs], "mixed", budget, energy_gpu.Log())
     assert [c["slices"] for c in gpu[4]] == [3] * len(gpu[4])
     for r, g in zip(ref[:2], gpu[:2]):
         assert abs(r - g) < 1e-12 * abs(r)
@@ -343,17 +346,35 @@ def test_cli_runs_mp2_on_the_gpu_and_says_so(tmp_path):
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(argv)
         return code, out.getvalue(), err.getvalue()
+
     xyz = tmp_path / "water.xyz"
     xyz.write_text("3\nwater\n" + WATER.replace("; ", "\n") + "\n")
     out = tmp_path / "w.json"
-    code, text, err = run_main(["run", str(xyz), "-b", "6-31g", "-m", "mp2", "--aux", AUX,
-                                "--device", "gpu", "--frozen-core", "--conv-tol", "1e-11",
-                                "--json", str(out)])
+    code, text, err = run_main(
+        [
+            "run",
+            str(xyz),
+            "-b",
+            "6-31g",
+            "-m",
+            "mp2",
+            "--aux",
+            AUX,
+            "--device",
+            "gpu",
+            "--frozen-core",
+            "--conv-tol",
+            "1e-11",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0, err
     assert "gpu: cuda" in text and "fp64" in text
     total = json.loads(out.read_text())["properties"]["mp2_total_energy"]
-    assert abs(total - sum(PYSCF["water"][::2])) < 1e-5      # CLI gradient threshold 1e-5
-    code, text, err = run_main(["run", str(xyz), "-b", "6-31g", "-m", "mp2", "--aux", AUX,
-                                "--device", "gpu", "--precision", "tf32x3"])
+    assert abs(total - sum(PYSCF["water"][::2])) < 1e-5  # CLI gradient threshold 1e-5
+    code, text, err = run_main(
+        ["run", str(xyz), "-b", "6-31g", "-m", "mp2", "--aux", AUX, "--device", "gpu", "--precision", "tf32x3"]
+    )
     assert code == 0, err
     assert "tf32x3" in text and "gpu: cuda" in text

@@ -4,6 +4,7 @@ of the sums differs).  Without a GPU, two *emulated* devices (g++-compiled kerne
 with its own accumulators and host thread) stand in; with one GPU, two backends on the
 same device exercise the threads, queue and reduction; with two GPUs, the real thing.
 """
+
 import threading
 
 import numpy as np
@@ -30,7 +31,7 @@ class TwinDevice(emulate.EmulatedBackend):
         super().__init__()
         self.launches = 0
         self.meet = meet
-        self.pair_args = []         # bra/ket shell-pair arrays each J/K launch received
+        self.pair_args = []  # bra/ket shell-pair arrays each J/K launch received
 
     def compile(self, specs):
         return [_Locked(m, self) for m in super().compile(specs)]
@@ -54,8 +55,7 @@ def hydrogen_chain(n=14):
     """n H atoms on a zigzag line (bohr): many s shell pairs, so the (ss|ss) class has
     several tiles and is cut into triangle blocks."""
     coords = np.array([[1.4 * i, 0.6 * (i % 2), 0.0] for i in range(n)])
-    return Molecule(numbers=np.ones(n, dtype=int), coords=coords, charge=0,
-                    multiplicity=1 + n % 2, symbols=("H",) * n)
+    return Molecule(numbers=np.ones(n, dtype=int), coords=coords, charge=0, multiplicity=1 + n % 2, symbols=("H",) * n)
 
 
 def _unique_quartets(builder, item):
@@ -69,6 +69,7 @@ def test_split_items_cover_each_quartet_once():
     from hartree.basis import load_basis
     from hartree.gpu.jk import JKBuilder
     from hartree.gpu.multi import split_items
+
     if not emulate.available():
         pytest.skip("g++ not available (the builder runs the Schwarz kernels)")
     mol = hydrogen_chain()
@@ -76,11 +77,11 @@ def test_split_items_cover_each_quartet_once():
     b = JKBuilder(basis, emulate.EmulatedBackend(), threshold=0.0)
     launches = b.launch_list(1.0)
     items = split_items(launches, 2, 0.0, 1.0, pieces=8)
-    assert len(items) > len(launches)                # the big class was cut
+    assert len(items) > len(launches)  # the big class was cut
     per_class = {}
     for it in items:
         per_class[it[1]] = per_class.get(it[1], 0) + _unique_quartets(b, it)
-    for cost, cls, P, Q, tri in launches:
+    for _cost, cls, P, Q, tri in launches:
         n, m = P["npair"], Q["npair"]
         assert per_class[cls] == (n * (n + 1) // 2 if tri else n * m), cls
     # costliest first, total estimated cost preserved
@@ -98,6 +99,7 @@ def test_two_emulated_devices_match_one(which):
     from hartree.basis import load_basis
     from hartree.gpu.jk import JKBuilder
     from hartree.gpu.multi import MultiJK
+
     if which == "h_chain":
         mol = hydrogen_chain()
         basis = load_basis(mol, "6-31g")
@@ -136,6 +138,7 @@ def test_scf_on_two_emulated_devices_matches_cpu_engine():
     from hartree.basis import load_basis
     from hartree.gpu import GPUEngine
     from hartree.scf import run
+
     mol = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
     basis = load_basis(mol, "sto-3g")
     opts = dict(guess="core", conv_tol=1e-10)
@@ -178,6 +181,7 @@ def test_inflight_bookkeeping_of_the_stream_path():
     from hartree.basis import load_basis
     from hartree.gpu.jk import JKBuilder
     from hartree.gpu.multi import MultiJK
+
     mol = hydrogen_chain()
     basis = load_basis(mol, "6-31g")
     dm = np.eye(basis.nao) / basis.nao
@@ -193,6 +197,7 @@ def test_inflight_bookkeeping_of_the_stream_path():
 def test_parse_gpus():
     from hartree.errors import DeviceError, InputError
     from hartree.gpu.device import parse_gpus
+
     assert parse_gpus(None, 2) == [0, 1] and parse_gpus("all", 3) == [0, 1, 2]
     assert parse_gpus("1,0", 2) == [1, 0] and parse_gpus(1, 2) == [1]
     assert parse_gpus([0], 1) == [0]
@@ -214,6 +219,7 @@ def test_two_backends_on_one_gpu_match_single(which):
     from hartree.basis import load_basis
     from hartree.gpu.jk import CudaBackend, JKBuilder
     from hartree.gpu.multi import MultiJK
+
     if which == "h_chain":
         mol = hydrogen_chain(40)
         basis = load_basis(mol, "6-31g")
@@ -226,7 +232,7 @@ def test_two_backends_on_one_gpu_match_single(which):
     print(f"{which}: items per backend: {multi.last_split}")
     np.testing.assert_allclose(J2.get(), J1.get(), rtol=0, atol=1e-13 * float(abs(J1).max()))
     np.testing.assert_allclose(K2.get(), K1.get(), rtol=0, atol=1e-13 * float(abs(K1).max()))
-    if which == "h_chain":                      # the (ss|ss) class was cut
+    if which == "h_chain":  # the (ss|ss) class was cut
         assert sum(multi.last_split.values()) > 1
 
 
@@ -234,8 +240,10 @@ def test_two_backends_on_one_gpu_match_single(which):
 @pytest.mark.parametrize("which", ["h_chain", "cnf_ccpvdz_cart"])
 def test_all_visible_gpus_match_single(which):
     import cupy
+
     from hartree.basis import load_basis
     from hartree.gpu import GPUEngine
+
     n = cupy.cuda.runtime.getDeviceCount()
     if n < 2:
         pytest.skip("needs two GPUs")

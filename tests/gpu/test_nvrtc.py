@@ -2,6 +2,7 @@
 class up to (gg|gg), with its Schwarz kernel and the J-only / K-only variants, compiles for
 sm_90; a few large classes are compiled through ptxas with optimisation and their
 resource use is checked.  Runs on CPU-only CI machines; skips when libnvrtc is absent."""
+
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,11 +12,10 @@ from hartree.errors import DeviceError
 from hartree.gpu import codegen, jkgen, nvrtc
 from hartree.gpu.tables import load_rys_table
 
-LMAX = 4                                      # s..g: the l values the GPU tests cover
-NCHUNK = 6                                    # programs the 120 classes are spread over
+LMAX = 4  # s..g: the l values the GPU tests cover
+NCHUNK = 6  # programs the 120 classes are spread over
 
-needs_nvrtc = pytest.mark.skipif(not nvrtc.available(),
-                                 reason="libnvrtc not found (pip install nvidia-cuda-nvrtc)")
+needs_nvrtc = pytest.mark.skipif(not nvrtc.available(), reason="libnvrtc not found (pip install nvidia-cuda-nvrtc)")
 
 
 def all_classes(lmax=LMAX):
@@ -72,8 +72,7 @@ def test_every_class_up_to_gggg_compiles_for_sm90():
     def check(job):
         cls_list, with_j, with_k = job
         srcs = [jkgen.generate(c, table, with_j, with_k) for c in cls_list]
-        res = nvrtc.compile_source(_bundle(srcs), "sm_90", output="ptx",
-                                   options=nvrtc.DEFAULT_OPTIONS + ("-G",))
+        res = nvrtc.compile_source(_bundle(srcs), "sm_90", output="ptx", options=nvrtc.DEFAULT_OPTIONS + ("-G",))
         ptx = res.image.decode()
         names = [n for c in cls_list for n in jkgen.kernel_names(c, c[:2] == c[2:])]
         assert len(names) == len(cls_list) + sum(c[:2] == c[2:] for c in cls_list)
@@ -100,11 +99,11 @@ def test_optimised_cubin_resources(cls):
     k = info[f"jk_{codegen.class_name(cls)}"]
     assert 0 < k["num_regs"] <= 255
     from hartree.gpu import coop
-    if coop.is_coop(cls):                     # cooperative kernel (the package's choice)
+
+    if coop.is_coop(cls):  # cooperative kernel (the package's choice)
         assert k["frame_bytes"] <= 256
     elif codegen.is_generic(cls):
-        assert 8 * max((a1 - a0) * (b1 - b0) for a0, a1, b0, b1 in jkgen.split_plan(cls)) \
-            <= k["frame_bytes"] <= 65536
+        assert 8 * max((a1 - a0) * (b1 - b0) for a0, a1, b0, b1 in jkgen.split_plan(cls)) <= k["frame_bytes"] <= 65536
     else:
         assert k["frame_bytes"] <= 1024
 

@@ -2,6 +2,7 @@
 the CPU code (hartree.integrals.one_electron, itself checked against PySCF): S, T, V and
 the dipole integrals agree to 1e-12 absolute.  The arithmetic is checked on the CPU
 through the emulated backend (g++), and on the device by the gpu-marked tests."""
+
 import numpy as np
 import pytest
 
@@ -18,10 +19,13 @@ PICK = [CASES[3], CASES[2]]
 
 
 def _compare(gpu, basis, mol, to_host):
-    got = {"S": gpu.overlap(), "T": gpu.kinetic(),
-           "V": gpu.nuclear(mol.numbers, mol.coords), "D": gpu.dipole(ORIGIN)}
-    ref = {"S": oe.overlap(basis), "T": oe.kinetic(basis),
-           "V": oe.nuclear(basis, mol.numbers, mol.coords), "D": oe.dipole(basis, ORIGIN)}
+    got = {"S": gpu.overlap(), "T": gpu.kinetic(), "V": gpu.nuclear(mol.numbers, mol.coords), "D": gpu.dipole(ORIGIN)}
+    ref = {
+        "S": oe.overlap(basis),
+        "T": oe.kinetic(basis),
+        "V": oe.nuclear(basis, mol.numbers, mol.coords),
+        "D": oe.dipole(basis, ORIGIN),
+    }
     for k in got:
         g = to_host(got[k])
         assert g.shape == ref[k].shape, k
@@ -34,6 +38,7 @@ def _compare(gpu, basis, mol, to_host):
 @pytest.mark.parametrize("case", PICK, ids=[c[0] for c in PICK])
 def test_emulated_one_electron_match_cpu(case):
     from hartree.gpu.one_electron_gpu import OneElectronGPU
+
     mol, basis, _ = build(case)
     _compare(OneElectronGPU(basis, emulate.EmulatedBackend()), basis, mol, np.asarray)
 
@@ -41,6 +46,7 @@ def test_emulated_one_electron_match_cpu(case):
 def test_source_is_deterministic():
     from hartree.gpu.one_electron_gpu import generate
     from hartree.gpu.tables import load_rys_table
+
     t = load_rys_table()
     a = generate([(2, 1)], t)
     assert a == generate([(2, 1)], t)
@@ -52,6 +58,7 @@ def test_source_is_deterministic():
 def test_gpu_one_electron_match_cpu(case):
     from hartree.gpu.jk import CudaBackend
     from hartree.gpu.one_electron_gpu import OneElectronGPU
+
     mol, basis, _ = build(case)
     _compare(OneElectronGPU(basis, CudaBackend()), basis, mol, lambda a: a.get())
 
@@ -59,10 +66,13 @@ def test_gpu_one_electron_match_cpu(case):
 @pytest.mark.gpu
 def test_engine_one_electron_stay_on_device():
     import cupy
+
     from hartree.gpu import GPUEngine
+
     mol, basis, _ = build(CASES[0])
     eng = GPUEngine(mol, basis)
     for m in (eng.overlap(), eng.hcore(), eng.dipole()):
         assert isinstance(m, cupy.ndarray)
-    np.testing.assert_allclose(eng.hcore().get(), oe.kinetic(basis)
-                               + oe.nuclear(basis, mol.numbers, mol.coords), rtol=0, atol=ATOL)
+    np.testing.assert_allclose(
+        eng.hcore().get(), oe.kinetic(basis) + oe.nuclear(basis, mol.numbers, mol.coords), rtol=0, atol=ATOL
+    )

@@ -6,6 +6,7 @@ the numba compile of the CPU ERI kernels on the GPU machine), read from
 data/scf_cpu_reference.json, written by make_scf_reference.py with the CPU engine and
 checked against the live CPU engine by test_stored_scf_reference (no GPU needed).
 """
+
 import json
 import os
 
@@ -19,22 +20,20 @@ pytestmark = pytest.mark.gpu
 #: (id, geometry (Angstrom), multiplicity, basis, cartesian, method); d functions in all
 #: but the first three are polarised bases too: cc-pVDZ / 6-31G* / 6-31G** (cartesian d).
 CASES = [
-    ("h2o_ccpvdz_rhf", "O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692", 1,
-     "cc-pvdz", False, "rhf"),
+    ("h2o_ccpvdz_rhf", "O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692", 1, "cc-pvdz", False, "rhf"),
     ("o2_631gs_uhf", "O 0 0 0; O 0 0 1.2075", 3, "6-31g*", False, "uhf"),
     ("o2_631gs_rohf", "O 0 0 0; O 0 0 1.2075", 3, "6-31g*", False, "rohf"),
-    ("h2co_631gss_cart_rhf", "C 0 0 -0.53; O 0 0 0.677; H 0 0.94 -1.11; H 0 -0.94 -1.11", 1,
-     "6-31g**", True, "rhf"),
+    ("h2co_631gss_cart_rhf", "C 0 0 -0.53; O 0 0 0.677; H 0 0.94 -1.11; H 0 -0.94 -1.11", 1, "6-31g**", True, "rhf"),
 ]
-TOL = 1e-8          # Eh
+TOL = 1e-8  # Eh
 SCF_OPTS = dict(conv_tol=1e-11, conv_tol_grad=1e-7)
-STORED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
-                      "scf_cpu_reference.json")
+STORED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "scf_cpu_reference.json")
 
 
 def build(case):
     """(molecule, basis, method) of a CASES entry."""
     from hartree.basis import load_basis
+
     _, geom, mult, basis_name, cart, method = case
     mol = Molecule.from_string(geom, multiplicity=mult)
     return mol, load_basis(mol, basis_name, cartesian=cart), method
@@ -47,22 +46,32 @@ def cpu_reference(case):
             ref = json.load(f)[case[0]]
         return dict(ref, source="stored CPU-engine result")
     from hartree.scf import run
+
     mol, basis, method = build(case)
     r = run(mol, basis, method, device="cpu", **SCF_OPTS)
     assert r.converged and "cpu" in r.device
-    return {"energy": r.energy, "iterations": r.iterations, "mo_occ": r.mo_occ.tolist(),
-            "dipole": r.dipole.tolist(), "s_squared": r.s_squared, "source": r.device}
+    return {
+        "energy": r.energy,
+        "iterations": r.iterations,
+        "mo_occ": r.mo_occ.tolist(),
+        "dipole": r.dipole.tolist(),
+        "s_squared": r.s_squared,
+        "source": r.device,
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_scf_gpu_matches_cpu(case):
     from hartree.scf import run
+
     cpu = cpu_reference(case)
     mol, basis, method = build(case)
     gpu = run(mol, basis, method, device="gpu", **SCF_OPTS)
-    print(f"{case[0]}: nao={basis.nao} CPU {cpu['energy']:.12f} ({cpu['iterations']} it, "
-          f"{cpu['source']}) GPU {gpu.energy:.12f} ({gpu.iterations} it) "
-          f"diff {gpu.energy - cpu['energy']:.1e} Eh")
+    print(
+        f"{case[0]}: nao={basis.nao} CPU {cpu['energy']:.12f} ({cpu['iterations']} it, "
+        f"{cpu['source']}) GPU {gpu.energy:.12f} ({gpu.iterations} it) "
+        f"diff {gpu.energy - cpu['energy']:.1e} Eh"
+    )
     assert gpu.converged
     assert abs(gpu.energy - cpu["energy"]) < TOL
     assert "cuda" in gpu.device
@@ -77,12 +86,13 @@ def test_scf_gpu_matches_cpu(case):
 def test_auto_device_picks_the_gpu():
     from hartree.scf import run
     from hartree.scf.driver import resolve_device
+
     assert resolve_device("auto") == "gpu" and resolve_device("cpu") == "cpu"
     mol = Molecule.from_string("H 0 0 0; H 0 0 0.74")
     res = run(mol, "sto-3g", conv_tol=1e-10)
     assert "cuda" in res.device
     assert abs(res.energy - run(mol, "sto-3g", device="gpu", conv_tol=1e-10).energy) < 1e-10
-    assert abs(res.energy - -1.1167593075) < 1e-8    # CPU engine, H2/STO-3G at 0.74 Angstrom
+    assert abs(res.energy - -1.1167593075) < 1e-8  # CPU engine, H2/STO-3G at 0.74 Angstrom
 
 
 def test_cli_names_the_gpus_and_says_when_compiling(tmp_path):
@@ -105,8 +115,9 @@ def test_cli_names_the_gpus_and_says_when_compiling(tmp_path):
     xyz = tmp_path / "water.xyz"
     atoms = [a.split() for a in case[1].split(";")]
     xyz.write_text(f"{len(atoms)}\nwater\n" + "\n".join(" ".join(a) for a in atoms) + "\n")
-    code, out, err = run_main(["run", str(xyz), "-b", case[3], "--device", "gpu",
-                               "--gpus", "all", "--conv-tol", "1e-11"])
+    code, out, err = run_main(
+        ["run", str(xyz), "-b", case[3], "--device", "gpu", "--gpus", "all", "--conv-tol", "1e-11"]
+    )
     print(out)
     assert code == 0, err
     assert re.search(r"device:\s+gpu 0(,\d+)* \(", out)

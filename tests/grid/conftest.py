@@ -40,12 +40,22 @@ def fake_result(text, basis_name, seed=3, cartesian=False):
     mol, basis, pmol = make_system(text, basis_name, cartesian=cartesian)
     nao = basis.nao
     occ = np.zeros(nao)
-    occ[:mol.nelectron // 2] = 2.0
+    occ[: mol.nelectron // 2] = 2.0
     return SimpleNamespace(
-        method="rhf", converged=True, energy=-76.0, mo_energy=np.linspace(-20.0, 3.0, nao),
-        mo_coeff=orthonormal_orbitals(pmol.intor("int1e_ovlp"), seed), mo_occ=occ,
-        energy_components={"one_electron": -120.0, "coulomb": 45.0, "exchange": -9.0,
-                           "nuclear_repulsion": 8.0},
-        iterations=9, history=[], dipole=np.zeros(3), mulliken_charges=np.zeros(mol.natm),
-        s_squared=None, wall_time=1.0, device="cpu (test)", molecule=mol, basis=basis), pmol
-
+        method="rhf",
+        converged=True,
+        energy=-76.0,
+        mo_energy=np.linspace(-20.0, 3.0, nao),
+        mo_coeff=orthonormal_orbitals(pmol.intor("int1e_ovlp"), seed),
+        mo_occ=occ,
+        energy_components={"one_electron": -120.0, "coulomb": 45.0, "exchange": -9.0, "nuclear_repulsion": 8.0},
+        iterations=9,
+        history=[],
+        dipole=np.zeros(3),
+        mulliken_charges=np.zeros(mol.natm),
+        s_squared=None,
+        wall_time=1.0,
+        device="cpu (test)",
+        molecule=mol,
+        basis=basis,
+    ), pmol

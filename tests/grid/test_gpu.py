@@ -43,16 +43,21 @@ def test_ao_values_match_cpu_up_to_g(qz, cart, flavour, real):
     _close(ao, ref_ao, real)
 
 
-@pytest.mark.parametrize("cart,flavour,real", [(False, "general", "double"), (True, "jit", "float"),
-                                               (True, "general", "double"), (False, "jit", "float")])
+@pytest.mark.parametrize(
+    "cart,flavour,real",
+    [(False, "general", "double"), (True, "jit", "float"), (True, "general", "double"), (False, "jit", "float")],
+)
 def test_orbitals_three_paths_match_cpu(qz, cart, flavour, real):
     mol, basis, lattice = qz[cart]
     dtype = np.float64 if real == "double" else np.float32
     coeff = coefficients(basis.nao, 3, seed=7)
     ref = evaluate_orbitals(basis, coeff, lattice).reshape(3, -1)
     for method in ("direct", "ao", "separable"):
-        _close(gpu.orbitals(basis, coeff, lattice, dtype=dtype, kernel=flavour, method=method,
-                            slab_points=20000), ref, real)
+        _close(
+            gpu.orbitals(basis, coeff, lattice, dtype=dtype, kernel=flavour, method=method, slab_points=20000),
+            ref,
+            real,
+        )
 
 
 @pytest.mark.parametrize("real", ["double", "float"])
@@ -71,7 +76,7 @@ def test_density_spin_density_points_and_two_threads(real):
     points = scattered_points(seed=5, n=5000)
     ref = evaluate_orbitals(basis, coeff[:, :10], points)
     psi = gpu.orbitals(basis, coeff[:, :10], points, dtype=dtype, devices=[0, 0], slab_points=512)
-    _close(psi, ref, real)                     # 10 orbitals: 8 fused + 2, over 10 slabs and 2 threads
+    _close(psi, ref, real)  # 10 orbitals: 8 fused + 2, over 10 slabs and 2 threads
 
 
 def test_tilted_lattice_jit_and_api(qz):
@@ -85,10 +90,16 @@ def test_tilted_lattice_jit_and_api(qz):
         psi = evaluate_orbitals(basis, coeff, lattice, device="gpu", gpu_kernel=flavour)
         np.testing.assert_allclose(psi, ref, rtol=0, atol=1e-10)
     from types import SimpleNamespace
+
     occ = np.zeros(basis.nao)
     occ[:5] = 2.0
-    result = SimpleNamespace(molecule=mol, basis=basis, mo_energy=np.arange(basis.nao, dtype=float),
-                             mo_coeff=coefficients(basis.nao, basis.nao, seed=2), mo_occ=occ)
+    result = SimpleNamespace(
+        molecule=mol,
+        basis=basis,
+        mo_energy=np.arange(basis.nao, dtype=float),
+        mo_coeff=coefficients(basis.nao, basis.nao, seed=2),
+        mo_occ=occ,
+    )
     lat, on_gpu = on_lattice(result, mo="homo,lumo", density=True, lattice=lattice, device="gpu")
     _, on_cpu = on_lattice(result, mo="homo,lumo", density=True, lattice=lattice, device="cpu")
     for label in ("homo", "lumo", "density"):
@@ -106,17 +117,48 @@ def test_cli_device_gpu_equals_cpu(tmp_path, capsys):
     occ = np.zeros(basis.nao)
     occ[:5] = 2.0
     result = SimpleNamespace(
-        method="rhf", converged=True, energy=-76.0, mo_energy=np.linspace(-20.0, 3.0, basis.nao),
-        mo_coeff=coefficients(basis.nao, basis.nao, seed=4), mo_occ=occ,
+        method="rhf",
+        converged=True,
+        energy=-76.0,
+        mo_energy=np.linspace(-20.0, 3.0, basis.nao),
+        mo_coeff=coefficients(basis.nao, basis.nao, seed=4),
+        mo_occ=occ,
         energy_components={"one_electron": -120.0, "coulomb": 45.0, "exchange": -9.0, "nuclear_repulsion": 8.0},
-        iterations=9, history=[], dipole=np.zeros(3), mulliken_charges=np.zeros(mol.natm), s_squared=None,
-        wall_time=1.0, device="cpu (test)", molecule=mol, basis=basis)
+        iterations=9,
+        history=[],
+        dipole=np.zeros(3),
+        mulliken_charges=np.zeros(mol.natm),
+        s_squared=None,
+        wall_time=1.0,
+        device="cpu (test)",
+        molecule=mol,
+        basis=basis,
+    )
     write_json(tmp_path / "w.json", result_to_qcschema(result))
     for device in ("cpu", "gpu"):
-        code = main(["orbitals", str(tmp_path / "w.json"), "--mo", "homo,lumo", "--density", "--spacing", "0.4",
-                     "--bohr", "--device", device, "--npy", str(tmp_path / f"{device}_{{mo}}.npy")])
+        code = main(
+            [
+                "orbitals",
+                str(tmp_path / "w.json"),
+                "--mo",
+                "homo,lumo",
+                "--density",
+                "--spacing",
+                "0.4",
+                "--bohr",
+                "--device",
+                device,
+                "--npy",
+                str(tmp_path / f"{device}_{{mo}}.npy"),
+            ]
+        )
         assert code == 0
         assert f"device:  {device}" in capsys.readouterr().out
     for label in ("homo", "lumo", "density"):
-        np.testing.assert_allclose(np.load(tmp_path / f"gpu_{label}.npy"), np.load(tmp_path / f"cpu_{label}.npy"),
-                                   rtol=0, atol=1e-10, err_msg=label)
+        np.testing.assert_allclose(
+            np.load(tmp_path / f"gpu_{label}.npy"),
+            np.load(tmp_path / f"cpu_{label}.npy"),
+            rtol=0,
+            atol=1e-10,
+            err_msg=label,
+        )

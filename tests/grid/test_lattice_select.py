@@ -19,10 +19,9 @@ def test_lattice_around_covers_margin_and_orders_points_like_cubes():
     pts = lat.points()
     assert pts.shape == (lat.npoints, 3)
     i, j, k = 2, 3, 4
-    np.testing.assert_allclose(pts[(i * lat.shape[1] + j) * lat.shape[2] + k],
-                               lat.origin + step * np.array([i, j, k]))
+    np.testing.assert_allclose(pts[(i * lat.shape[1] + j) * lat.shape[2] + k], lat.origin + step * np.array([i, j, k]))
     x, y, z = lat.coordinates_1d()
-    np.testing.assert_allclose(pts[:lat.shape[2], 2], z)
+    np.testing.assert_allclose(pts[: lat.shape[2], 2], z)
     bohr = lattice_around(coords, spacing=0.5, margin=2.0, unit="bohr")
     np.testing.assert_allclose(np.diag(bohr.axes), 0.5)
     assert lat.is_rectilinear and abs(lat.voxel_volume - step**3) < 1e-12
@@ -52,7 +51,12 @@ def test_select_restricted_names_and_numbers():
     occ = np.array([2, 2, 2, 0, 0, 0.0])
     picks = select_orbitals("homo, lumo,homo-1,lumo+2, 1", occ)
     assert [(p.label, p.index, p.spin) for p in picks] == [
-        ("homo", 2, 0), ("lumo", 3, 0), ("homo-1", 1, 0), ("lumo+2", 5, 0), ("mo1", 0, 0)]
+        ("homo", 2, 0),
+        ("lumo", 3, 0),
+        ("homo-1", 1, 0),
+        ("lumo+2", 5, 0),
+        ("mo1", 0, 0),
+    ]
     assert picks[0].number == 3
     rohf = np.array([2, 2, 1, 0.0])
     assert select_orbitals("homo", rohf)[0].index == 2

@@ -13,7 +13,7 @@ from .conftest import orthonormal_orbitals
 @pytest.fixture(scope="module")
 def points():
     rng = np.random.default_rng(3)
-    near = rng.normal(scale=1.5, size=(400, 3))          # bohr, around the nuclei
+    near = rng.normal(scale=1.5, size=(400, 3))  # bohr, around the nuclei
     far = rng.normal(scale=6.0, size=(100, 3))
     nuclei = np.array([[0.0, 0.05, -0.11], [0.02, 1.43, 0.97]])  # a point exactly on nuclei
     return np.concatenate([near, far, nuclei])
@@ -54,11 +54,12 @@ def test_tilted_lattice_and_point_list(water_qz):
     lattice = lattice_from_axes([-2.0, -2.5, -2.0], 0.5 * rot, (9, 10, 8))
     assert not lattice.is_rectilinear
     coeff = orthonormal_orbitals(pmol.intor("int1e_ovlp"), seed=9)[:, :2]
-    psi = evaluate_orbitals(basis, coeff, lattice)            # auto -> "ao" path
+    psi = evaluate_orbitals(basis, coeff, lattice)  # auto -> "ao" path
     ref = (numint.eval_ao(pmol, lattice.points()) @ coeff).T.reshape((2,) + lattice.shape)
     np.testing.assert_allclose(psi, ref, atol=1e-10, rtol=0)
-    np.testing.assert_allclose(evaluate_orbitals(basis, coeff[:, 0], lattice.points())[0],
-                               ref[0].ravel(), atol=1e-10, rtol=0)
+    np.testing.assert_allclose(
+        evaluate_orbitals(basis, coeff[:, 0], lattice.points())[0], ref[0].ravel(), atol=1e-10, rtol=0
+    )
 
 
 def test_screening_radius_bounds_the_functions(water_qz):
@@ -71,5 +72,5 @@ def test_screening_radius_bounds_the_functions(water_qz):
         r = np.sqrt(rcut2[ish]) * 1.0001
         directions = np.random.default_rng(ish).normal(size=(20, 3))
         pts = basis.shell_center[ish] + r * directions / np.linalg.norm(directions, axis=1)[:, None]
-        values = evaluate_ao(basis, pts, threshold=1e-300)[:, basis.ao_loc[ish]:basis.ao_loc[ish + 1]]
+        values = evaluate_ao(basis, pts, threshold=1e-300)[:, basis.ao_loc[ish] : basis.ao_loc[ish + 1]]
         assert np.abs(values).max() < 1e-8

@@ -20,8 +20,7 @@ def test_one_electron(setup):
     np.testing.assert_allclose(eng.overlap(), pmol.intor("int1e_ovlp"), rtol=0, atol=1e-12)
     np.testing.assert_allclose(eng.kinetic(), pmol.intor("int1e_kin"), rtol=0, atol=1e-11)
     np.testing.assert_allclose(eng.nuclear(), pmol.intor("int1e_nuc"), rtol=0, atol=1e-10)
-    np.testing.assert_allclose(eng.hcore(), pmol.intor("int1e_kin") + pmol.intor("int1e_nuc"),
-                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(eng.hcore(), pmol.intor("int1e_kin") + pmol.intor("int1e_nuc"), rtol=0, atol=1e-10)
     origin = np.array([0.1, -0.2, 0.3])
     with pmol.with_common_orig(origin):
         ref = pmol.intor("int1e_r")

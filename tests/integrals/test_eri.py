@@ -20,7 +20,7 @@ def custom_basis(shells, coords, pure, sort=True):
     sort: order the shells by (atom, l) as PySCF does (stable), so AO orders agree.
     """
     exps, coefs, nprim, start, ls, atoms = [], [], [], [], [], []
-    for atom, l, e, c in (sorted(shells, key=lambda s: (s[0], s[1])) if sort else shells):
+    for atom, l, e, c in sorted(shells, key=lambda s: (s[0], s[1])) if sort else shells:
         start.append(len(exps))
         nprim.append(len(e))
         exps.extend(e)
@@ -28,9 +28,17 @@ def custom_basis(shells, coords, pure, sort=True):
         ls.append(l)
         atoms.append(atom)
     coords = np.asarray(coords, dtype=float)
-    return Basis(name="custom", pure=pure, shell_atom=atoms, shell_l=ls, shell_nprim=nprim,
-                 shell_prim_start=start, shell_center=coords[atoms], exponents=exps,
-                 coefficients=coefs)
+    return Basis(
+        name="custom",
+        pure=pure,
+        shell_atom=atoms,
+        shell_l=ls,
+        shell_nprim=nprim,
+        shell_prim_start=start,
+        shell_center=coords[atoms],
+        exponents=exps,
+        coefficients=coefs,
+    )
 
 
 def random_shells(rng, natm, lmax, nshell):
@@ -47,8 +55,7 @@ def random_shells(rng, natm, lmax, nshell):
 
 def molecule_for(coords):
     coords = np.asarray(coords, dtype=float)
-    return Molecule(numbers=[1] * len(coords), coords=coords,
-                    multiplicity=1 + len(coords) % 2)
+    return Molecule(numbers=[1] * len(coords), coords=coords, multiplicity=1 + len(coords) % 2)
 
 
 def pyscf_eri(coords, basis):
@@ -77,8 +84,12 @@ def test_random_basis_up_to_g(pure):
 def test_h_functions():
     """l = 5 (11 Rys roots for (hh|hh)); spherical."""
     coords = np.array([[0.0, 0.0, 0.0], [0.3, -0.4, 1.1]])
-    shells = [(0, 5, [1.3], [1.0]), (1, 5, [0.9, 0.35], [0.6, 0.5]), (1, 1, [1.1], [1.0]),
-              (0, 0, [2.0, 0.5], [0.4, 0.7])]
+    shells = [
+        (0, 5, [1.3], [1.0]),
+        (1, 5, [0.9, 0.35], [0.6, 0.5]),
+        (1, 1, [1.1], [1.0]),
+        (0, 0, [2.0, 0.5], [0.4, 0.7]),
+    ]
     basis = custom_basis(shells, coords, pure=True)
     np.testing.assert_allclose(eri_full(basis), pyscf_eri(coords, basis), rtol=0, atol=ATOL)
 
@@ -91,26 +102,40 @@ def test_schwarz_factors_bound_integrals():
     g = eri_full(basis, pairs)
     loc = basis.ao_loc
     for P, (a, b) in enumerate(pairs.pair_shells):
-        blk = g[loc[a]:loc[a + 1], loc[b]:loc[b + 1], loc[a]:loc[a + 1], loc[b]:loc[b + 1]]
+        blk = g[loc[a] : loc[a + 1], loc[b] : loc[b + 1], loc[a] : loc[a + 1], loc[b] : loc[b + 1]]
         assert pairs.schwarz[P] == pytest.approx(np.sqrt(np.abs(blk).max()), rel=1e-12)
 
 
 def _block(pairs, basis, P, Q):
     scr = alloc_scratch(pairs.lmax)
-    na, nb, nc, nd = quartet_block_call(P, Q, pairs.pair_shells, pairs.pair_start,
-                                        pairs.pair_ab, pairs.pp, basis.shell_l, basis.pure,
-                                        pairs.c2s, *scr[:2], scr[2], scr[10], *scr[3:10],
-                                        pairs.rys_table)
+    na, nb, nc, nd = quartet_block_call(
+        P,
+        Q,
+        pairs.pair_shells,
+        pairs.pair_start,
+        pairs.pair_ab,
+        pairs.pp,
+        basis.shell_l,
+        basis.pure,
+        pairs.c2s,
+        *scr[:2],
+        scr[2],
+        scr[10],
+        *scr[3:10],
+        pairs.rys_table,
+    )
     return scr[5][: na * nb * nc * nd].reshape(na, nb, nc, nd).copy()
 
 
-shell_strategy = st.tuples(st.integers(0, 1), st.integers(0, 3),
-                           st.floats(0.2, 5.0), st.floats(0.2, 5.0))
+shell_strategy = st.tuples(st.integers(0, 1), st.integers(0, 3), st.floats(0.2, 5.0), st.floats(0.2, 5.0))
 
 
 @settings(max_examples=6, deadline=None)
-@given(st.lists(shell_strategy, min_size=2, max_size=4),
-       st.lists(st.floats(-2.0, 2.0), min_size=6, max_size=6), st.booleans())
+@given(
+    st.lists(shell_strategy, min_size=2, max_size=4),
+    st.lists(st.floats(-2.0, 2.0), min_size=6, max_size=6),
+    st.booleans(),
+)
 def test_permutational_symmetry(shells, xyz, pure):
     """(ab|cd) = (cd|ab) from the kernel itself (bra and ket swapped), and
     (ab|cd) = (ba|cd) = (ab|dc) from a basis with the shell order reversed."""
@@ -120,15 +145,13 @@ def test_permutational_symmetry(shells, xyz, pure):
     pairs = ShellPairs.build(basis)
     for P in range(len(pairs.pair_shells)):
         for Q in range(P + 1):
-            np.testing.assert_allclose(_block(pairs, basis, P, Q),
-                                       _block(pairs, basis, Q, P).transpose(2, 3, 0, 1),
-                                       rtol=0, atol=ATOL)
+            np.testing.assert_allclose(
+                _block(pairs, basis, P, Q), _block(pairs, basis, Q, P).transpose(2, 3, 0, 1), rtol=0, atol=ATOL
+            )
     g = eri_full(basis, pairs)
     rev = custom_basis(spec[::-1], coords, pure, sort=False)
-    perm = np.concatenate([np.arange(basis.ao_loc[i], basis.ao_loc[i + 1])
-                           for i in range(basis.nshell)][::-1])
-    np.testing.assert_allclose(eri_full(rev), g[np.ix_(perm, perm, perm, perm)],
-                               rtol=0, atol=ATOL)
+    perm = np.concatenate([np.arange(basis.ao_loc[i], basis.ao_loc[i + 1]) for i in range(basis.nshell)][::-1])
+    np.testing.assert_allclose(eri_full(rev), g[np.ix_(perm, perm, perm, perm)], rtol=0, atol=ATOL)
 
 
 @settings(max_examples=5, deadline=None)
@@ -148,8 +171,9 @@ def test_low_root_rys_from_boys_moments():
     from hartree.integrals.rys import load_rys_table, rys_roots_weights
 
     table = load_rys_table()
-    ts = np.concatenate([[0.0, 1e-13, 1e-5, 0.3], np.linspace(0.01, 60.0, 701),
-                         BOYS_TMAX + np.array([-1e-9, 0.0, 1e-9]), [250.0, 1e4]])
+    ts = np.concatenate(
+        [[0.0, 1e-13, 1e-5, 0.3], np.linspace(0.01, 60.0, 701), BOYS_TMAX + np.array([-1e-9, 0.0, 1e-9]), [250.0, 1e4]]
+    )
     f, r, w, r2, w2 = (np.empty(14) for _ in range(5))
     for t in ts:
         for nr in (1, 2):
@@ -177,12 +201,20 @@ def test_generated_kernels_every_class(pure):
         for Q, (c, d) in enumerate(pairs.pair_shells):
             if pair_class(L[a], L[b]) < pair_class(L[c], L[d]):
                 continue
-            got = mod.quartet_block_gen_call(P, Q, pairs.pair_shells, pairs.pair_start,
-                                             pairs.pair_ab, pairs.pp, basis.shell_l,
-                                             basis.pure, pairs.c2s, pairs.lmax,
-                                             pairs.rys_table)
-            want = ref[loc[a]:loc[a + 1], loc[b]:loc[b + 1], loc[c]:loc[c + 1],
-                       loc[d]:loc[d + 1]]
+            got = mod.quartet_block_gen_call(
+                P,
+                Q,
+                pairs.pair_shells,
+                pairs.pair_start,
+                pairs.pair_ab,
+                pairs.pp,
+                basis.shell_l,
+                basis.pure,
+                pairs.c2s,
+                pairs.lmax,
+                pairs.rys_table,
+            )
+            want = ref[loc[a] : loc[a + 1], loc[b] : loc[b + 1], loc[c] : loc[c + 1], loc[d] : loc[d + 1]]
             np.testing.assert_allclose(got, want, rtol=0, atol=ATOL)
             np.testing.assert_allclose(got, _block(pairs, basis, P, Q), rtol=0, atol=1e-12)
             seen.add((int(L[a]), int(L[b]), int(L[c]), int(L[d])))

@@ -51,8 +51,7 @@ def test_single_matrix_and_flags():
 def core_density(basis, mol):
     """Closed-shell density of the core-Hamiltonian guess (a realistic, delocalised D)."""
     s = one_electron.overlap(basis)
-    h = one_electron.kinetic(basis) + one_electron.nuclear(
-        basis, np.asarray(mol.numbers, float), mol.coords)
+    h = one_electron.kinetic(basis) + one_electron.nuclear(basis, np.asarray(mol.numbers, float), mol.coords)
     _, c = scipy.linalg.eigh(h, s)
     occ = c[:, : mol.nelectron // 2]
     return 2.0 * occ @ occ.T
@@ -63,8 +62,7 @@ def water_chain(n, spacing=3.2):
     lines = []
     for k in range(n):
         x = k * spacing
-        lines += [f"O {x:.3f} 0 0.1173", f"H {x + 0.3:.3f} 0.7572 -0.4692",
-                  f"H {x - 0.3:.3f} -0.7572 -0.4692"]
+        lines += [f"O {x:.3f} 0 0.1173", f"H {x + 0.3:.3f} 0.7572 -0.4692", f"H {x - 0.3:.3f} -0.7572 -0.4692"]
     return Molecule.from_string("\n".join(lines))
 
 
@@ -103,7 +101,7 @@ def test_generated_and_generic_drivers(pure):
     class occurs, in both bra/ket orders)."""
     from tests.integrals.test_eri import custom_basis, pyscf_eri, random_shells
 
-    rng = np.random.default_rng(11)          # (every atom gets shells with this seed)
+    rng = np.random.default_rng(11)  # (every atom gets shells with this seed)
     coords = rng.uniform(-1.5, 1.5, (3, 3))
     basis = custom_basis(random_shells(rng, 3, 2, 7), coords, pure)
     g = pyscf_eri(coords, basis)

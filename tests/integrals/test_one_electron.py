@@ -4,6 +4,7 @@ Tolerances: every element agrees to ATOL = 1e-10 absolute plus RTOL = 1e-11 rela
 (the relative part matters only for the large kinetic/nuclear elements of tight core
 functions, up to ~1e4 hartree for Br/Kr).
 """
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,12 +27,14 @@ def _close(ours, ref):
 def _all_four(mol, basis, origin):
     """Our (S, T, V, R) and PySCF's for the same molecule/basis/origin."""
     pmol = to_pyscf(mol, basis)
-    ours = (oe.overlap(basis), oe.kinetic(basis),
-            oe.nuclear(basis, mol.numbers.astype(float), mol.coords),
-            oe.dipole(basis, origin))
+    ours = (
+        oe.overlap(basis),
+        oe.kinetic(basis),
+        oe.nuclear(basis, mol.numbers.astype(float), mol.coords),
+        oe.dipole(basis, origin),
+    )
     with pmol.with_common_orig(origin):
-        ref = (pmol.intor("int1e_ovlp"), pmol.intor("int1e_kin"),
-               pmol.intor("int1e_nuc"), pmol.intor("int1e_r"))
+        ref = (pmol.intor("int1e_ovlp"), pmol.intor("int1e_kin"), pmol.intor("int1e_nuc"), pmol.intor("int1e_r"))
     return ours, ref
 
 
@@ -53,8 +56,7 @@ def _write_random_basis(path, rng, elements, lmax, nprim=2):
 @pytest.mark.parametrize("cartesian", [False, True])
 def test_ccpvqz_matches_pyscf(cartesian):
     """s..g shells (cc-pVQZ) on HF and H2O, spherical and cartesian (_cart variants)."""
-    mol = Molecule.from_string("F 0.1 -0.2 0.05; H 0.3 0.6 0.9; O -1.2 0.4 1.7; "
-                               "H -1.9 0.2 1.1; H -1.4 1.3 2.0")
+    mol = Molecule.from_string("F 0.1 -0.2 0.05; H 0.3 0.6 0.9; O -1.2 0.4 1.7; H -1.9 0.2 1.1; H -1.4 1.3 2.0")
     basis = load_basis(mol, "cc-pvqz", cartesian=cartesian)
     assert basis.max_l == 4
     ours, ref = _all_four(mol, basis, origin=np.array([0.3, -0.7, 1.1]))
@@ -125,8 +127,7 @@ _finite = st.floats(-5.0, 5.0, allow_nan=False)
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shift=st.tuples(_finite, _finite, _finite), seed=st.integers(0, 2**31 - 1),
-       cartesian=st.booleans())
+@given(shift=st.tuples(_finite, _finite, _finite), seed=st.integers(0, 2**31 - 1), cartesian=st.booleans())
 def test_random_rigid_motions_match_pyscf(shift, seed, cartesian):
     """Random rotation + translation of a molecule with d/f shells: all four integrals
     agree with PySCF; S and T are translation invariant (same shells, shifted)."""
@@ -143,8 +144,9 @@ def test_random_rigid_motions_match_pyscf(shift, seed, cartesian):
     mbasis = load_basis(moved, "cc-pvtz", cartesian=cartesian)
     np.testing.assert_allclose(oe.overlap(mbasis), ours[0], atol=1e-12)
     np.testing.assert_allclose(oe.kinetic(mbasis), ours[1], atol=1e-11, rtol=1e-12)
-    np.testing.assert_allclose(oe.nuclear(mbasis, moved.numbers.astype(float), moved.coords),
-                               ours[2], atol=1e-11, rtol=1e-12)
+    np.testing.assert_allclose(
+        oe.nuclear(mbasis, moved.numbers.astype(float), moved.coords), ours[2], atol=1e-11, rtol=1e-12
+    )
 
 
 def test_dipole_origin_shift():
@@ -172,10 +174,8 @@ def test_shell_pair_block_and_tables():
     ca = slice(sph.cart_loc[ish], sph.cart_loc[ish + 1])
     cb = slice(sph.cart_loc[jsh], sph.cart_loc[jsh + 1])
     np.testing.assert_allclose(oe.shell_pair_block(sph, ish, jsh)[0], S_sph[a, b], atol=1e-14)
-    np.testing.assert_allclose(oe.shell_pair_block(sph, ish, jsh, cartesian=True)[0],
-                               S_cart[ca, cb], atol=1e-14)
-    np.testing.assert_allclose(oe.shell_pair_block(sph, ish, jsh, "dipole"), R_sph[:, a, b],
-                               atol=1e-14)
+    np.testing.assert_allclose(oe.shell_pair_block(sph, ish, jsh, cartesian=True)[0], S_cart[ca, cb], atol=1e-14)
+    np.testing.assert_allclose(oe.shell_pair_block(sph, ish, jsh, "dipole"), R_sph[:, a, b], atol=1e-14)
     xyz = oe.cart_xyz_table()
     for l in range(oe.MAX_L + 1):
         assert [tuple(r) for r in xyz[l, : (l + 1) * (l + 2) // 2]] == cart_components(l)

@@ -15,26 +15,47 @@ ATOL = 1e-10
 def _basis(mol, shells, pure, name):
     """Basis from [(atom, l, exponents, raw coefficients)] with normalised contractions."""
     exps, coefs, start = [], [], []
-    for atom, l, e, c in shells:
+    for _atom, l, e, c in shells:
         start.append(len(exps))
         exps.extend(e)
         coefs.extend(normalized_coefficients(l, np.array(e, float), np.array(c, float)))
-    return Basis(name=name, pure=pure, shell_atom=[s[0] for s in shells],
-                 shell_l=[s[1] for s in shells], shell_nprim=[len(s[2]) for s in shells],
-                 shell_prim_start=start, shell_center=[mol.coords[s[0]] for s in shells],
-                 exponents=exps, coefficients=coefs)
+    return Basis(
+        name=name,
+        pure=pure,
+        shell_atom=[s[0] for s in shells],
+        shell_l=[s[1] for s in shells],
+        shell_nprim=[len(s[2]) for s in shells],
+        shell_prim_start=start,
+        shell_center=[mol.coords[s[0]] for s in shells],
+        exponents=exps,
+        coefficients=coefs,
+    )
 
 
 def _high_l(pure):
     """Orbital shells s..g and auxiliary shells s..i (l_mu + l_nu + l_P up to 14)."""
     mol = Molecule.from_string("O 0.1 -0.2 0.0; H 0.3 0.5 0.9", multiplicity=2)
-    orb = _basis(mol, [(0, 0, [5.0, 0.9], [0.4, 0.7]), (0, 1, [1.1], [1.0]),
-                       (0, 2, [0.8, 2.5], [0.5, 0.5]), (0, 3, [0.9], [1.0]),
-                       (0, 4, [1.2], [1.0]), (1, 0, [0.6], [1.0]), (1, 2, [0.7], [1.0])],
-                 pure, "test-orbital")
-    aux = _basis(mol, [(0, l, [1.5 + 0.3 * l], [1.0]) for l in range(7)]
-                 + [(1, 0, [0.9, 3.0], [0.6, 0.5]), (1, 1, [1.3], [1.0]), (1, 5, [2.0], [1.0])],
-                 pure, "test-aux")
+    orb = _basis(
+        mol,
+        [
+            (0, 0, [5.0, 0.9], [0.4, 0.7]),
+            (0, 1, [1.1], [1.0]),
+            (0, 2, [0.8, 2.5], [0.5, 0.5]),
+            (0, 3, [0.9], [1.0]),
+            (0, 4, [1.2], [1.0]),
+            (1, 0, [0.6], [1.0]),
+            (1, 2, [0.7], [1.0]),
+        ],
+        pure,
+        "test-orbital",
+    )
+    aux = _basis(
+        mol,
+        [(0, l, [1.5 + 0.3 * l], [1.0]) for l in range(7)]
+        + [(1, 0, [0.9, 3.0], [0.6, 0.5]), (1, 1, [1.3], [1.0]), (1, 5, [2.0], [1.0])],
+        pure,
+        "test-aux",
+    )
     return mol, orb, aux
 
 
@@ -61,8 +82,7 @@ def test_water_ccpvdz_rifit_equals_pyscf(cartesian):
     loc = aux.ao_loc
     for s0, s1 in aux_shell_batches(aux, 20):
         assert loc[s1] - loc[s0] <= 20 or s1 - s0 == 1
-        np.testing.assert_allclose(int3c2e(orb, aux, (s0, s1)), ref[:, :, loc[s0]:loc[s1]],
-                                   rtol=0, atol=ATOL)
+        np.testing.assert_allclose(int3c2e(orb, aux, (s0, s1)), ref[:, :, loc[s0] : loc[s1]], rtol=0, atol=ATOL)
 
 
 def test_batches_cover_all_shells_in_order():
@@ -102,10 +122,10 @@ def test_i_shells_everywhere_equal_pyscf(pure):
 
 
 def test_pair_screening_drops_distant_pairs_without_changing_integrals():
-    mol = Molecule.from_string("O 0 0 0; H 0 0.76 0.59; O 0 0 9; H 0 0.76 9.59; "
-                               "H 0 -0.76 9.59; H 0 -0.76 0.59")
+    mol = Molecule.from_string("O 0 0 0; H 0 0.76 0.59; O 0 0 9; H 0 0.76 9.59; H 0 -0.76 9.59; H 0 -0.76 0.59")
     orb, aux = load_basis(mol, "cc-pvdz"), load_basis(mol, "cc-pvdz-rifit")
     from hartree.integrals.three_center import significant_pairs
+
     n = orb.nshell
     assert len(significant_pairs(orb, 1e-14)) < n * (n + 1) // 2
     assert len(significant_pairs(orb, 0.0)) == n * (n + 1) // 2
@@ -113,15 +133,16 @@ def test_pair_screening_drops_distant_pairs_without_changing_integrals():
     full = int3c2e(orb, aux, (s0, s1), screening=0.0)
     np.testing.assert_allclose(int3c2e(orb, aux, (s0, s1)), full, rtol=0, atol=1e-12)
     ref = df.incore.aux_e2(to_pyscf(mol, orb), to_pyscf(mol, aux), "int3c2e")
-    np.testing.assert_allclose(full, ref[:, :, aux.ao_loc[s0]:aux.ao_loc[s1]], rtol=0, atol=ATOL)
+    np.testing.assert_allclose(full, ref[:, :, aux.ao_loc[s0] : aux.ao_loc[s1]], rtol=0, atol=ATOL)
 
 
 def test_mo_transform_in_batches_equals_einsum():
     from hartree.integrals.three_center import mo_int3c2e
+
     mol = water()
     orb, aux = load_basis(mol, "cc-pvdz"), load_basis(mol, "cc-pvdz-rifit")
     rng = np.random.default_rng(5)
     c1, c2 = rng.standard_normal((orb.nao, 3)), rng.standard_normal((orb.nao, 7))
     full = np.einsum("mi,nb,mnP->ibP", c1, c2, int3c2e(orb, aux))
-    (tiny,) = mo_int3c2e(orb, aux, [(c1, c2)], memory_mb=0.05)     # ~10 aux functions a batch
+    (tiny,) = mo_int3c2e(orb, aux, [(c1, c2)], memory_mb=0.05)  # ~10 aux functions a batch
     np.testing.assert_allclose(tiny, full, rtol=0, atol=1e-11)

@@ -33,7 +33,9 @@ def pyscf_molecule(molecule, basis, spin=0):
         coefs = basis.shell_coefficients(ish) / primitive_norm(l, exps)
         label = atoms[int(basis.shell_atom[ish])][0]
         shells[label].append([l] + [[float(a), float(c)] for a, c in zip(exps, coefs)])
-    return gto.M(atom=atoms, unit="Bohr", basis=shells, cart=not basis.pure, charge=molecule.charge, spin=spin, verbose=0)
+    return gto.M(
+        atom=atoms, unit="Bohr", basis=shells, cart=not basis.pure, charge=molecule.charge, spin=spin, verbose=0
+    )
 
 
 def random_orbitals(overlap, seed):
@@ -69,13 +71,29 @@ def fake_result(atoms, basis_name, *, cartesian=False, unrestricted=False, seed=
         occ = np.zeros(nao)
         occ[:nalpha] = 2
     result = SimpleNamespace(
-        method="uhf" if unrestricted else "rhf", converged=True, energy=-76.0123456789012,
-        energy_components={"one_electron": -123.1, "coulomb": 46.9, "exchange": -8.9,
-                           "nuclear_repulsion": 9.1, "total": -76.0123456789012},
-        mo_energy=energy, mo_coeff=coeff, mo_occ=occ, iterations=11, history=[],
-        dipole=np.array([0.01, -0.2, 0.78]), mulliken_charges=np.array([-0.66, 0.33, 0.33]),
-        s_squared=2.003 if unrestricted else None, wall_time=1.25, device="cpu (test)",
-        molecule=molecule, basis=basis)
+        method="uhf" if unrestricted else "rhf",
+        converged=True,
+        energy=-76.0123456789012,
+        energy_components={
+            "one_electron": -123.1,
+            "coulomb": 46.9,
+            "exchange": -8.9,
+            "nuclear_repulsion": 9.1,
+            "total": -76.0123456789012,
+        },
+        mo_energy=energy,
+        mo_coeff=coeff,
+        mo_occ=occ,
+        iterations=11,
+        history=[],
+        dipole=np.array([0.01, -0.2, 0.78]),
+        mulliken_charges=np.array([-0.66, 0.33, 0.33]),
+        s_squared=2.003 if unrestricted else None,
+        wall_time=1.25,
+        device="cpu (test)",
+        molecule=molecule,
+        basis=basis,
+    )
     return result, mol
 
 

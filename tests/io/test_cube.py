@@ -26,7 +26,7 @@ def test_format_matches_printf(value):
     if abs(value) < 1e-99:
         assert text == "  0.00000E+00"
     else:
-        assert text == " %12.5E" % value
+        assert text == " %12.5E" % value  # noqa: UP031  (printf is the reference)
 
 
 def test_data_lines_six_values_per_line_and_row_breaks():
@@ -37,13 +37,13 @@ def test_data_lines_six_values_per_line_and_row_breaks():
 
 
 def test_data_block_equals_line_by_line_printf():
-    values = _fields(4, (2, 3, 4, 7))                   # two orbitals, 14 values per (i, j) row
-    values[0, 0, 0, :3] = [0.0, -9.9999951, 9.999995]   # rounding carries
+    values = _fields(4, (2, 3, 4, 7))  # two orbitals, 14 values per (i, j) row
+    values[0, 0, 0, :3] = [0.0, -9.9999951, 9.999995]  # rounding carries
     lines = []
     for i in range(3):
         for j in range(4):
             row = np.moveaxis(values, 0, -1)[i, j].ravel()
-            lines += ["".join(" %12.5E" % v for v in row[k:k + 6]) for k in range(0, row.size, 6)]
+            lines += ["".join(" %12.5E" % v for v in row[k : k + 6]) for k in range(0, row.size, 6)]  # noqa: UP031
     assert data_bytes(values).decode() == "\n".join(lines) + "\n"
 
 
@@ -130,5 +130,5 @@ def test_five_million_point_cube_writes_fast(tmp_path):
     start = time.perf_counter()
     write_cube(path, make_cube(mol, lattice, values))
     elapsed = time.perf_counter() - start
-    assert elapsed < 30.0, elapsed    # about 1.5 s on an idle core; line-by-line writers take far longer
+    assert elapsed < 30.0, elapsed  # about 1.5 s on an idle core; line-by-line writers take far longer
     assert os.path.getsize(path) > 13 * lattice.npoints

@@ -7,8 +7,13 @@ from pyscf.tools import molden as pyscf_molden
 
 from hartree.basis import load_basis
 from hartree.errors import InputError
-from hartree.io.molden import (cartesian_shell_order_and_scale, check_molden_supported,
-                               molden_text, spherical_shell_order, write_molden)
+from hartree.io.molden import (
+    cartesian_shell_order_and_scale,
+    check_molden_supported,
+    molden_text,
+    spherical_shell_order,
+    write_molden,
+)
 from hartree.molecule import Molecule
 
 TOL = 1e-9
@@ -20,11 +25,14 @@ def _projected(loaded_mol, loaded_coeff, ref_mol, ref_coeff):
     return loaded_coeff.T @ cross @ ref_coeff
 
 
-@pytest.mark.parametrize("basis_name, cartesian", [
-    ("cc-pvtz", False),   # s, p, d, f spherical
-    ("cc-pvtz", True),    # s, p, d, f cartesian (xx vs xy normalisation)
-    ("cc-pvqz", False),   # up to g, spherical
-])
+@pytest.mark.parametrize(
+    "basis_name, cartesian",
+    [
+        ("cc-pvtz", False),  # s, p, d, f spherical
+        ("cc-pvtz", True),  # s, p, d, f cartesian (xx vs xy normalisation)
+        ("cc-pvqz", False),  # up to g, spherical
+    ],
+)
 def test_rhf_round_trip_through_pyscf_reader(tmp_path, water, make_result, basis_name, cartesian):
     result, ref_mol = make_result(water, basis_name, cartesian=cartesian)
     path = tmp_path / "water.molden"
@@ -86,7 +94,7 @@ def test_file_layout(water, make_result):
     assert lines[0] == "[Molden Format]"
     for section in ("[Title]", "[Atoms] AU", "[GTO]", "[5D7F]", "[9G]", "[MO]"):
         assert section in lines
-    atoms = lines[lines.index("[Atoms] AU") + 1: lines.index("[Atoms] AU") + 4]
+    atoms = lines[lines.index("[Atoms] AU") + 1 : lines.index("[Atoms] AU") + 4]
     first = atoms[0].split()
     assert first[:3] == ["O", "1", "8"]
     np.testing.assert_allclose([float(x) for x in first[3:]], result.molecule.coords[0], atol=1e-11)
@@ -113,7 +121,7 @@ def test_gto_coefficients_are_for_normalised_primitives(water, make_result):
     start = lines.index("[GTO]")
     assert lines[start + 1].split() == ["1", "0"]
     assert lines[start + 2].split() == ["s", "3", "1.00"]
-    first_shell = [line.split() for line in lines[start + 3: start + 6]]
+    first_shell = [line.split() for line in lines[start + 3 : start + 6]]
     exps = [float(a) for a, _ in first_shell]
     coefs = np.array([float(c) for _, c in first_shell])
     np.testing.assert_allclose(exps, [130.7093214, 23.80886605, 6.443608313], rtol=1e-12)
@@ -125,10 +133,10 @@ def test_gto_coefficients_are_for_normalised_primitives(water, make_result):
 
 def test_component_orders():
     assert spherical_shell_order(1) == [0, 1, 2]
-    assert spherical_shell_order(2) == [2, 3, 1, 4, 0]          # d0, d+1, d-1, d+2, d-2
+    assert spherical_shell_order(2) == [2, 3, 1, 4, 0]  # d0, d+1, d-1, d+2, d-2
     assert spherical_shell_order(4) == [4, 5, 3, 6, 2, 7, 1, 8, 0]
     positions, scales = cartesian_shell_order_and_scale(2)
-    assert positions == [0, 3, 5, 1, 2, 4]                      # xx yy zz xy xz yz
+    assert positions == [0, 3, 5, 1, 2, 4]  # xx yy zz xy xz yz
     np.testing.assert_allclose(scales, np.sqrt(4 * np.pi / 15) * np.array([3, 3, 3, 1, 1, 1]) ** 0.5)
 
 

@@ -17,7 +17,7 @@ from hartree.io.molden import molden_text
 from hartree.io.molden_read import parse_molden, read_molden
 
 WATER = [("O", (0.00, 0.05, -0.11)), ("H", (0.02, 1.43, 0.97)), ("H", (-0.07, -1.49, 1.02))]
-SAFETY_NET = "is not a valid Molden file ("   # parse_molden's last resort: must never show
+SAFETY_NET = "is not a valid Molden file ("  # parse_molden's last resort: must never show
 
 # H2 in a minimal basis, written by hand: the base of the rule-by-rule tests.
 H2 = """[Molden Format]
@@ -72,13 +72,23 @@ def _pyscf_text(tmp_path_factory, name, **mol_options):
 def files(tmp_path_factory):
     """{name: valid Molden text}: PySCF RHF and UHF (water, STO-3G), PySCF cartesian
     6-31G* RHF, and hartree's writer on the data read from the PySCF RHF file."""
-    texts = {"pyscf-rhf": _pyscf_text(tmp_path_factory, "rhf", basis="sto-3g"),
-             "pyscf-uhf": _pyscf_text(tmp_path_factory, "uhf", basis="sto-3g", charge=1, spin=1),
-             "pyscf-cart": _pyscf_text(tmp_path_factory, "cart", basis="6-31g*", cart=True)}
+    texts = {
+        "pyscf-rhf": _pyscf_text(tmp_path_factory, "rhf", basis="sto-3g"),
+        "pyscf-uhf": _pyscf_text(tmp_path_factory, "uhf", basis="sto-3g", charge=1, spin=1),
+        "pyscf-cart": _pyscf_text(tmp_path_factory, "cart", basis="6-31g*", cart=True),
+    }
     data = parse_molden(texts["pyscf-rhf"])
-    texts["hartree-rhf"] = molden_text(SimpleNamespace(
-        method="rhf", energy=-74.96, molecule=data.molecule, basis=data.basis,
-        mo_energy=data.mo_energy, mo_coeff=data.mo_coeff, mo_occ=data.mo_occ))
+    texts["hartree-rhf"] = molden_text(
+        SimpleNamespace(
+            method="rhf",
+            energy=-74.96,
+            molecule=data.molecule,
+            basis=data.basis,
+            mo_energy=data.mo_energy,
+            mo_coeff=data.mo_coeff,
+            mo_occ=data.mo_occ,
+        )
+    )
     return texts
 
 
@@ -86,9 +96,13 @@ def _same_data(data, reference, norb):
     """data holds exactly the geometry, basis and first ``norb`` orbitals of reference
     (of its alpha orbitals when an unrestricted file lost all its beta orbitals)."""
     if data.mo_coeff.ndim < reference.mo_coeff.ndim:
-        reference = SimpleNamespace(molecule=reference.molecule, basis=reference.basis,
-                                    mo_energy=reference.mo_energy[0], mo_occ=reference.mo_occ[0],
-                                    mo_coeff=reference.mo_coeff[0])
+        reference = SimpleNamespace(
+            molecule=reference.molecule,
+            basis=reference.basis,
+            mo_energy=reference.mo_energy[0],
+            mo_occ=reference.mo_occ[0],
+            mo_coeff=reference.mo_coeff[0],
+        )
     np.testing.assert_array_equal(data.molecule.numbers, reference.molecule.numbers)
     np.testing.assert_array_equal(data.molecule.coords, reference.molecule.coords)
     np.testing.assert_array_equal(data.basis.exponents, reference.basis.exponents)
@@ -120,7 +134,7 @@ def test_truncation_at_every_byte_is_refused_or_exact(files, name):
     reference = parse_molden(text)
     outcomes = {_check_cut(text, cut, reference) for cut in range(len(text))}
     assert "refused" in outcomes
-    if name == "pyscf-uhf":     # a cut among the beta orbitals leaves unequal counts
+    if name == "pyscf-uhf":  # a cut among the beta orbitals leaves unequal counts
         for cut in range(text.index("Spin= Beta"), len(text)):
             assert _check_cut(text, cut, reference) == "refused"
     assert _check_cut(text, len(text), reference) == "whole"
@@ -131,7 +145,7 @@ def test_truncation_of_a_larger_file_at_twentieths_and_inside_numbers(files):
     reference = parse_molden(text)
     cuts = [len(text) * k // 20 for k in range(1, 20)]
     for match in list(re.finditer(r"-?\d+\.\d+(?:e[-+]\d+)?", text))[-40:]:
-        cuts += range(match.start() + 1, match.end())   # inside the last numbers of [MO]
+        cuts += range(match.start() + 1, match.end())  # inside the last numbers of [MO]
     for cut in cuts:
         assert _check_cut(text, cut, reference) == "refused", cut
 
@@ -146,7 +160,7 @@ def test_bug_report_cut_coefficient_and_three_quarters(files, tmp_path):
     cut = H2.replace(" 2 -1.212\n", " 2 -4.32786967161E-16\n")
     assert parse_molden(cut).mo_coeff[1, 1] == pytest.approx(-4.32786967161e-16)
     with pytest.raises(InputError, match="ends in the middle of line 32: the file looks truncated"):
-        parse_molden(cut[:cut.index("E-16")])
+        parse_molden(cut[: cut.index("E-16")])
 
 
 def test_cli_refuses_the_truncated_file_of_the_bug_report(files, tmp_path, capsys):
@@ -168,7 +182,7 @@ def test_valid_variants_still_read(files):
     assert (h2.molecule.charge, h2.molecule.multiplicity, h2.title) == (0, 1, "H2 test")
     assert parse_molden(H2_UHF).mo_occ.shape == (2, 2)
     assert parse_molden(H2.rstrip("\n") + "\n\n  ").mo_coeff.shape == (2, 2)  # blank last line
-    assert parse_molden(H2 + "[5D]").basis.pure                                # flag, no newline
+    assert parse_molden(H2 + "[5D]").basis.pure  # flag, no newline
     fortran = parse_molden(H2.replace("0.548\n", "0.548D+00\n").replace("Ene= 0.670", "Ene= .67d0"))
     np.testing.assert_allclose(fortran.mo_coeff[:, 0], [0.548, 0.548])
     sparse = parse_molden(H2.replace(" 2 0.548\n", "").replace(" 1 1.212\n", ""))  # zeros skipped
@@ -193,13 +207,16 @@ CASES = [
     ("absurd integer", "1 0\n s 3", "1 0\n s 99999999999999999999", "integer 9+ is too large"),
     ("too many primitives", "1 0\n s 3", "1 0\n s 4", r"line 13: .*does not have 2 numbers"),
     ("huge primitive count", "2 0\n s 3", "2 0\n s 999999999999", "announces 999999999999 prim"),
-    ("primitive fields", "0.16885540 0.44463454\n\n2", "0.16885540 0.44463454 1.0\n\n2",
-     "does not have 2 numbers"),
+    ("primitive fields", "0.16885540 0.44463454\n\n2", "0.16885540 0.44463454 1.0\n\n2", "does not have 2 numbers"),
     ("negative exponent", "  3.42525091", "  -3.42525091", "exponent -3.42525091 is not positive"),
     ("zero exponent", "  3.42525091", "  0.0", "exponent 0.0 is not positive"),
     ("coefficient inf", "0.53532814", "inf", "'inf' is not a number"),
-    ("zero contraction", "  3.42525091 0.15432897\n  0.62391373 0.53532814\n  0.16885540 0.44463454\n\n2",
-     "  3.42525091 0\n  0.62391373 0\n  0.16885540 0\n\n2", "cannot be normalised"),
+    (
+        "zero contraction",
+        "  3.42525091 0.15432897\n  0.62391373 0.53532814\n  0.16885540 0.44463454\n\n2",
+        "  3.42525091 0\n  0.62391373 0\n  0.16885540 0\n\n2",
+        "cannot be normalised",
+    ),
     ("atom out of range", "2 0\n s", "3 0\n s", r"refers to atom 3, but \[Atoms\] has 2"),
     ("atom twice", "2 0\n s", "1 0\n s", "atom 1 has a second basis block"),
     ("atom header bad", "2 0\n s", "2 0 0\n s", "is not 'index 0'"),
@@ -229,10 +246,13 @@ CASES = [
     ("coefficient overflow", " 2 -1.212", " 2 -1e999", "too large for a double"),
     ("coefficient nan", " 2 -1.212", " 2 nan", "'nan' is not a number"),
     ("AO index not integer", " 2 -1.212", " 2.0 -1.212", "'2.0' is not an integer"),
-    ("keys without coefficients", ORB2, ORB2 + " Sym= A\n Ene= 1.0\n Occup= 0.0\n",
-     "orbital 3 has no coefficients"),
-    ("coefficients before keys", "[MO]\n Sym= A\n Ene= -0.578\n Spin= Alpha\n Occup= 2.0\n",
-     "[MO]\n", "coefficient line comes before"),
+    ("keys without coefficients", ORB2, ORB2 + " Sym= A\n Ene= 1.0\n Occup= 0.0\n", "orbital 3 has no coefficients"),
+    (
+        "coefficients before keys",
+        "[MO]\n Sym= A\n Ene= -0.578\n Spin= Alpha\n Occup= 2.0\n",
+        "[MO]\n",
+        "coefficient line comes before",
+    ),
     ("more orbitals than AOs", ORB2, ORB2 + ORB2, "3 alpha orbitals but only 2 basis functions"),
     ("fractional electrons", "Occup= 2.0", "Occup= 1.5", "add up to 1.5 electrons, not a whole"),
     ("no electrons", "Occup= 2.0", "Occup= 0.0", "add up to 0 electrons"),
@@ -250,11 +270,13 @@ def test_each_rule(what, old, new, message):
     assert str(info.value).startswith("Molden file h2.molden") and "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("Occup= 1.0", "Occup= 2.0", r"occupation 2\.0, outside 0\.\.1"),
-    (" Sym= A\n Ene= 0.670\n Spin= Beta\n Occup= 0.0\n 1 1.212\n 2 -1.212\n", "",
-     "2 alpha and 1 beta orbitals"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("Occup= 1.0", "Occup= 2.0", r"occupation 2\.0, outside 0\.\.1"),
+        (" Sym= A\n Ene= 0.670\n Spin= Beta\n Occup= 0.0\n 1 1.212\n 2 -1.212\n", "", "2 alpha and 1 beta orbitals"),
+    ],
+)
 def test_unrestricted_rules(old, new, message):
     assert old in H2_UHF
     with pytest.raises(InputError, match=message):
@@ -262,8 +284,10 @@ def test_unrestricted_rules(old, new, message):
 
 
 def test_unreadable_files(tmp_path):
-    for content, message in ((b"[Atoms] AU\x00\x01", "binary data"),
-                             (b"[Atoms] \xff\xfe AU\n", "not a UTF-8 text file")):
+    for content, message in (
+        (b"[Atoms] AU\x00\x01", "binary data"),
+        (b"[Atoms] \xff\xfe AU\n", "not a UTF-8 text file"),
+    ):
         path = tmp_path / "bad.molden"
         path.write_bytes(content)
         with pytest.raises(InputError, match=message):
@@ -275,27 +299,51 @@ def test_unreadable_files(tmp_path):
 
 
 _NUMBER = re.compile(r"-?\d+\.?\d*(?:[eE][-+]?\d+)?")
-_REPLACEMENTS = ["nan", "inf", "-inf", "1e308", "-1e308", "1e999", "1e-320", "-5", "0", "-0.0",
-                 "2.5", "99999999999999999999", "999999999", "7", "", "1 2", "x"]
+_REPLACEMENTS = [
+    "nan",
+    "inf",
+    "-inf",
+    "1e308",
+    "-1e308",
+    "1e999",
+    "1e-320",
+    "-5",
+    "0",
+    "-0.0",
+    "2.5",
+    "99999999999999999999",
+    "999999999",
+    "7",
+    "",
+    "1 2",
+    "x",
+]
 _CHARACTERS = list("0123456789.-+eEdD =[]\nxX\tAa")
 
 
 def _mutate(data, text):
     """One random damage: flip, delete or insert a byte, delete or duplicate a line,
     truncate, or replace a number."""
-    kind = data.draw(st.sampled_from(["flip", "insert", "drop", "delete line", "duplicate line",
-                                      "swap lines", "truncate", "number", "number"]))
+    kind = data.draw(
+        st.sampled_from(
+            ["flip", "insert", "drop", "delete line", "duplicate line", "swap lines", "truncate", "number", "number"]
+        )
+    )
     if kind in ("flip", "insert", "drop", "truncate"):
         at = data.draw(st.integers(0, max(len(text) - 1, 0)))
         char = data.draw(st.sampled_from(_CHARACTERS))
-        return {"flip": text[:at] + char + text[at + 1:], "insert": text[:at] + char + text[at:],
-                "drop": text[:at] + text[at + 1:], "truncate": text[:at]}[kind]
+        return {
+            "flip": text[:at] + char + text[at + 1 :],
+            "insert": text[:at] + char + text[at:],
+            "drop": text[:at] + text[at + 1 :],
+            "truncate": text[:at],
+        }[kind]
     if kind == "number":
         numbers = list(_NUMBER.finditer(text))
         if not numbers:
             return text
         match = numbers[data.draw(st.integers(0, len(numbers) - 1))]
-        return text[:match.start()] + data.draw(st.sampled_from(_REPLACEMENTS)) + text[match.end():]
+        return text[: match.start()] + data.draw(st.sampled_from(_REPLACEMENTS)) + text[match.end() :]
     lines = text.split("\n")
     at = data.draw(st.integers(0, len(lines) - 1))
     if kind == "delete line":
@@ -308,8 +356,12 @@ def _mutate(data, text):
     return "\n".join(lines)
 
 
-@settings(max_examples=600, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=600,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_mutated_files_read_consistently_or_fail_cleanly(files, data):
     text = files[data.draw(st.sampled_from(["pyscf-rhf", "pyscf-uhf", "hartree-rhf"]))]
@@ -325,8 +377,14 @@ def test_mutated_files_read_consistently_or_fail_cleanly(files, data):
     assert out.mo_coeff.shape[-2] == nao and nmo <= nao
     assert out.mo_energy.shape == out.mo_occ.shape == out.mo_coeff.shape[:-2] + (nmo,)
     assert out.mo_coeff.ndim in (2, 3)
-    for array in (out.mo_coeff, out.mo_energy, out.mo_occ, out.basis.exponents,
-                  out.basis.coefficients, out.molecule.coords):
+    for array in (
+        out.mo_coeff,
+        out.mo_energy,
+        out.mo_occ,
+        out.basis.exponents,
+        out.basis.coefficients,
+        out.molecule.coords,
+    ):
         assert np.all(np.isfinite(array))
     assert np.all(out.basis.exponents > 0)
     assert np.all(out.mo_occ >= -1e-5) and np.all(out.mo_occ <= 2 + 1e-5)

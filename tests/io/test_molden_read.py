@@ -37,8 +37,9 @@ def test_round_trip_gives_identical_orbitals(tmp_path, water, make_result, cart,
     np.testing.assert_allclose(data.mo_coeff, result.mo_coeff, atol=1e-12)
     if unrestricted:
         for s in range(2):
-            np.testing.assert_allclose(_values(data.basis, data.mo_coeff[s]),
-                                       _values(result.basis, result.mo_coeff[s]), atol=1e-12)
+            np.testing.assert_allclose(
+                _values(data.basis, data.mo_coeff[s]), _values(result.basis, result.mo_coeff[s]), atol=1e-12
+            )
 
 
 @pytest.mark.parametrize("cart", [False, True])
@@ -68,23 +69,31 @@ def test_angstrom_fortran_exponents_sparse_lines_and_sp_shells(tmp_path, water, 
         if in_atoms:
             xyz = [float(v) * 0.529177210903 for v in fields[3:6]]
             out.append(" ".join(fields[:3] + [f"{v:.12f}" for v in xyz]))
-        elif len(fields) == 2 and "e" in fields[1] and fields[0].isdigit() and (
-                fields[0] == "1" or abs(float(fields[1])) < 0.05):
-            continue              # sparse [MO]: drop small coefficients and AO 1 (every orbital sparse)
+        elif (
+            len(fields) == 2
+            and "e" in fields[1]
+            and fields[0].isdigit()
+            and (fields[0] == "1" or abs(float(fields[1])) < 0.05)
+        ):
+            continue  # sparse [MO]: drop small coefficients and AO 1 (every orbital sparse)
         else:
             out.append(line.replace("e", "D") if len(fields) == 2 and "." in fields[0] else line)
     data = parse_molden("\n".join(out) + "\n")
     expected = np.where(np.abs(result.mo_coeff) < 0.05, 0.0, result.mo_coeff)  # spherical: no scaling
-    expected[0] = 0.0                                   # Molden AO 1 is hartree AO 0 (O 1s)
+    expected[0] = 0.0  # Molden AO 1 is hartree AO 0 (O 1s)
     assert np.count_nonzero(expected) < expected.size
     np.testing.assert_allclose(data.mo_coeff, expected, atol=1e-13)
     np.testing.assert_allclose(data.molecule.coords, result.molecule.coords, atol=1e-10)
     np.testing.assert_allclose(data.basis.exponents, result.basis.exponents, rtol=1e-13)
     # an sp shell line gives the same functions as separate s and p shells
-    sp = ("[Molden Format]\n[Atoms] AU\nH 1 1 0.0 0.0 0.0\n[GTO]\n1 0\nsp 2 1.00\n"
-          "0.5 0.4 0.6\n0.1 0.7 0.5\n\n[MO]\nEne= -0.5\nSpin= Alpha\nOccup= 1.0\n1 1.0\n4 0.5\n")
-    sep = ("[Molden Format]\n[Atoms] AU\nH 1 1 0.0 0.0 0.0\n[GTO]\n1 0\ns 2 1.00\n0.5 0.4\n0.1 0.7\n"
-           "p 2 1.00\n0.5 0.6\n0.1 0.5\n\n[MO]\nEne= -0.5\nSpin= Alpha\nOccup= 1.0\n1 1.0\n4 0.5\n")
+    sp = (
+        "[Molden Format]\n[Atoms] AU\nH 1 1 0.0 0.0 0.0\n[GTO]\n1 0\nsp 2 1.00\n"
+        "0.5 0.4 0.6\n0.1 0.7 0.5\n\n[MO]\nEne= -0.5\nSpin= Alpha\nOccup= 1.0\n1 1.0\n4 0.5\n"
+    )
+    sep = (
+        "[Molden Format]\n[Atoms] AU\nH 1 1 0.0 0.0 0.0\n[GTO]\n1 0\ns 2 1.00\n0.5 0.4\n0.1 0.7\n"
+        "p 2 1.00\n0.5 0.6\n0.1 0.5\n\n[MO]\nEne= -0.5\nSpin= Alpha\nOccup= 1.0\n1 1.0\n4 0.5\n"
+    )
     a, b = parse_molden(sp), parse_molden(sep)
     assert a.molecule.multiplicity == 2
     np.testing.assert_allclose(_values(a.basis, a.mo_coeff), _values(b.basis, b.mo_coeff), atol=1e-14)
@@ -98,11 +107,12 @@ def test_mixed_5d10f_flags(water, make_result):
     head, _ = text.split("[MO]\n")
     from hartree.io.molden import cartesian_shell_order_and_scale
     from hartree.io.shells import shells_by_atom
+
     rows = []
     for shells in shells_by_atom(basis, 3):
         for sh in shells:
             l, a0 = int(basis.shell_l[sh]), int(basis.ao_loc[sh])
-            block = coeff[a0:a0 + 2 * l + 1]
+            block = coeff[a0 : a0 + 2 * l + 1]
             if l == 3:  # cartesian f: C_cart = C_l C_sph, Molden order, times the component norms
                 positions, norms = cartesian_shell_order_and_scale(3)
                 cart = cart2sph(3) @ block

@@ -29,9 +29,18 @@ from hartree.io.qcschema_read import (
 from hartree.molecule import Molecule
 
 PROPERTY_KEYS = {
-    "return_energy", "scf_total_energy", "nuclear_repulsion_energy", "scf_one_electron_energy",
-    "scf_two_electron_energy", "scf_iterations", "scf_dipole_moment", "calcinfo_nbasis",
-    "calcinfo_nmo", "calcinfo_nalpha", "calcinfo_nbeta", "calcinfo_natom",
+    "return_energy",
+    "scf_total_energy",
+    "nuclear_repulsion_energy",
+    "scf_one_electron_energy",
+    "scf_two_electron_energy",
+    "scf_iterations",
+    "scf_dipole_moment",
+    "calcinfo_nbasis",
+    "calcinfo_nmo",
+    "calcinfo_nalpha",
+    "calcinfo_nbeta",
+    "calcinfo_natom",
 }
 
 
@@ -75,7 +84,7 @@ def test_uhf_and_rohf_electron_counts(water, make_result):
     result, _ = make_result(water, "sto-3g", unrestricted=True)
     props = result_to_qcschema(result)["properties"]
     assert (props["calcinfo_nalpha"], props["calcinfo_nbeta"]) == (6, 4)
-    assert electron_counts(np.array([2, 2, 1, 1, 0, 0])) == (4, 2)   # ROHF occupations
+    assert electron_counts(np.array([2, 2, 1, 1, 0, 0])) == (4, 2)  # ROHF occupations
 
 
 @pytest.mark.parametrize("unrestricted", [False, True])
@@ -116,8 +125,10 @@ def test_basis_is_understood_by_pyscf(water, make_result):
     atoms, shells = [], {}
     for key, xyz in zip(wfn_basis["atom_map"], geometry):
         atoms.append([key, tuple(xyz)])
-        shells[key] = [[sh["angular_momentum"][0]] + [list(p) for p in zip(sh["exponents"], sh["coefficients"][0])]
-                       for sh in wfn_basis["center_data"][key]["electron_shells"]]
+        shells[key] = [
+            [sh["angular_momentum"][0]] + [list(p) for p in zip(sh["exponents"], sh["coefficients"][0])]
+            for sh in wfn_basis["center_data"][key]["electron_shells"]
+        ]
     mol = gto.M(atom=atoms, unit="Bohr", basis=shells, verbose=0)
     np.testing.assert_allclose(mol.intor("int1e_ovlp"), ref_mol.intor("int1e_ovlp"), atol=1e-12)
     c = np.array(doc["wavefunction"]["scf_orbitals_a"]).reshape(mol.nao, mol.nao)
@@ -152,7 +163,7 @@ def test_rohf_occupations_split_by_spin(water, make_result):
     restricted-orbital result with 0/1/2 occupations."""
     result, _ = make_result(water, "sto-3g")
     occ = np.zeros(result.basis.nao)
-    occ[:4], occ[4:6] = 2.0, 1.0                      # 4 doubly, 2 singly occupied
+    occ[:4], occ[4:6] = 2.0, 1.0  # 4 doubly, 2 singly occupied
     result.mo_occ, result.method = occ, "rohf"
     doc = result_to_qcschema(result)
     wfn = doc["wavefunction"]
@@ -171,12 +182,23 @@ def _fake_mp2(result, reference="rhf", nocc=4, nvir=2):
     """An MP2Result with made-up energies on top of a (fake) SCF result."""
     from hartree.mp2 import MP2Result
 
-    return MP2Result(reference=reference, scf_energy=float(result.energy),
-                     correlation_energy=-0.21, opposite_spin=-0.16, same_spin=-0.05,
-                     frozen_core=1, nocc=nocc, nvir=nvir, aux_basis="cc-pVDZ-RIFIT", naux=84,
-                     precision="fp64", device="cpu (test)", wall_time=0.5,
-                     timings={"metric": 0.1, "energy": 0.2},
-                     notes=["mixed: (ia|jb) by ozaki INT8 with 3 slices"])
+    return MP2Result(
+        reference=reference,
+        scf_energy=float(result.energy),
+        correlation_energy=-0.21,
+        opposite_spin=-0.16,
+        same_spin=-0.05,
+        frozen_core=1,
+        nocc=nocc,
+        nvir=nvir,
+        aux_basis="cc-pVDZ-RIFIT",
+        naux=84,
+        precision="fp64",
+        device="cpu (test)",
+        wall_time=0.5,
+        timings={"metric": 0.1, "energy": 0.2},
+        notes=["mixed: (ia|jb) by ozaki INT8 with 3 slices"],
+    )
 
 
 def test_mp2_result_document(tmp_path, water, make_result):
@@ -185,13 +207,18 @@ def test_mp2_result_document(tmp_path, water, make_result):
     plain = result_to_qcschema(result, keywords={"method": "mp2"})
     doc = result_to_qcschema(result, keywords={"method": "mp2"}, mp2=mp2)
     props = doc["properties"]
-    scs = {"scs_mp2_correlation_energy", "scs_mp2_total_energy"}   # not QCSchema v1 fields
+    scs = {"scs_mp2_correlation_energy", "scs_mp2_total_energy"}  # not QCSchema v1 fields
     assert set(props) == PROPERTY_KEYS | (set(mp2.properties()) - scs)
     assert set(doc["extras"]["hartree"]["properties"]) == scs
     merged = document_properties(doc)
-    for key in ("mp2_correlation_energy", "mp2_total_energy", "mp2_same_spin_correlation_energy",
-                "mp2_opposite_spin_correlation_energy", "scs_mp2_correlation_energy",
-                "scs_mp2_total_energy"):
+    for key in (
+        "mp2_correlation_energy",
+        "mp2_total_energy",
+        "mp2_same_spin_correlation_energy",
+        "mp2_opposite_spin_correlation_energy",
+        "scs_mp2_correlation_energy",
+        "scs_mp2_total_energy",
+    ):
         assert merged[key] == mp2.properties()[key], key
     assert props["mp2_total_energy"] == pytest.approx(result.energy - 0.21, abs=1e-12)
     assert merged["scs_mp2_correlation_energy"] == pytest.approx(1.2 * -0.16 + -0.05 / 3, abs=1e-12)
@@ -199,11 +226,19 @@ def test_mp2_result_document(tmp_path, water, make_result):
     assert props["scf_total_energy"] == result.energy
     assert doc["model"] == {"method": "mp2", "basis": "sto-3g"}
     extra = doc["extras"]["hartree"]["mp2"]
-    assert extra == {"reference": "rhf", "aux_basis": "cc-pVDZ-RIFIT", "naux": 84,
-                     "frozen_core": 1, "nocc": 4, "nvir": 2, "precision": "fp64",
-                     "device": "cpu (test)", "wall_time": 0.5,
-                     "timings": {"metric": 0.1, "energy": 0.2},
-                     "notes": ["mixed: (ia|jb) by ozaki INT8 with 3 slices"]}
+    assert extra == {
+        "reference": "rhf",
+        "aux_basis": "cc-pVDZ-RIFIT",
+        "naux": 84,
+        "frozen_core": 1,
+        "nocc": 4,
+        "nvir": 2,
+        "precision": "fp64",
+        "device": "cpu (test)",
+        "wall_time": 0.5,
+        "timings": {"metric": 0.1, "energy": 0.2},
+        "notes": ["mixed: (ia|jb) by ozaki INT8 with 3 slices"],
+    }
     assert doc["extras"]["hartree"]["scf_method"] == "rhf"
     # the SCF part of the document is what it is without MP2
     assert doc["wavefunction"] == plain["wavefunction"]
@@ -227,9 +262,16 @@ def test_mp2_uhf_orbital_counts_are_lists(water, make_result):
 def test_scf_stage_timings_in_extras(water, make_result):
     """SCFResult.timings go to extras.hartree.timings: seconds as floats, build counts as ints."""
     result, _ = make_result(water, "sto-3g")
-    result.timings = {"one_electron": 0.25, "guess": 0.5, "jk": 2.0, "other": 0.1,
-                      "analysis": 0.01, "full_builds": 3, "incremental_builds": 12,
-                      "early_screening_builds": 0}
+    result.timings = {
+        "one_electron": 0.25,
+        "guess": 0.5,
+        "jk": 2.0,
+        "other": 0.1,
+        "analysis": 0.01,
+        "full_builds": 3,
+        "incremental_builds": 12,
+        "early_screening_builds": 0,
+    }
     doc = json.loads(json.dumps(result_to_qcschema(result)))
     t = doc["extras"]["hartree"]["timings"]
     assert t == result.timings
@@ -245,8 +287,10 @@ def _legacy(doc):
     hartree_extras = old["extras"]["hartree"]
     old["properties"].update(hartree_extras.pop("properties", {}))
     old.pop("protocols")
-    old["wavefunction"]["extras"] = {"hartree_ao_order": hartree_extras.pop("ao_order"),
-                                     "hartree_ao_labels": hartree_extras.pop("ao_labels")}
+    old["wavefunction"]["extras"] = {
+        "hartree_ao_order": hartree_extras.pop("ao_order"),
+        "hartree_ao_labels": hartree_extras.pop("ao_labels"),
+    }
     for center in old["wavefunction"]["basis"]["center_data"].values():
         for shell in center["electron_shells"]:
             shell["function_type"] = "gto"
@@ -284,7 +328,7 @@ def test_write_json_is_atomic_and_valid_json(tmp_path, water, make_result):
     doc["extras"]["hartree"]["s_squared"] = float("nan")
     doc["extras"]["hartree"]["mulliken_charges"][0] = float("inf")
     write_json(path, doc)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]       # no temporary left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temporary left
     back = json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(name))
     assert back["extras"]["hartree"]["s_squared"] is None
     assert back["extras"]["hartree"]["mulliken_charges"][0] is None
@@ -304,18 +348,21 @@ def _at(doc, path):
 def _set(path, value):
     def damage(doc):
         _at(doc, path[:-1])[path[-1]] = value
+
     return damage
 
 
 def _delete(*path):
     def damage(doc):
         del _at(doc, path[:-1])[path[-1]]
+
     return damage
 
 
 def _call(path, method, *args):
     def damage(doc):
         getattr(_at(doc, path), method)(*args)
+
     return damage
 
 
@@ -368,7 +415,7 @@ DAMAGE = {
     "natom": (_set(("properties", "calcinfo_natom"), 4), r"calcinfo_natom is 4 but the molecule has 3"),
     "nmo above nbasis": (_set(("properties", "calcinfo_nmo"), 8), r"calcinfo_nmo \(8\) exceeds"),
     # values
-    "huge integer": (_set((*SHELL, "exponents", 0), 10 ** 400), r"exponents holds a number that is not finite"),
+    "huge integer": (_set((*SHELL, "exponents", 0), 10**400), r"exponents holds a number that is not finite"),
     "negative exponent": (_set((*SHELL, "exponents", 0), -1.0), r"exponents must be a non-empty list of positive"),
     "zero exponent": (_set((*SHELL, "exponents", 1), 0), r"exponents must be a non-empty list of positive"),
     "l = 7": (_set((*SHELL, "angular_momentum"), [7]), r"integers in 0\.\.6"),
@@ -414,13 +461,18 @@ def test_damaged_result_file_is_one_input_error(tmp_path, water, make_result, na
     for read in (read_result_json, _load_like_sources, read_wavefunction, load_wavefunction):
         with pytest.raises(InputError, match=message):
             read(path)
-    for function in (wavefunction_arrays, basis_from_qcschema):      # in memory, too
+    for function in (wavefunction_arrays, basis_from_qcschema):  # in memory, too
         _input_error_only(function, doc)
 
 
-@pytest.mark.parametrize("text, message", [("NaN", "NaN is not a number JSON allows"),
-                                           ("Infinity", "Infinity is not a number JSON allows"),
-                                           ("1e999", "too large for a double")])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("NaN", "NaN is not a number JSON allows"),
+        ("Infinity", "Infinity is not a number JSON allows"),
+        ("1e999", "too large for a double"),
+    ],
+)
 def test_non_finite_numbers_are_refused(tmp_path, water, make_result, text, message):
     result, _ = make_result(water, "sto-3g")
     doc = result_to_qcschema(result)
@@ -451,8 +503,7 @@ def _real_document(method):
         mol = Molecule.from_string("O 0 0 0.117; H 0 0.757 -0.469; H 0 -0.757 -0.469")
     else:
         mol = Molecule.from_string("O 0 0 0; H 0 0 0.97", multiplicity=2)
-    return json.loads(dumps(result_to_qcschema(hartree.scf.run(mol, basis="sto-3g", method=method,
-                                                               device="cpu"))))
+    return json.loads(dumps(result_to_qcschema(hartree.scf.run(mol, basis="sto-3g", method=method, device="cpu"))))
 
 
 def _paths(value, prefix=()):
@@ -462,16 +513,20 @@ def _paths(value, prefix=()):
         for key, item in value.items():
             yield from _paths(item, (*prefix, key))
     elif isinstance(value, list):
-        for index in (range(len(value)) if len(value) <= 3 else (0, len(value) - 1)):
+        for index in range(len(value)) if len(value) <= 3 else (0, len(value) - 1):
             yield from _paths(value[index], (*prefix, index))
 
 
-_garbage = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3)
-                        | st.floats(allow_nan=False, allow_infinity=False)
-                        | st.sampled_from([0, -1, 0.0, -1e-300, 1e308, 10 ** 400, 7, 2.5, "1"]),
-                        lambda inner: st.lists(inner, max_size=4)
-                        | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-                        max_leaves=6)
+_garbage = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=3)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([0, -1, 0.0, -1e-300, 1e308, 10**400, 7, 2.5, "1"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 @settings(max_examples=60, deadline=None)

@@ -23,9 +23,9 @@ from hartree.cli.main import main
 from hartree.io.qcschema import document_properties
 from hartree.io.qcschema_read import read_wavefunction
 
-try:                                        # qcelemental >= 0.50 ships v1 and v2 models
+try:  # qcelemental >= 0.50 ships v1 and v2 models
     from qcelemental.models.v1 import AtomicResult
-except ImportError:                         # older qcelemental: the v1 models only
+except ImportError:  # older qcelemental: the v1 models only
     from qcelemental.models import AtomicResult
 
 SCHEMAS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "schemas"
@@ -52,7 +52,7 @@ def _main(argv):
 
 
 # ------------------------------------------------------------------------------ hartree run
-RUNS = {   # method -> (molecule, extra arguments, wavefunction.restricted)
+RUNS = {  # method -> (molecule, extra arguments, wavefunction.restricted)
     "rhf": (WATER_XYZ, ["-m", "rhf"], True),
     "uhf": (OH_XYZ, ["-m", "uhf", "-s", "2"], False),
     "rohf": (OH_XYZ, ["-m", "rohf", "-s", "2"], False),
@@ -64,8 +64,7 @@ RUNS = {   # method -> (molecule, extra arguments, wavefunction.restricted)
 def _run_json(folder, xyz, extra):
     (folder / "mol.xyz").write_text(xyz)
     out = folder / "out.json"
-    code, _, err = _main(["run", folder / "mol.xyz", "-b", "sto-3g", "--device", "cpu", "-q",
-                          "--json", out, *extra])
+    code, _, err = _main(["run", folder / "mol.xyz", "-b", "sto-3g", "--device", "cpu", "-q", "--json", out, *extra])
     assert code == 0, err
     return out, json.loads(out.read_text())
 
@@ -91,7 +90,8 @@ def test_run_json_is_a_qcschema_atomic_result(tmp_path, method, driver):
     if method.startswith("mp2"):
         assert result.properties.mp2_total_energy == result.return_result
         assert props["scs_mp2_total_energy"] == pytest.approx(
-            result.properties.scf_total_energy + props["scs_mp2_correlation_energy"], abs=1e-12)
+            result.properties.scf_total_energy + props["scs_mp2_correlation_energy"], abs=1e-12
+        )
         assert doc["extras"]["hartree"]["mp2"]["reference"] == method[4:]
     # qcelemental does check: the old place of the SCS-MP2 energies is refused
     bad = copy.deepcopy(doc)
@@ -159,7 +159,7 @@ def test_atom_json_matches_its_schema(tmp_path, case):
     assert ("optimization" in doc) == (case == "optimize")
     assert ("configurations" in doc) == (case == "autogen")
     assert isinstance(doc["exponents"][-1], dict) == (case == "per-kappa")
-    broken = copy.deepcopy(doc)                 # the schema does check
+    broken = copy.deepcopy(doc)  # the schema does check
     broken["energy"] = str(broken["energy"])
     assert not validator.is_valid(broken)
     assert not validator.is_valid({"elements": [doc]})
@@ -181,16 +181,34 @@ def _basis_search_json(folder, monkeypatch, argv):
     reference = folder / "reference.json"
     reference.write_text(json.dumps({"He": {"energy": -2.8616800}, "comment": "He limits"}))
     out = folder / "search.json"
-    code, _, err = _main(["basis-search", "He", "--reference", reference, "--device", "cpu", "-q",
-                          "--rhobeg", "0.1", "--rhoend", "1e-3", "--json", out, *argv])
+    code, _, err = _main(
+        [
+            "basis-search",
+            "He",
+            "--reference",
+            reference,
+            "--device",
+            "cpu",
+            "-q",
+            "--rhobeg",
+            "0.1",
+            "--rhoend",
+            "1e-3",
+            "--json",
+            out,
+            *argv,
+        ]
+    )
     return code, err, json.loads(out.read_text())
 
 
 def test_basis_search_json_matches_its_schema(tmp_path, monkeypatch):
     validator = _validator("basis_search_result.schema.json")
-    code, err, doc = _basis_search_json(tmp_path, monkeypatch, [
-        "--nonrelativistic", "--nucleus", "point", "--threshold", "1e-4", "--nbs", "s:1:9",
-        "--maxfun", "12"])
+    code, err, doc = _basis_search_json(
+        tmp_path,
+        monkeypatch,
+        ["--nonrelativistic", "--nucleus", "point", "--threshold", "1e-4", "--nbs", "s:1:9", "--maxfun", "12"],
+    )
     assert code == 0, err
     validator.validate(doc)
     (result,) = doc["results"]
@@ -203,8 +221,9 @@ def test_basis_search_json_matches_its_schema(tmp_path, monkeypatch):
 def test_basis_search_json_with_a_failed_element_matches_its_schema(tmp_path, monkeypatch):
     """A Dirac-Fock search whose start set misses the threshold: exit code 3, and the
     document records the failure (and the nucleus of the Dirac-Fock run)."""
-    code, _, doc = _basis_search_json(tmp_path, monkeypatch, [
-        "--nucleus", "gaussian", "--threshold", "1e-9", "--nbs", "s:1:5", "--maxfun", "8"])
+    code, _, doc = _basis_search_json(
+        tmp_path, monkeypatch, ["--nucleus", "gaussian", "--threshold", "1e-9", "--nbs", "s:1:5", "--maxfun", "8"]
+    )
     assert code == 3
     _validator("basis_search_result.schema.json").validate(doc)
     assert doc["nucleus"] == "gaussian" and set(doc["results"][0]) == {"element", "error"}

@@ -1,5 +1,7 @@
 """Test matrices for mgemm (CPU and GPU tests) and their exact product."""
+
 import numpy as np
+
 
 def make_matrix(rng, shape, kind):
     """'random' in [-1, 1]; 'ill' with rows and columns scaled by 10^U(-6, 6); 'salted' with
@@ -13,7 +15,7 @@ def make_matrix(rng, shape, kind):
             x[mask] = rng.uniform(lo, hi, mask.sum()) * rng.choice([-1.0, 1.0], mask.sum())
     return x
 
+
 def exact_product(a, b):
     """a @ b in long double (the reference the schemes' error bounds are checked against)."""
     return a.astype(np.longdouble) @ b.astype(np.longdouble)
-

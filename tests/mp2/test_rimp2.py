@@ -20,13 +20,14 @@ from tests.helpers import pyscf_basis_dict, to_pyscf, water
 from tests.scf.pyscf_engine import PySCFEngine
 
 EH_TOL = 1e-8
-KCAL = 1.0 / 627.509474          # Eh per kcal/mol
+KCAL = 1.0 / 627.509474  # Eh per kcal/mol
 
 
 def _scf(mol, basis_name, method):
     basis = load_basis(mol, basis_name)
-    return hartree.scf.run(mol, basis, method=method, engine=PySCFEngine(mol, basis),
-                           conv_tol=1e-10, conv_tol_grad=1e-7)
+    return hartree.scf.run(
+        mol, basis, method=method, engine=PySCFEngine(mol, basis), conv_tol=1e-10, conv_tol_grad=1e-7
+    )
 
 
 def _pyscf_dfmp2(res, frozen):
@@ -60,8 +61,7 @@ def _check(res, ref, nfrozen):
     assert abs(res.same_spin - ref.e_corr_ss) < EH_TOL
     assert res.frozen_core == nfrozen
     assert res.total_energy == pytest.approx(res.scf_energy + res.correlation_energy, abs=1e-14)
-    assert res.scs_correlation_energy == pytest.approx(
-        1.2 * res.opposite_spin + res.same_spin / 3.0, abs=1e-14)
+    assert res.scs_correlation_energy == pytest.approx(1.2 * res.opposite_spin + res.same_spin / 3.0, abs=1e-14)
     props = res.properties()
     assert props["scs_mp2_total_energy"] == res.scs_total_energy
     assert props["mp2_correlation_energy"] == res.correlation_energy
@@ -90,25 +90,25 @@ def test_batching_and_cleaving_do_not_change_the_energy(water_rhf, oh_uhf):
         assert abs(tiny.correlation_energy - full.correlation_energy) < 1e-12
         assert abs(tiny.same_spin - full.same_spin) < 1e-12
         gemm = {g["step"]: g for g in tiny.gemm}
-        assert gemm["(ia|jb)"]["calls"] > (2 if ref.method == "rhf" else 3)   # i blocks
-        assert gemm["B"]["tiles"] > gemm["B"]["calls"]                          # cleaved
+        assert gemm["(ia|jb)"]["calls"] > (2 if ref.method == "rhf" else 3)  # i blocks
+        assert gemm["B"]["tiles"] > gemm["B"]["calls"]  # cleaved
 
 
 def test_disk_storage_equals_memory(oh_uhf, water_rhf, tmp_path):
     for ref in (oh_uhf, water_rhf):
         mem = mp2.run(ref, frozen_core=True)
-        disk = mp2.run(ref, frozen_core=True, storage="disk", scratch_dir=str(tmp_path),
-                       memory_mb=0.01)
+        disk = mp2.run(ref, frozen_core=True, storage="disk", scratch_dir=str(tmp_path), memory_mb=0.01)
         assert abs(disk.correlation_energy - mem.correlation_energy) < 1e-12
         assert abs(disk.opposite_spin - mem.opposite_spin) < 1e-12
         assert "disk" in disk.device
-    assert list(tmp_path.iterdir()) == []            # the scratch file is removed
+    assert list(tmp_path.iterdir()) == []  # the scratch file is removed
     with pytest.raises(InputError, match="storage"):
         mp2.run(water_rhf, storage="tape")
 
 
 def test_block_sizes_respect_the_memory_bound():
     from hartree.mp2.rimp2 import _block_sizes
+
     for no, nv, mb in ((10, 50, 1000.0), (10, 50, 0.1), (300, 1300, 2000.0), (3, 4, 1e-9)):
         ni, nj = _block_sizes(no, nv, no, nv, mb)
         assert ni >= 1 and 1 <= nj <= no
@@ -116,8 +116,7 @@ def test_block_sizes_respect_the_memory_bound():
             assert ni * nv * nj * nv * 8 <= mb * 1e6 / 2
 
 
-@pytest.mark.parametrize("precision,tol", [("fp32", 1e-6), ("mixed", 1e-7), ("bitwise", 1e-6),
-                                           ("ozaki", 1e-11)])
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-6), ("mixed", 1e-7), ("bitwise", 1e-6), ("ozaki", 1e-11)])
 def test_low_precision_schemes_stay_accurate(water_rhf, oh_uhf, precision, tol):
     for ref in (water_rhf, oh_uhf):
         exact = mp2.run(ref).correlation_energy
@@ -167,19 +166,22 @@ def test_frozen_core_counts():
     assert mp2.frozen_core_count([6] * 8 + [1] * 18) == 8
 
 
-@pytest.mark.parametrize("name,numbers,expected", [
-    ("cc-pVDZ", [8], "cc-pVDZ-RIFIT"),
-    ("aug-cc-pvtz", [8], "aug-cc-pVTZ-RIFIT"),
-    ("cc-pwCVQZ", [8], "cc-pwCVQZ-RIFIT"),
-    ("def2-svp", [8], "def2-SVP-RIFIT"),
-    ("def2-TZVPPD", [8], "def2-TZVPPD-RIFIT"),
-    ("def2-mTZVP", [8], "def2-TZVP-RIFIT"),
-    ("6-31g*", [1, 8], "6-31G**-RIFIT"),
-    ("6-31G(d,p)", [1, 8], "6-31G**-RIFIT"),
-    ("6-31g*", [1, 26], {"H": "6-31G**-RIFIT", "default": "def2-SVP-RIFIT"}),
-    ("6-311++G**", [8], "aug-cc-pVTZ-RIFIT"),
-    ("sto-3g", [8], "def2-SVP-RIFIT"),
-])
+@pytest.mark.parametrize(
+    "name,numbers,expected",
+    [
+        ("cc-pVDZ", [8], "cc-pVDZ-RIFIT"),
+        ("aug-cc-pvtz", [8], "aug-cc-pVTZ-RIFIT"),
+        ("cc-pwCVQZ", [8], "cc-pwCVQZ-RIFIT"),
+        ("def2-svp", [8], "def2-SVP-RIFIT"),
+        ("def2-TZVPPD", [8], "def2-TZVPPD-RIFIT"),
+        ("def2-mTZVP", [8], "def2-TZVP-RIFIT"),
+        ("6-31g*", [1, 8], "6-31G**-RIFIT"),
+        ("6-31G(d,p)", [1, 8], "6-31G**-RIFIT"),
+        ("6-31g*", [1, 26], {"H": "6-31G**-RIFIT", "default": "def2-SVP-RIFIT"}),
+        ("6-311++G**", [8], "aug-cc-pVTZ-RIFIT"),
+        ("sto-3g", [8], "def2-SVP-RIFIT"),
+    ],
+)
 def test_default_aux_names(name, numbers, expected):
     assert mp2.default_aux_name(name, numbers) == expected
 
@@ -199,8 +201,7 @@ def test_cartesian_pople_basis_equals_pyscf():
     """6-31G* in cartesian functions with its default auxiliary set (6-31G**-RIFIT)."""
     mol = water()
     basis = load_basis(mol, "6-31g*", cartesian=True)
-    res = hartree.scf.run(mol, basis, method="rhf", engine=PySCFEngine(mol, basis),
-                          conv_tol=1e-10, conv_tol_grad=1e-7)
+    res = hartree.scf.run(mol, basis, method="rhf", engine=PySCFEngine(mol, basis), conv_tol=1e-10, conv_tol_grad=1e-7)
     out = mp2.run(res, frozen_core=True)
     assert out.aux_basis == "6-31G**-RIFIT" and out.naux == mp2.load_aux_basis(mol, basis).nao
     _check(out, _pyscf_dfmp2(res, 1), 1)
@@ -213,7 +214,7 @@ def test_metric_factor_inverts_the_metric_and_handles_singular_metrics():
     m = mp2.rimp2.metric_factor(v)
     np.testing.assert_allclose(m.T @ m, np.linalg.inv(v), rtol=0, atol=1e-12)
     y = rng.standard_normal((8, 5))
-    vs = y @ y.T                                    # rank 5
+    vs = y @ y.T  # rank 5
     ms = mp2.rimp2.metric_factor(vs)
     assert ms.shape == (5, 8)
     np.testing.assert_allclose(ms @ vs @ ms.T, np.eye(5), rtol=0, atol=1e-10)

@@ -12,8 +12,10 @@ def engine_class():
     """The engine class for SCF tests (see module docstring)."""
     if os.environ.get("HARTREE_SCF_TEST_ENGINE", "").lower() == "pyscf":
         from tests.scf.pyscf_engine import PySCFEngine
+
         return PySCFEngine
     from hartree.integrals.engine import CPUEngine
+
     return CPUEngine
 
 

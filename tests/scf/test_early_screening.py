@@ -61,7 +61,7 @@ def test_a_tighter_call_threshold_is_clamped_to_the_engine_threshold(glycine):
 def test_engines_without_a_call_threshold_run_without_the_early_phase(glycine):
     mol, basis, eng = glycine
 
-    class Plain:                       # an engine whose jk takes no threshold
+    class Plain:  # an engine whose jk takes no threshold
         screening_threshold = 1e-13
 
         def __getattr__(self, name):
@@ -74,8 +74,9 @@ def test_engines_without_a_call_threshold_run_without_the_early_phase(glycine):
     assert res.timings["early_screening_builds"] == 0
 
 
-@pytest.mark.parametrize("bad", [dict(early_screening=0.0), dict(early_screening=-1e-9),
-                                 dict(early_screening_gradient=0.0)])
+@pytest.mark.parametrize(
+    "bad", [dict(early_screening=0.0), dict(early_screening=-1e-9), dict(early_screening_gradient=0.0)]
+)
 def test_bad_early_screening_options_raise(bad):
     with pytest.raises(InputError):
         SCFOptions(**bad)

@@ -8,16 +8,14 @@ import os
 
 import h5py
 import numpy as np
-import pytest
 import pyscf.scf
+import pytest
 
 from hartree.basis import load_basis
 from hartree.errors import ConvergenceError, InputError
 from hartree.molecule import Molecule
-from hartree.scf import (RHF, ROHF, UHF, IterationRecord, SCFOptions, kernel, read_checkpoint,
-                         run)
-from hartree.scf.diis import (adiis_coefficients, cdiis_coefficients, ediis_coefficients,
-                              minimize_on_simplex)
+from hartree.scf import RHF, ROHF, UHF, IterationRecord, SCFOptions, kernel, read_checkpoint, run
+from hartree.scf.diis import adiis_coefficients, cdiis_coefficients, ediis_coefficients, minimize_on_simplex
 from hartree.scf.guess import sad_density
 from hartree.scf.linalg import orthogonalizer
 from tests.helpers import to_pyscf, water
@@ -118,8 +116,7 @@ def test_drivers_and_callback(h2o, h2o_reference):
 # --------------------------------------------------------------------- Fock builds
 def test_incremental_fock_matches_full_rebuilds(h2o, h2o_reference):
     mol, basis, eng = h2o
-    inc = kernel(mol, basis, SCFOptions(incremental_fock=True, full_rebuild_every=4,
-                                        conv_tol=1e-11), eng)
+    inc = kernel(mol, basis, SCFOptions(incremental_fock=True, full_rebuild_every=4, conv_tol=1e-11), eng)
     assert inc.converged
     assert abs(inc.energy - h2o_reference.energy) < 1e-10
     steps = [r.step for r in inc.history[1:]]
@@ -200,7 +197,7 @@ def test_related_checkpoints_seed_the_guess(tmp_path, h2o, h2o_reference):
     fresh = kernel(cation, basis, SCFOptions(method="uhf"), eng_c)
     assert res.converged and any("another job" in n for n in res.notes)
     assert abs(res.energy - fresh.energy) < 1e-8
-    assert read_checkpoint(path).fingerprint == before          # never written
+    assert read_checkpoint(path).fingerprint == before  # never written
     # another job's checkpoint is not replaced without overwrite_checkpoint
     with pytest.raises(InputError, match="belongs to another job"):
         kernel(cation, basis, SCFOptions(method="uhf", checkpoint=path), eng_c)
@@ -208,16 +205,19 @@ def test_related_checkpoints_seed_the_guess(tmp_path, h2o, h2o_reference):
     # RHF orbitals seed ROHF with guess='checkpoint': read, left unchanged, no checkpoint
     path_r = str(tmp_path / "rohf.chk")
     kernel(mol, basis, SCFOptions(checkpoint=path_r), eng)
-    res_r = kernel(cation, basis, SCFOptions(method="rohf", checkpoint=path_r,
-                                             guess="checkpoint"), eng_c)
+    res_r = kernel(cation, basis, SCFOptions(method="rohf", checkpoint=path_r, guess="checkpoint"), eng_c)
     fresh_r = kernel(cation, basis, SCFOptions(method="rohf"), eng_c)
     assert res_r.converged and fresh_r.converged
     assert abs(res_r.energy - fresh_r.energy) < 1e-8
     assert any("left unchanged" in n for n in res_r.notes)
     assert read_checkpoint(path_r).method == "rhf"
     # ... and with overwrite_checkpoint the file then holds the ROHF run
-    kernel(cation, basis, SCFOptions(method="rohf", checkpoint=path_r, guess="checkpoint",
-                                     overwrite_checkpoint=True), eng_c)
+    kernel(
+        cation,
+        basis,
+        SCFOptions(method="rohf", checkpoint=path_r, guess="checkpoint", overwrite_checkpoint=True),
+        eng_c,
+    )
     assert read_checkpoint(path_r).method == "rohf"
     # other geometry, same basis functions
     path2 = str(tmp_path / "geom.chk")
@@ -232,8 +232,7 @@ def test_related_checkpoints_seed_the_guess(tmp_path, h2o, h2o_reference):
     assert res_m.iterations <= fresh_m.iterations
 
 
-def test_incompatible_checkpoint_is_refused_or_replaced_on_request(tmp_path, h2o,
-                                                                    h2o_reference):
+def test_incompatible_checkpoint_is_refused_or_replaced_on_request(tmp_path, h2o, h2o_reference):
     mol, basis, eng = h2o
     path = str(tmp_path / "sto.chk")
     small = load_basis(mol, "sto-3g")
@@ -272,9 +271,12 @@ def test_minimize_on_simplex_matches_brute_force():
         c = minimize_on_simplex(g, h)
         assert c.min() >= 0 and abs(c.sum() - 1) < 1e-12
         f = g @ c + 0.5 * c @ h @ c
-        best = min(g @ v + 0.5 * v @ h @ v
-                   for x in grid for y in grid[: int(round((1 - x) * 200)) + 1]
-                   for v in [np.array([x, y, 1 - x - y])])
+        best = min(
+            g @ v + 0.5 * v @ h @ v
+            for x in grid
+            for y in grid[: int(round((1 - x) * 200)) + 1]
+            for v in [np.array([x, y, 1 - x - y])]
+        )
         assert f <= best + 1e-12
 
 
@@ -326,9 +328,17 @@ def test_near_linear_dependencies_are_dropped_with_a_warning():
                 centers.append(mol.coords[ia])
                 exps.append(a)
                 coefs.append(float(normalized_coefficients(0, [a], [1.0])[0]))
-        return Basis(name="test-h", pure=True, shell_atom=atoms, shell_l=ls,
-                     shell_nprim=[1] * len(ls), shell_prim_start=starts,
-                     shell_center=centers, exponents=exps, coefficients=coefs)
+        return Basis(
+            name="test-h",
+            pure=True,
+            shell_atom=atoms,
+            shell_l=ls,
+            shell_nprim=[1] * len(ls),
+            shell_prim_start=starts,
+            shell_center=centers,
+            exponents=exps,
+            coefficients=coefs,
+        )
 
     dup = h_basis([[0.3, 1.0, 1.0 + 1e-6, 3.0]] * 2)
     ref = h_basis([[0.3, 1.0, 3.0]] * 2)
@@ -370,8 +380,12 @@ def test_fallback_converges_cn_radical_hard_case():
     shifted.max_cycle = 200
     shifted.kernel()
     assert shifted.converged
-    res = kernel(mol, basis, SCFOptions(method="uhf", guess="core", fallback=True, max_cycle=60,
-                                        conv_tol_grad=1e-7), make_engine(mol, basis))
+    res = kernel(
+        mol,
+        basis,
+        SCFOptions(method="uhf", guess="core", fallback=True, max_cycle=60, conv_tol_grad=1e-7),
+        make_engine(mol, basis),
+    )
     assert res.converged
     assert abs(res.energy - shifted.e_tot) < 1e-8
     assert abs(res.s_squared - shifted.spin_square()[0]) < 1e-5
@@ -384,6 +398,7 @@ def test_stage_timings_add_up_to_the_wall_time(h2o):
     assembly), and the build counts equal the records of the history."""
     from hartree.cli.report import stage_times_text
     from hartree.scf.kernel import STAGES
+
     mol, basis, eng = h2o
     res = kernel(mol, basis, SCFOptions(conv_tol=1e-10, full_rebuild_every=4), eng)
     t = res.timings
@@ -405,6 +420,7 @@ def test_gradient_criterion_is_sqrt2_times_pyscf_orbital_gradient_norm():
     PySCF's norm_gorb = ||2 F_vo|| (benchmarks/gpu_jk.py relies on it to give GPU4PySCF the
     same criterion).  Checked at an unconverged state, to 1e-12 relative."""
     from hartree.scf import fock as fk
+
     mol = water()
     pmol = to_pyscf(mol, load_basis(mol, "6-31g"))
     mf = pyscf.scf.RHF(pmol)
@@ -416,4 +432,4 @@ def test_gradient_criterion_is_sqrt2_times_pyscf_orbital_gradient_norm():
     ours = np.linalg.norm(fk.commutator_errors([f], [dm], s, x))
     gorb = np.linalg.norm(mf.get_grad(mf.mo_coeff, mf.mo_occ, f))
     assert gorb > 1e-4
-    assert abs(ours / gorb - 2 ** 0.5) < 1e-12 * 2 ** 0.5
+    assert abs(ours / gorb - 2**0.5) < 1e-12 * 2**0.5

@@ -10,8 +10,8 @@ that first-order properties are converged well below those tolerances.
 import functools
 
 import numpy as np
-import pytest
 import pyscf.scf
+import pytest
 
 from hartree.basis import load_basis
 from hartree.molecule import Molecule
@@ -27,10 +27,8 @@ CASES = {
     "o2-rohf-triplet": ("O 0 0 0; O 0 0 1.2075", 0, 3, "rohf", "cc-pvdz", False, "sad"),
     "no-uhf": ("N 0 0 0; O 0 0 1.1508", 0, 2, "uhf", "6-31g*", False, "sad"),
     "no-rohf": ("N 0 0 0; O 0 0 1.1508", 0, 2, "rohf", "6-31g*", False, "sad"),
-    "ch2-uhf-triplet": ("C 0 0 0.1; H 0 0.99 -0.5; H 0 -0.99 -0.5", 0, 3, "uhf", "6-31g**",
-                        False, "sad"),
-    "ch2-rohf-triplet": ("C 0 0 0.1; H 0 0.99 -0.5; H 0 -0.99 -0.5", 0, 3, "rohf", "6-31g**",
-                         False, "core"),
+    "ch2-uhf-triplet": ("C 0 0 0.1; H 0 0.99 -0.5; H 0 -0.99 -0.5", 0, 3, "uhf", "6-31g**", False, "sad"),
+    "ch2-rohf-triplet": ("C 0 0 0.1; H 0 0.99 -0.5; H 0 -0.99 -0.5", 0, 3, "rohf", "6-31g**", False, "core"),
     "h2o-cation-uhf": ("water", 1, 2, "uhf", "cc-pvdz", False, "sad"),
     "oh-anion-rhf": ("O 0 0 0; H 0 0 0.97", -1, 1, "rhf", "aug-cc-pvdz", False, "sad"),
     "hf-rhf-ccpvtz": ("H 0 0 0; F 0 0 0.917", 0, 1, "rhf", "cc-pvtz", False, "sad"),
@@ -50,13 +48,12 @@ def _molecule(geometry, charge, multiplicity):
     return Molecule.from_string(geometry, charge=charge, multiplicity=multiplicity)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run(name):
     geometry, charge, mult, method, basis_name, cart, guess = CASES[name]
     mol = _molecule(geometry, charge, mult)
     basis = load_basis(mol, basis_name, cartesian=cart)
-    options = SCFOptions(method=method, guess=guess, conv_tol=1e-10, conv_tol_grad=1e-7,
-                         max_cycle=80)
+    options = SCFOptions(method=method, guess=guess, conv_tol=1e-10, conv_tol_grad=1e-7, max_cycle=80)
     res = kernel(mol, basis, options, make_engine(mol, basis))
     mf = PYSCF_CLASS[method](to_pyscf(mol, basis))
     mf.conv_tol = 1e-11
@@ -80,9 +77,19 @@ def test_total_energy(name):
     assert abs(comps["coulomb"] + comps["exchange"] - e1) < 1e-6
 
 
-@pytest.mark.parametrize("name", ["h2o-rhf-ccpvdz", "o2-uhf-triplet", "o2-rohf-triplet",
-                                  "h2o-cation-uhf", "oh-anion-rhf", "hbr-rhf-631g",
-                                  "h2o-rhf-631gss-cart", "no-rohf"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "h2o-rhf-ccpvdz",
+        "o2-uhf-triplet",
+        "o2-rohf-triplet",
+        "h2o-cation-uhf",
+        "oh-anion-rhf",
+        "hbr-rhf-631g",
+        "h2o-rhf-631gss-cart",
+        "no-rohf",
+    ],
+)
 def test_orbital_energies(name):
     res, mf = _run(name)
     mine = np.sort(np.asarray(res.mo_energy), axis=-1)
@@ -92,9 +99,20 @@ def test_orbital_energies(name):
     np.testing.assert_allclose(np.sort(res.mo_occ, axis=-1), np.sort(mf.mo_occ, axis=-1))
 
 
-@pytest.mark.parametrize("name", ["h2o-rhf-ccpvdz", "o2-uhf-triplet", "no-uhf", "no-rohf",
-                                  "h2o-cation-uhf", "oh-anion-rhf", "hbr-rhf-631g",
-                                  "h2o-rhf-631gss-cart", "ch2-uhf-triplet"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "h2o-rhf-ccpvdz",
+        "o2-uhf-triplet",
+        "no-uhf",
+        "no-rohf",
+        "h2o-cation-uhf",
+        "oh-anion-rhf",
+        "hbr-rhf-631g",
+        "h2o-rhf-631gss-cart",
+        "ch2-uhf-triplet",
+    ],
+)
 def test_dipole_and_mulliken(name):
     res, mf = _run(name)
     dip = mf.dip_moment(unit="au", verbose=0)
@@ -104,10 +122,20 @@ def test_dipole_and_mulliken(name):
     assert abs(res.mulliken_charges.sum() - res.molecule.charge) < 1e-8
 
 
-@pytest.mark.parametrize("name", ["o2-uhf-triplet", "o2-rohf-triplet", "no-uhf", "no-rohf",
-                                  "h-atom-rohf",
-                                  "ch2-uhf-triplet", "ch2-rohf-triplet", "h2o-cation-uhf",
-                                  "cn-uhf-core"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "o2-uhf-triplet",
+        "o2-rohf-triplet",
+        "no-uhf",
+        "no-rohf",
+        "h-atom-rohf",
+        "ch2-uhf-triplet",
+        "ch2-rohf-triplet",
+        "h2o-cation-uhf",
+        "cn-uhf-core",
+    ],
+)
 def test_spin_square(name):
     res, mf = _run(name)
     assert abs(res.s_squared - mf.spin_square()[0]) < 1e-6
