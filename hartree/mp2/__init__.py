@@ -5,7 +5,7 @@
 >>> mp2.correlation_energy, mp2.opposite_spin, mp2.same_spin, mp2.scs_total_energy
 """
 
-from .aux import default_aux_name, load_aux_basis
+from .auxiliary_basis import default_aux_name, load_aux_basis
 from .result import MP2Result
 from .rimp2 import MP2Options, frozen_core_count, kernel, run
 

@@ -36,7 +36,7 @@ import scipy.linalg
 from hartree.errors import InputError
 from hartree.integrals.three_center import int2c2e, mo_int3c2e
 from hartree.linalg.mgemm import PRECISIONS, mgemm
-from hartree.mp2.aux import load_aux_basis
+from hartree.mp2.auxiliary_basis import load_aux_basis
 from hartree.mp2.result import MP2Result
 
 __all__ = ["MP2Options", "kernel", "run", "frozen_core_count", "metric_factor"]
