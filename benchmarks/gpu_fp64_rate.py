@@ -1,7 +1,7 @@
 """Achieved FP64 rate of hartree's J+K kernels as a fraction of the device's DGEMM rate.
 
     python benchmarks/gpu_fp64_rate.py --molecule 057_Tamoxifen --basis 6-31g** \
-        --out benchmarks/results/gpu_fp64_rate.json
+        --out benchmarks/results/gpu_fp64_rate_h100.json
 
 Steps (one GPU, Nsight Compute `ncu` on the PATH):
 
@@ -86,7 +86,7 @@ def main(argv=None):
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--density", help=argparse.SUPPRESS)
     ap.add_argument("--ncu", default="ncu")
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "gpu_fp64_rate.json"))
+    ap.add_argument("--out", default=None, help="record to update (default: results/gpu_fp64_rate_<device>.json)")
     args = ap.parse_args(argv)
     if args.inner:
         return inner(args)
@@ -168,9 +168,18 @@ def main(argv=None):
         "ncu_wall_s": t_ncu,
     }
     print(json.dumps(res, indent=1))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(res, f, indent=1)
+    from records import gpu_slug, record_path
+
+    out = args.out or record_path("gpu_fp64_rate", gpu_slug()) + ".json"
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    record = {"benchmark": "gpu_fp64_rate", "device": name, "cases": []}
+    if os.path.exists(out):
+        with open(out) as f:
+            record = json.load(f)
+    same = (res["molecule"], res["basis"])
+    record["cases"] = [c for c in record["cases"] if (c["molecule"], c["basis"]) != same] + [res]
+    with open(out, "w") as f:
+        json.dump(record, f, indent=1)
     return res
 
 

@@ -3,7 +3,7 @@ GPU4PySCF measured in the same run.
 
     python benchmarks/gpu_jk.py [--molecules 020_Vitamin_C 057_Tamoxifen 113_Taxol]
                                 [--basis 6-31g** [def2-tzvp ...]] [--repeat 3]
-                                [--gpu4pyscf] [--profile] [--out results/gpu_jk.json]
+                                [--gpu4pyscf] [--profile] [--out results/gpu_jk_h100.json]
                                 [--scf-max-nao N [--scf-cycles K]] [--jk-only]
                                 [--skip MOL:BASIS ...] [--gpus 0,1]
                                 [--density-dir DIR [--reuse-scf]] [--no-g4-scf] [--same-grad]
@@ -57,6 +57,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from benchmarks.molecules import molecule_path  # noqa: E402
+from benchmarks.records import gpu_slug, record_path  # noqa: E402
 from hartree.cli.report import stage_times_text  # noqa: E402
 from tests.helpers import to_pyscf  # noqa: E402  (same basis data, shell by shell)
 
@@ -564,10 +565,16 @@ def main(argv=None):
         help="no measurement: join the results of these runs (calls of one machine "
         "in one session) into --out and its Markdown table",
     )
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "gpu_jk.json"))
+    ap.add_argument(
+        "--out", default=None, help="record to write (default: results/gpu_jk_<device>.json, e.g. gpu_jk_h100.json)"
+    )
     args = ap.parse_args(argv)
     if args.merge:
+        if args.out is None:
+            ap.error("--merge needs --out")
         return merge_runs(args.merge, args.out)
+    if args.out is None:
+        args.out = record_path("gpu_jk", gpu_slug(len(args.gpus.split(",")))) + ".json"
     import cupy
 
     from hartree.gpu import jkgen, jklist, pairs

@@ -5,7 +5,7 @@ GPU4PySCF 1.9.0 with default settings stops unconverged after 50 cycles on this 
 conv_tol 1e-9 Eh and records whether and how it converged, cycle by cycle.
 
 Run on a GPU machine:  python benchmarks/gpu_scf_robustness.py --out DIR
-Writes DIR/gpu_scf_robustness.json and .md (copy them into benchmarks/results/).
+Writes DIR/gpu_scf_robustness_<device>.json and .md (copy them into benchmarks/results/).
 """
 
 import argparse
@@ -72,7 +72,10 @@ def main():
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu_scf_robustness.json").write_text(json.dumps(doc, indent=2))
+    from records import gpu_slug
+
+    stem = f"gpu_scf_robustness_{gpu_slug()}"  # one record per device
+    (out / f"{stem}.json").write_text(json.dumps(doc, indent=2))
     md = [
         "# GPU SCF robustness: Valinomycin RHF/6-31G**",
         "",
@@ -84,7 +87,7 @@ def main():
         f"| {doc['molecule']} | {args.basis} | {doc['nao']} | {doc['converged']} | {doc['iterations']} | "
         f"{doc['energy']:.9f} | {wall:.1f} | {doc['anchor']} |",
     ]
-    (out / "gpu_scf_robustness.md").write_text("\n".join(md) + "\n")
+    (out / f"{stem}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
 
 

@@ -3,8 +3,8 @@ the INT8 tensor-core Ozaki split.
 
     python benchmarks/mgemm.py --probe  --out DIR        # rates: DGEMM, SGEMM, TF32, INT8
     python benchmarks/mgemm.py --seed   --out DIR [--sizes 128 ... 16384] [--budget 70]
-    python benchmarks/mgemm.py --merge B1/mgemm.json B2/mgemm.json --out benchmarks/results
-    python benchmarks/mgemm.py --report DIR/mgemm.json --out benchmarks/results
+    python benchmarks/mgemm.py --merge B1/mgemm.json B2/mgemm.json --out DIR  # -> results/mgemm_<device>.json
+    python benchmarks/mgemm.py --report DIR/mgemm.json --out benchmarks/results   # -> mgemm_<device>.md
 
 --probe: warm DGEMM/SGEMM/TF32 (cupy, cuBLAS) and raw INT8 gemmEx rates for N = 8192, the
   Ozaki split with S = 3..9 slices (time, RMS error against DGEMM), and an RI-MP2-shaped
@@ -464,7 +464,9 @@ def report(path, out):
         lines += ["", "Errors: " + "; ".join(f"{k}: {v.splitlines()[-1]}" for k, v in res["errors"].items())]
     if res.get("skipped"):
         lines += ["", "Not run (time budget): " + "; ".join(res["skipped"])]
-    with open(os.path.join(out, "mgemm.md"), "w") as f:
+    from records import device_slug  # one current record per device: mgemm_<device>.md
+
+    with open(os.path.join(out, f"mgemm_{device_slug(env.get('device', 'gpu'))}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     try:
         import matplotlib

@@ -108,7 +108,7 @@ def main():
         "--gpu-sample",
         default=None,
         help="only compare orbitals_gpu_sample.npz (from benchmarks/orbitals_gpu.py) with PySCF "
-        "on its sub-lattice and add the result to orbitals_gpu.json/.md beside it",
+        "on its sub-lattice and add the result to the newest orbitals_gpu_<device>.json/.md beside it",
     )
     parser.add_argument("--scratch", default="/tmp", help="folder for the cube files written")
     parser.add_argument("--no-picture", action="store_true")
@@ -245,8 +245,9 @@ def compare_gpu_sample(path, pmol, lattice):
         "max_abs_fp32_vs_pyscf_relative_to_max": float(np.abs(data["fp32"] - sub).max()) / scale,
     }
     print("GPU sample vs PySCF:", check)
-    gpu_json = Path(path).with_name("orbitals_gpu.json")
-    if gpu_json.exists():
+    records = sorted(Path(path).parent.glob("orbitals_gpu_*.json"), key=lambda p: p.stat().st_mtime)
+    gpu_json = records[-1] if records else None  # the newest GPU record beside the sample
+    if gpu_json is not None:
         record = json.loads(gpu_json.read_text())
         record["pyscf_check"] = check
         gpu_json.write_text(json.dumps(record, indent=2) + "\n")

@@ -13,7 +13,7 @@ the first call of each (NVRTC compile or disk cache); the total time of
 ``evaluate_orbitals(device='gpu')`` (upload, kernels, copy to the host) plus the cube file
 written to disk; the total density (AO values per slab + GEMM) when real orbitals are
 given.  Accuracy: general vs JIT, FP32 vs FP64, and a sub-lattice sample saved for a CPU
-comparison (benchmarks/orbitals.py --compare-gpu).  Writes orbitals_gpu.json and .md into
+comparison (benchmarks/orbitals.py --compare-gpu).  Writes orbitals_gpu_<device>.json and .md into
 --out (default benchmarks/results).
 """
 
@@ -113,6 +113,9 @@ def main():
     )
     args = parser.parse_args()
     import cupy
+    from records import gpu_slug
+
+    stem = f"orbitals_gpu_{gpu_slug()}"  # one record per device
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -143,7 +146,7 @@ def main():
     }
 
     def save():
-        (out_dir / "orbitals_gpu.json").write_text(json.dumps(record, indent=2) + "\n")
+        (out_dir / f"{stem}.json").write_text(json.dumps(record, indent=2) + "\n")
 
     mo_occ = mo_coeff = None
     if args.orbitals == "scf":
@@ -281,11 +284,11 @@ def main():
             print(real, "density", dens[real], flush=True)
         record["density"] = dens
         save()
-    (out_dir / "orbitals_gpu.md").write_text(markdown(record))
+    (out_dir / f"{stem}.md").write_text(markdown(record))
     if args.scaling:
         record["scaling"] = scaling(cupy, args.repeat, save_hook=lambda rows: (record.update(scaling=rows), save()))
         save()
-    (out_dir / "orbitals_gpu.md").write_text(markdown(record))
+    (out_dir / f"{stem}.md").write_text(markdown(record))
     print(markdown(record))
 
 

@@ -6,8 +6,8 @@ installed, GPU4PySCF's DF-MP2 on the same orbitals, in one run.
                                [--tz-molecules C8H18 ... C40H82] [--tz-basis cc-pvtz]
                                [--precisions fp64 mixed fp32 tf32] [--cpu-max-atoms 26]
                                [--gpu4pyscf auto|on|off] [--scf-conv-tol 1e-9]
-                               [--out benchmarks/results/rimp2]
-    python benchmarks/rimp2.py --merge part1.json part2.json --out benchmarks/results/rimp2
+                               [--out benchmarks/results/rimp2_h100]
+    python benchmarks/rimp2.py --merge part1.json part2.json --out benchmarks/results/rimp2_h100
 
 Alkanes CnH2n+2 are built here (all-trans zigzag: C-C 1.54 A, C-H 1.09 A, tetrahedral
 angles); taxol and valinomycin come from benchmarks/molecules.py.  Runs: every --molecules
@@ -512,8 +512,8 @@ def main(argv=None):
     ap.add_argument("--no-frozen-core", dest="frozen_core", action="store_false")
     ap.add_argument(
         "--out",
-        default=os.path.join(HERE, "results", "rimp2"),
-        help="output path without extension (.json and .md are written)",
+        default=None,
+        help="output path without extension (.json and .md are written; default results/rimp2_<device>)",
     )
     ap.add_argument(
         "--merge",
@@ -524,6 +524,11 @@ def main(argv=None):
         "--out; the environment of the first is kept",
     )
     args = ap.parse_args(argv)
+    if args.out is None:
+        from records import device_slug, record_path
+
+        name = environment()["device"] if not args.merge else json.load(open(args.merge[0]))["environment"]["device"]
+        args.out = record_path("rimp2", device_slug(name))
     if args.merge:
         docs = [json.load(open(path)) for path in args.merge]
         doc = dict(
