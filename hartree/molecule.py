@@ -5,10 +5,13 @@ Every problem a user can cause raises `hartree.errors.InputError` with one
 sentence that says where (file and line) and what.
 """
 
+from __future__ import annotations
+
 import math
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -46,8 +49,8 @@ class Molecule:
     numbers: np.ndarray
     coords: np.ndarray
     charge: int = 0
-    multiplicity: int = None
-    symbols: tuple = field(default=None)
+    multiplicity: int | None = None
+    symbols: tuple[str, ...] | None = field(default=None)
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -85,26 +88,26 @@ class Molecule:
 
     # ------------------------------------------------------------ properties
     @property
-    def natm(self):
+    def natm(self) -> int:
         """Number of atoms."""
         return int(self.numbers.size)
 
     @property
-    def nelectron(self):
+    def nelectron(self) -> int:
         """Number of electrons: Σ Z - charge."""
         return int(self.numbers.sum()) - self.charge
 
     @property
-    def nalpha(self):
+    def nalpha(self) -> int:
         """Alpha electrons: (nelectron + multiplicity - 1) / 2."""
         return (self.nelectron + self.multiplicity - 1) // 2
 
     @property
-    def nbeta(self):
+    def nbeta(self) -> int:
         """Beta electrons: (nelectron - multiplicity + 1) / 2."""
         return (self.nelectron - self.multiplicity + 1) // 2
 
-    def nuclear_repulsion(self):
+    def nuclear_repulsion(self) -> float:
         """E_nuc = Σ_{A<B} Z_A Z_B / |R_A - R_B| in hartree (point charges)."""
         z = self.numbers.astype(np.float64)
         total = 0.0
@@ -113,7 +116,7 @@ class Molecule:
             total += z[a] * float(np.sum(z[:a] / r))
         return total
 
-    def isolated_atoms(self, limit=ISOLATED_DISTANCE):
+    def isolated_atoms(self, limit: float = ISOLATED_DISTANCE) -> list[tuple[int, float]]:
         """[(atom index, distance to the nearest other atom in bohr)] for the atoms farther
         than ``limit`` bohr from every other atom (empty for one atom)."""
         if self.natm < 2:
@@ -123,7 +126,7 @@ class Molecule:
         dist, _ = cKDTree(self.coords).query(self.coords, k=2)
         return [(int(i), float(dist[i, 1])) for i in np.flatnonzero(dist[:, 1] > limit)]
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> Molecule:
         """A copy with some fields changed (validated again), e.g. mol.replace(charge=1)."""
         kw = dict(
             numbers=self.numbers, coords=self.coords, charge=self.charge, multiplicity=self.multiplicity, symbols=None
@@ -135,7 +138,9 @@ class Molecule:
 
     # ------------------------------------------------------------ XYZ
     @classmethod
-    def from_string(cls, text, charge=None, multiplicity=None, unit="angstrom"):
+    def from_string(
+        cls, text: str, charge: int | None = None, multiplicity: int | None = None, unit: str = "angstrom"
+    ) -> Molecule:
         """Molecule from inline text in Angstrom (or unit="bohr").
 
         `text` is a full XYZ block (count line, comment line, atom lines) or just atom
@@ -146,11 +151,11 @@ class Molecule:
         return _from_text(text, "xyz text", charge, multiplicity, unit)
 
     @classmethod
-    def from_xyz(cls, path, charge=None, multiplicity=None):
+    def from_xyz(cls, path: str | os.PathLike, charge: int | None = None, multiplicity: int | None = None) -> Molecule:
         """Molecule from an XYZ file (Angstrom); see `from_string` for the format."""
         return _from_text(_read_text(path), str(path), charge, multiplicity, "angstrom")
 
-    def to_xyz(self, comment=None):
+    def to_xyz(self, comment: str | None = None) -> str:
         """XYZ text in Angstrom; the comment line records charge and multiplicity."""
         if comment is None:
             comment = f"charge={self.charge} multiplicity={self.multiplicity}"
@@ -162,7 +167,7 @@ class Molecule:
 
     # ------------------------------------------------------------ QCSchema
     @classmethod
-    def from_qcschema(cls, source):
+    def from_qcschema(cls, source: str | os.PathLike | dict) -> Molecule:
         """Molecule from a QCSchema molecule (dict or JSON file path), or from the
         `molecule` entry of an AtomicInput.  Geometry is a flat list in bohr."""
         if isinstance(source, (str, os.PathLike)):
@@ -172,7 +177,7 @@ class Molecule:
             data, where = source, "QCSchema input"
         return _from_qcschema_dict(data, where)
 
-    def to_qcschema(self):
+    def to_qcschema(self) -> dict:
         """QCSchema molecule dict (schema_version 2): symbols, geometry (bohr, flat)."""
         from ._version import __version__
 
@@ -188,7 +193,7 @@ class Molecule:
         }
 
     @classmethod
-    def from_file(cls, path, charge=None, multiplicity=None):
+    def from_file(cls, path: str | os.PathLike, charge: int | None = None, multiplicity: int | None = None) -> Molecule:
         """Read by extension: .xyz (Angstrom) or .json (QCSchema, bohr)."""
         ext = os.path.splitext(str(path))[1].lower()
         if ext == ".xyz":

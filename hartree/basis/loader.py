@@ -8,10 +8,13 @@ stably by angular momentum -- exactly what ``pyscf.gto.format_basis`` does -- so
 AO indices equal PySCF's.
 """
 
+from __future__ import annotations
+
 import difflib
 import os
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +23,9 @@ from ..errors import BasisError, InputError
 from ..io.files import read_text
 from .angular import MAX_L
 from .shells import Basis, normalized_coefficients
+
+if TYPE_CHECKING:
+    from ..molecule import Molecule
 
 _FILE_FORMATS = {
     ".nw": "nwchem",
@@ -31,7 +37,7 @@ _FILE_FORMATS = {
 _GTO_TYPES = ("gto", "gto_spherical", "gto_cartesian")
 
 
-def load_basis(molecule, basis, cartesian=False):
+def load_basis(molecule: Molecule, basis: str | os.PathLike | dict, cartesian: bool = False) -> Basis:
     """Basis for `molecule` (a hartree.Molecule).
 
     basis: a basis-set-exchange name (case-insensitive: "cc-pVDZ", "6-31g**",
@@ -183,7 +189,7 @@ def _name_table():
     return exact, squashed, sorted(info["display_name"] for info in meta.values())
 
 
-def resolve_basis_name(name):
+def resolve_basis_name(name: str) -> str:
     """The basis-set-exchange display name for a user's spelling, or BasisError with hints."""
     exact, squashed, display = _name_table()
     hit = exact.get(name.strip().lower()) or squashed.get(_squash(name))

@@ -5,6 +5,9 @@ coefficients are stored for normalised radial primitives and include the
 contraction normalisation (PySCF's ``mol._libcint_ctr_coeff`` convention).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import gamma, sqrt
 
@@ -13,12 +16,12 @@ import numpy as np
 from .angular import MAX_L, cart_components, l_letter, ncart, nsph
 
 
-def gaussian_integral(n, alpha):
+def gaussian_integral(n: int, alpha: float | np.ndarray) -> float | np.ndarray:
     """∫_0^∞ r^n exp(-alpha r²) dr = Γ((n+1)/2) / (2 alpha^((n+1)/2)); alpha in bohr^-2."""
     return gamma((n + 1) / 2.0) / (2.0 * np.asarray(alpha, dtype=float) ** ((n + 1) / 2.0))
 
 
-def primitive_norm(l, alpha):
+def primitive_norm(l: int, alpha: float | np.ndarray) -> float | np.ndarray:
     """Radial primitive normalisation N(l, a) = 1/sqrt(∫ r^(2l+2) exp(-2 a r²) dr).
 
     alpha: exponent(s) in bohr^-2 (scalar or array); returns the same shape.
@@ -78,9 +81,9 @@ class Basis:
     shell_center: np.ndarray
     exponents: np.ndarray
     coefficients: np.ndarray
-    ao_loc: np.ndarray = None
-    cart_loc: np.ndarray = None
-    atom_symbols: tuple = field(default=())
+    ao_loc: np.ndarray | None = None
+    cart_loc: np.ndarray | None = None
+    atom_symbols: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -117,43 +120,43 @@ class Basis:
 
     # ------------------------------------------------------------ sizes
     @property
-    def nshell(self):
+    def nshell(self) -> int:
         """Number of segmented shells."""
         return int(self.shell_l.shape[0])
 
     @property
-    def nao(self):
+    def nao(self) -> int:
         """Number of basis functions (spherical if pure, else cartesian)."""
         return int(self.ao_loc[-1])
 
     @property
-    def ncart(self):
+    def ncart(self) -> int:
         """Number of cartesian functions."""
         return int(self.cart_loc[-1])
 
     @property
-    def max_l(self):
+    def max_l(self) -> int:
         """Largest angular momentum in the basis (-1 for an empty basis)."""
         return int(self.shell_l.max()) if self.nshell else -1
 
     @property
-    def natm(self):
+    def natm(self) -> int:
         """Number of atoms the shells refer to (1 + largest shell_atom, or len(atom_symbols))."""
         top = int(self.shell_atom.max()) + 1 if self.nshell else 0
         return max(top, len(self.atom_symbols))
 
-    def shell_exponents(self, ish):
+    def shell_exponents(self, ish: int) -> np.ndarray:
         """Exponents (nprim,) of shell ish, bohr^-2."""
         p0 = self.shell_prim_start[ish]
         return self.exponents[p0 : p0 + self.shell_nprim[ish]]
 
-    def shell_coefficients(self, ish):
+    def shell_coefficients(self, ish: int) -> np.ndarray:
         """Coefficients (nprim,) of shell ish for normalised primitives."""
         p0 = self.shell_prim_start[ish]
         return self.coefficients[p0 : p0 + self.shell_nprim[ish]]
 
     # ------------------------------------------------------------ per atom
-    def atom_slices(self):
+    def atom_slices(self) -> np.ndarray:
         """int64 (natm, 4): shell start, shell stop, AO start, AO stop of each atom.
 
         Assumes shells are grouped by atom in ascending atom order (as load_basis makes them),
@@ -169,7 +172,7 @@ class Basis:
         out[:, 3] = self.ao_loc[shell_stop]
         return out
 
-    def for_atoms(self, atoms):
+    def for_atoms(self, atoms: Sequence[int]) -> Basis:
         """A new Basis holding only the shells of the given atom indices (in that order).
 
         Atoms are renumbered 0..len(atoms)-1, centres kept; useful for atomic
@@ -199,7 +202,7 @@ class Basis:
         )
 
     # ------------------------------------------------------------ labels
-    def ao_labels(self):
+    def ao_labels(self) -> list[str]:
         """One label per AO, PySCF style: "0 O 1s", "0 O 2px", "1 H 3dxy" (cartesian: "3dxx").
 
         The leading number is the atom index; the principal number counts shells of the
