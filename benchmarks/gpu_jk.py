@@ -577,7 +577,7 @@ def main(argv=None):
         args.out = record_path("gpu_jk", gpu_slug(len(args.gpus.split(",")))) + ".json"
     import cupy
 
-    from hartree.gpu import jkgen, jklist, pairs
+    from hartree.gpu import jkgen
     from hartree.gpu.codegen import GENERATOR_VERSION
     from hartree.gpu.pairs import PRIM_CUTOFF
 
@@ -597,9 +597,6 @@ def main(argv=None):
         "repeat": args.repeat,
         "visible_gpus": cupy.cuda.runtime.getDeviceCount(),
         "kernel_options": {
-            "pair_order": pairs.PAIR_ORDER,
-            "ket_fast": jklist.KET_FAST,
-            "warp_runs": jkgen.WARP_RUNS,
             "warp_runs_max_size": jkgen.WARP_RUNS_MAX_SIZE,
             "min_blocks_2": sorted("".join(map(str, c)) for c, m in jkgen.MIN_BLOCKS_BY_CLASS.items() if m == 2),
         },

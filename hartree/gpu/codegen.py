@@ -62,13 +62,8 @@ GENERIC_LIMIT = 1296
 #: ((fd|fp) 0.050 s vs 0.261 s on Tamoxifen/def2-TZVP, H200) and compiles in ~10 s;
 #: (ff|fp) and (fd|dd) (3000, 2160 components) stay loops: twice the NVRTC time, and
 #: (ff|fp) spills 4.6 kB a thread as scalar code (not measured on the GPU yet).
-#: eri_function and jkgen decide through :func:`is_generic` (generator 4 had
-#: eri_function test GENERIC_LIMIT alone, so (fd|fp) and (ff|dp) ran the loop body in
-#: 30 / 40 slices: 0.35 s / 0.25 s of the Tamoxifen/def2-TZVP profile)
+#: eri_function and jkgen decide through :func:`is_generic`.
 GENERIC_LIMIT_F = 2000
-
-#: loop version: write out the (c, d) loop of each (a, b) (see _cd_block)
-LOOP_UNROLL_CD = True
 
 
 def is_generic(cls):
@@ -385,7 +380,7 @@ def _root_body_loops(cls, bounds, suffix=""):
             f"          const unsigned char* B = cart_b_{name}[b];",
             f"          double* out = eri + ((a - {a0}) * ({b1} - {b0}) + b - {b0}) * {nc * nd};",
         ]
-        + _cd_block(lc, ld, name)
+        + _cd_block(lc, ld)
         + [
             "        }",
             "      }",
@@ -393,22 +388,11 @@ def _root_body_loops(cls, bounds, suffix=""):
     )
 
 
-def _cd_block(lc, ld, name):
-    """Innermost part of the loop version for one (a, b): all (c, d) components, eq. (1).
-    With LOOP_UNROLL_CD the (c, d) loops are written out (compile-time offsets from one
-    pointer per direction into e[d][a_d][b_d][.][.]), else rolled with table look-ups."""
-    nc, nd = ncart(lc), ncart(ld)
-    if not LOOP_UNROLL_CD:
-        return [
-            f"          for (int c = 0; c < {nc}; ++c) {{",
-            f"            const unsigned char* C = cart_c_{name}[c];",
-            f"            for (int dd = 0; dd < {nd}; ++dd) {{",
-            f"              const unsigned char* D = cart_d_{name}[dd];",
-            f"              out[c * {nd} + dd] += e[0][A[0]][B[0]][C[0]][D[0]] * "
-            "e[1][A[1]][B[1]][C[1]][D[1]] * e[2][A[2]][B[2]][C[2]][D[2]];",
-            "            }",
-            "          }",
-        ]
+def _cd_block(lc, ld):
+    """Innermost part of the loop version for one (a, b): all (c, d) components, eq. (1),
+    written out (compile-time offsets from one pointer per direction into
+    e[d][a_d][b_d][.][.])."""
+    nd = ncart(ld)
     L = [
         "          const double* ex = &e[0][A[0]][B[0]][0][0];",
         "          const double* ey = &e[1][A[1]][B[1]][0][0];",

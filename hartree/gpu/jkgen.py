@@ -14,7 +14,7 @@
   memory, at most LOOP_SLICE_TARGET values).
 * Lanes of a warp whose quartets add into the same J/K block (neighbouring list entries
   share a bra pair, or a bra shell and a ket shell) first sum their contributions by
-  shuffles, then one lane adds the sum (``WARP_RUNS``, classes up to
+  shuffles, then one lane adds the sum (*warp runs*, classes up to
   ``WARP_RUNS_MAX_SIZE`` components); larger classes issue one atomic per lane.
 * ``digest_<cls><A0,A1,B0,B1>(..., do_j, do_k)`` (``digest_<cls>_rt(..., A0, A1, B0, B1,
   do_j, do_k)`` for the loop version): J/K digestion of a slice against the cartesian
@@ -49,17 +49,9 @@ SLICE_TARGET = 64
 #: resident thread; whole (gg|gg) would be 405 kB a thread)
 LOOP_SLICE_TARGET = 1024
 
-#: the digest functions take the per-quartet flags (do_j, do_k) as trailing arguments
-DIGEST_FLAGS = True
-
-#: digestion sums the contributions of neighbouring lanes that add into the same J/K
-#: block (equal shell offsets; :data:`RUNS_SOURCE`) before one lane issues the atomic,
-#: instead of one atomic per lane (classic kernels of at most WARP_RUNS_MAX_SIZE
-#: components).  Measured with the "binned" pair order and the KET_FAST screening
-#: layout: Valinomycin/6-31G** J+K 1.73 -> 1.35 s on an H100 (gpu_jk_session5.md)
-WARP_RUNS = True
-
-#: largest class (components) digested with warp runs: the unsliced classes, which have
+#: largest class (components) digested with *warp runs* (the contributions of
+#: neighbouring lanes that add into the same J/K block, equal shell offsets, are summed
+#: by shuffles before one lane issues the atomic; :data:`RUNS_SOURCE`): the unsliced classes, which have
 #: the most atomics per integral.  Up to 324 components Tamoxifen/def2-TZVP J+K gains
 #: another 6 % (1.26 -> 1.18 s, H100), but the sliced classes then compile 5-10x slower
 #: ((dp|dp) 3 -> 15-21 s, NVRTC on a CPU core) and the cold def2-TZVP compile would no
@@ -68,11 +60,11 @@ WARP_RUNS_MAX_SIZE = 81
 
 
 def uses_runs(cls):
-    """True when the class's classic kernel digests with warp runs (WARP_RUNS)."""
-    return WARP_RUNS and math.prod(ncart(l) for l in cls) <= WARP_RUNS_MAX_SIZE
+    """True when the class's classic kernel digests with warp runs."""
+    return math.prod(ncart(l) for l in cls) <= WARP_RUNS_MAX_SIZE
 
 
-#: device helpers of the WARP_RUNS digestion.  warp_runs(key): the lanes of a warp form
+#: device helpers of the warp-runs digestion.  warp_runs(key): the lanes of a warp form
 #: runs of consecutive lanes with equal key; each lane learns where its run ends, whether
 #: it heads the run, and how many halving steps cover the longest run of the warp
 #: (warp-uniform; 0 when no two neighbours share a key).  run_add(r, p, v): segmented
@@ -139,10 +131,6 @@ def min_blocks(cls):
     return MIN_BLOCKS_BY_CLASS.get(tuple(cls), codegen.MIN_BLOCKS)
 
 
-#: split_plan groups several a components into one slice (True) or keeps the older plan of
-#: one a component per slice (False; for comparisons)
-GROUP_A = True
-
 JK_PARAMS = [
     ("int", "nlist"),
     ("const int*", "qlist"),
@@ -201,7 +189,7 @@ def split_plan(cls):
     if size <= target:
         return [(0, na, 0, nb)]
     per_a, per_b = nb * nc * nd, nc * nd
-    if per_a <= target and GROUP_A:
+    if per_a <= target:
         ngroup = -(-na // (target // per_a))  # ceil
         edges = [round(k * na / ngroup) for k in range(ngroup + 1)]
         return [(edges[k], edges[k + 1], 0, nb) for k in range(ngroup)]
@@ -364,7 +352,7 @@ def _digest_function(cls, with_j, with_k):
     return L
 
 
-#: WARP_RUNS digestion, one entry per J/K block a quartet adds into: the name of its run
+#: warp-runs digestion, one entry per J/K block a quartet adds into: the name of its run
 #: structure, the shell offsets of its rows and columns (the key of warp_runs) and the
 #: address its accumulation lines start with
 _RUN_BLOCKS = (
@@ -378,7 +366,7 @@ _RUN_BLOCKS = (
 
 
 def _runs_head(with_j, with_k):
-    """WARP_RUNS: run structure of each J/K block in the warp, computed once per quartet
+    """Warp runs: run structure of each J/K block in the warp, computed once per quartet
     (all lanes), and the warp-uniform J/K branches: a lane not listed for J (K) adds 0."""
     L = []
     for matrix, flag, scale, wanted in (("J", "do_j", "sj", with_j), ("K", "do_k", "sk", with_k)):
@@ -393,7 +381,7 @@ def _runs_head(with_j, with_k):
 
 
 def _with_runs(line):
-    """One digest line rewritten for WARP_RUNS: warp-uniform branches, the per-lane scale
+    """One digest line rewritten for warp runs: warp-uniform branches, the per-lane scale
     (sj / sk), run_add instead of atomicAdd."""
     if line.strip() == "if (do_j) {":
         return line.replace("do_j", "any_j")
@@ -422,25 +410,13 @@ def _plan_table(cls):
     return [f"__constant__ int plan_{class_name(cls)}[{4 * len(plan)}] = {{{vals}}};"]
 
 
-#: unrolled version: declare one `eri` array (largest slice) before the switch on the
-#: slice instead of one per case.  Off: it stops the compiler keeping the slice in
-#: registers ((fd|fp) 3.6 kB local, 0.40 s instead of 0.050 s, H200 batch b2)
-HOIST_ERI = False
-
-
-def _hoisted_eri(cls, indent="  "):
-    if not HOIST_ERI or len(split_plan(cls)) < 2:
-        return []
-    return [f"{indent}double eri[{max(_slice_size(cls, sl) for sl in split_plan(cls))}];"]
-
-
 def _slice_call(cls, k, sl, indent="    "):
-    """Statements computing slice k (unrolled version) into the local array `eri`
-    (declared here, or before the switch: :func:`_hoisted_eri`)."""
-    decl = [] if HOIST_ERI and len(split_plan(cls)) > 1 else [f"{indent}double eri[{_slice_size(cls, sl)}];"]
-    return decl + [
+    """Statements declaring the local array `eri` of slice k (unrolled version; one per
+    slice, so that the compiler keeps it in registers) and computing the slice into it."""
+    return [
+        f"{indent}double eri[{_slice_size(cls, sl)}];",
         f"{indent}eri_{class_name(cls)}_s{k}(bra_pst[ib], bra_pst[ib + 1], bra_prim, "
-        "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri);"
+        "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri);",
     ]
 
 
@@ -456,12 +432,6 @@ def _runtime_call(cls, z, indent="  "):
         f"{indent}eri_{name}_rt(bra_pst[ib], bra_pst[ib + 1], bra_prim, bra_geo + 6 * ib, "
         "ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri, A0, A1, B0, B1);",
     ]
-
-
-def _digest_flags():
-    """Trailing arguments of the digest call: the per-quartet J/K flags when the digest
-    function takes them (``DIGEST_FLAGS``, set by the digest generator), else none."""
-    return ", do_j, do_k" if globals().get("DIGEST_FLAGS", False) else ""
 
 
 def _jk_kernel(cls, with_j, with_k):
@@ -486,17 +456,16 @@ def _jk_kernel(cls, with_j, with_k):
     L += codegen.listed_quartet_lines(LIST_FLAG_SHIFT)
     if runs:
         L += ["  if (t0 >= nlist) s = 0.0;"]
-    fl = _digest_flags()
     if _runtime_slices(cls):
         L += _runtime_call(cls, "blockIdx.z")
-        L += [f"  digest_{name}_rt(eri, s, i0, j0, k0, l0, dm, nset, ncart, vj, vk, A0, A1, B0, B1{fl});", "}"]
+        L += [f"  digest_{name}_rt(eri, s, i0, j0, k0, l0, dm, nset, ncart, vj, vk, A0, A1, B0, B1, do_j, do_k);", "}"]
         return L
-    L += _hoisted_eri(cls) + ["  switch (blockIdx.z) {"]
+    L += ["  switch (blockIdx.z) {"]
     for k, sl in enumerate(split_plan(cls)):
         L += [f"  case {k}: {{"] + _slice_call(cls, k, sl)
         L += [
             f"    digest_{name}<{sl[0]}, {sl[1]}, {sl[2]}, {sl[3]}>(eri, s, i0, j0, k0, l0, "
-            f"dm, nset, ncart, vj, vk{fl});",
+            "dm, nset, ncart, vj, vk, do_j, do_k);",
             "    break; }",
         ]
     L += ["  }", "}"]
@@ -530,7 +499,6 @@ def _diag_kernel(cls):
             "}",
         ]
         return L
-    L += _hoisted_eri(cls)
     for k, (a0, a1, b0, b1) in enumerate(split_plan(cls)):
         L += ["  {"] + _slice_call(cls, k, (a0, a1, b0, b1), "    ")
         for a in range(a0, a1):

@@ -26,7 +26,7 @@ when J or K is needed; its entry is the int32 pair (ib, ik | flags << 30), flags
 J needed, bit 1: K needed.  Segments g: 0 = J and K, 1 = J only, 2 = K only; the list of
 a chunk of rows holds segment 0 of its rows, then segment 1, then segment 2, so warps
 see one flag value except at two boundaries.  Within a segment entries keep the tile
-order: with ``KET_FAST`` a warp of the screening kernel covers 2 bra pairs x 16
+order: a warp of the screening kernel covers 2 bra pairs x 16
 neighbouring ket pairs and writes its survivors in lane order, so a warp of the J/K
 kernel mostly sees one or two bra pairs and a run of neighbouring ket pairs (similar
 primitive counts, shells in index order within a decade of Schwarz factors:
@@ -58,11 +58,8 @@ extern "C" __global__ void __launch_bounds__(256) quartet_screen(
   const long long tile = (long long)bt * ((nket + TILE - 1) / TILE) + kt;  // its bit
   if (write && use_bits && !((unsigned)tile_bits[tile >> 5] & (1u << (tile & 31)))) return;
   if (bra_tq[bt] * ket_tq[kt] * dmax_all < threshold) return;  // whole tile (block-uniform)
-#if KET_FAST                                        // a warp: 2 bra pairs x 16 ket pairs
+  // a warp: 2 bra pairs x 16 neighbouring ket pairs
   const int ib = bt * TILE + threadIdx.x / TILE, ik = kt * TILE + threadIdx.x % TILE;
-#else                                               // a warp: 16 bra pairs x 2 ket pairs
-  const int ib = bt * TILE + threadIdx.x % TILE, ik = kt * TILE + threadIdx.x / TILE;
-#endif
   int flag = 0;                                     // bit 0: J needed, bit 1: K needed
   if (ib < nbra && ik < nket && !(tri && ik > ib)) {
     const double q = bra_q[ib] * ket_q[ik];
@@ -143,19 +140,11 @@ LIST_FRACTION = 0.25
 MAX_TILE_BIT_BYTES = 1 << 28
 
 
-#: thread layout of the screening kernel: a warp covers 2 bra x 16 ket pairs (True) or
-#: 16 bra x 2 ket pairs (False, generator 5; kept for comparisons)
-KET_FAST = True
-
-
 def screen_source():
-    """Source of the screening module (TILE, the flag shift and KET_FAST as macros)."""
+    """Source of the screening module (TILE and the flag shift as macros)."""
     from .jkgen import LIST_FLAG_SHIFT
 
-    return (
-        f"#define TILE {codegen.TILE}\n#define FLAG_SHIFT {LIST_FLAG_SHIFT}\n"
-        f"#define KET_FAST {int(KET_FAST)}\n" + SCREEN_SOURCE
-    )
+    return f"#define TILE {codegen.TILE}\n#define FLAG_SHIFT {LIST_FLAG_SHIFT}\n" + SCREEN_SOURCE
 
 
 def list_capacity(budget_bytes):

@@ -120,45 +120,33 @@ def _pair_class(basis, la, lb, pairs, prim_cutoff):
     )
 
 
-#: order of the pairs within one primitive-pair count (:func:`sorted_by`): "binned"
-#: (decade of q descending, then shell indices i, j) or "schwarz" (q descending, the
-#: order of generator 5; kept for comparisons)
-PAIR_ORDER = "binned"
-
-#: width of the q bins of the "binned" order, in decades
+#: width of the q bins of the pair order (:func:`pair_order`), in decades
 Q_BIN_DECADES = 1.0
 
 
-def pair_order(counts, q, sh, order=None):
+def pair_order(counts, q, sh):
     """Permutation of the pairs of one class: primitive-pair count descending (the
-    threads of a warp loop over similar counts), then
+    threads of a warp loop over similar counts), then floor(log10 q / Q_BIN_DECADES)
+    descending, then shell i, then shell j.
 
-    * "schwarz": q descending, so tiles of small q are screened out as a whole;
-    * "binned": floor(log10 q / Q_BIN_DECADES) descending, then shell i, then shell j.
-      A tile spans at most two neighbouring bins (about two decades of q), so tile
-      screening keeps most of its power, while consecutive pairs share their first shell
-      and run over neighbouring second shells: the quartets of a warp then add into a few
-      rows and nearby columns of J and K (fewer, better coalesced atomics; measured in
-      benchmarks/results/gpu_jk_session5.md).
+    A tile spans at most two neighbouring bins (about two decades of q), so tile screening
+    keeps most of its power, while consecutive pairs share their first shell and run over
+    neighbouring second shells: the quartets of a warp then add into a few rows and nearby
+    columns of J and K (fewer, better coalesced atomics than a plain q-descending order).
 
     counts int (npair,), q float (npair,), sh int (npair, 2); returns int (npair,)."""
-    order = PAIR_ORDER if order is None else order
     counts, q = np.asarray(counts), np.asarray(q, dtype=np.float64)
-    if order == "schwarz":
-        return np.lexsort((-q, -counts))
-    if order != "binned":
-        raise ValueError(f"unknown pair order {order!r}")
     with np.errstate(divide="ignore"):
         qbin = np.floor(np.log10(np.where(q > 0, q, 1e-300)) / Q_BIN_DECADES)
     sh = np.asarray(sh)
     return np.lexsort((sh[:, 1], sh[:, 0], -qbin, -counts))
 
 
-def sorted_by(pc, q, order=None):
+def sorted_by(pc, q):
     """A copy of `pc` with Schwarz factors q (npair,), pairs in :func:`pair_order`."""
     q = np.asarray(q, dtype=np.float64)
     old_counts = np.diff(pc.pst)
-    order = pair_order(old_counts, q, pc.sh, order)
+    order = pair_order(old_counts, q, pc.sh)
     counts = old_counts[order]
     pst = np.zeros(pc.npair + 1, dtype=np.int64)
     np.cumsum(counts, out=pst[1:])

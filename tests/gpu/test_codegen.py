@@ -52,7 +52,7 @@ def test_split_plan_covers_every_component_once():
 
 def test_slice_functions_follow_is_generic():
     """eri_function writes the loop body exactly for the classes jkgen treats as loop
-    classes (generator 4 used the loop body in each of the 30 slices of (fd|fp))."""
+    classes (not in each of the 30 slices of (fd|fp), which is scalar code)."""
     from .test_nvrtc import all_classes
 
     for cls in all_classes(4):
@@ -103,9 +103,9 @@ def test_pairs_cover_each_shell_pair_once():
     assert C.shape == (basis.ncart, basis.nao)
 
 
-def test_pair_order_binned_and_schwarz():
-    """pair_order: primitive-pair count descending first; then q descending ("schwarz") or
-    decade of q descending, then shells i, j ascending ("binned"); a permutation either way."""
+def test_pair_order_binned():
+    """pair_order: primitive-pair count descending first, then decade of q descending,
+    then shells i, j ascending; a permutation."""
     from hartree.gpu.pairs import pair_order, sorted_by
 
     rng = np.random.default_rng(4)
@@ -114,21 +114,16 @@ def test_pair_order_binned_and_schwarz():
     q = 10.0 ** rng.uniform(-12, 1, size=n)
     q[:5] = 0.0  # pairs that never pass
     sh = np.stack([rng.integers(0, 60, n), rng.integers(0, 60, n)], axis=1)
-    s = pair_order(counts, q, sh, "schwarz")
-    assert sorted(s) == list(range(n))
-    assert all((-counts[a], -q[a]) <= (-counts[b], -q[b]) for a, b in zip(s, s[1:]))
-    o = pair_order(counts, q, sh, "binned")
+    o = pair_order(counts, q, sh)
     assert sorted(o) == list(range(n))
     qbin = np.floor(np.log10(np.where(q > 0, q, 1e-300)))
     keys = [(-counts[a], -qbin[a], sh[a, 0], sh[a, 1]) for a in o]
     assert keys == sorted(keys)
-    with pytest.raises(ValueError):
-        pair_order(counts, q, sh, "random")
     mol, basis, _ = build(CASES[1])  # sorted_by keeps each pair's data
     pc = build_pair_classes(basis)[(1, 0)]
     qq = rng.random(pc.npair)
-    out = sorted_by(pc, qq, "binned")
-    perm = pair_order(np.diff(pc.pst), qq, pc.sh, "binned")
+    out = sorted_by(pc, qq)
+    perm = pair_order(np.diff(pc.pst), qq, pc.sh)
     np.testing.assert_array_equal(out.sh, pc.sh[perm])
     np.testing.assert_array_equal(out.q, qq[perm])
     for p_new, p_old in enumerate(perm):
@@ -138,7 +133,7 @@ def test_pair_order_binned_and_schwarz():
 
 
 def test_warp_runs_only_in_small_classic_classes(table):
-    """WARP_RUNS digestion (run_add) in the classic kernels of at most WARP_RUNS_MAX_SIZE
+    """Warp-runs digestion (run_add) in the classic kernels of at most WARP_RUNS_MAX_SIZE
     components; plain atomics above; lanes past the list stay alive (s = 0) only there."""
     small = jkgen.generate((1, 0, 1, 0), table)
     assert "run_add(rik," in small and "warp_runs(" in small and "if (t0 >= nlist) s = 0.0;" in small
@@ -197,7 +192,7 @@ def _warp_run_sums(keys, values):
 
 
 def test_warp_run_sum_model_adds_each_value_once():
-    """The segmented tree sum of the WARP_RUNS digestion: every value reaches J/K exactly once
+    """The segmented tree sum of the warp-runs digestion: every value reaches J/K exactly once
     whatever the runs (one run, none, random lengths, repeated keys in separate runs)."""
     rng = np.random.default_rng(7)
     patterns = [[5] * 32, list(range(32)), [0] * 16 + [1] * 16, [3, 3, 4, 3] * 8]
@@ -225,10 +220,10 @@ def test_emulated_kernels_match_reference(generic_limit, loop_target, monkeypatc
     """The generated kernels run serially on the CPU (g++) and reproduce J/K to 1e-11
     (screening at 1e-13 leaves ~1e-12 relative); (0, 20): every class through the loop
     version, cut into slices of at most 20 components (a groups and b chunks)."""
-    from hartree.gpu import emulate
+    from hartree.device import emulator
     from hartree.gpu.jk import JKBuilder
 
-    if not emulate.available():
+    if not emulator.available():
         pytest.skip("g++ not available")
     monkeypatch.setattr(codegen, "GENERIC_LIMIT", generic_limit)
     monkeypatch.setattr(codegen, "GENERIC_LIMIT_F", min(generic_limit, codegen.GENERIC_LIMIT_F))
@@ -239,7 +234,7 @@ def test_emulated_kernels_match_reference(generic_limit, loop_target, monkeypatc
         ref = reference_jk(case[0], mol, basis, dms)
         if ref is None:
             pytest.skip("no reference J/K available")
-        J, K = JKBuilder(basis, emulate.EmulatedBackend()).jk(dms)
+        J, K = JKBuilder(basis, emulator.EmulatedBackend()).jk(dms)
         scale_j, scale_k = np.abs(ref[0]).max(), np.abs(ref[1]).max()
         assert np.abs(J - ref[0]).max() <= 1e-11 * scale_j
         assert np.abs(K - ref[1]).max() <= 1e-11 * scale_k
@@ -247,14 +242,14 @@ def test_emulated_kernels_match_reference(generic_limit, loop_target, monkeypatc
 
 @pytest.mark.slow
 def test_emulated_j_only_and_k_only_match_full_build():
-    from hartree.gpu import emulate
+    from hartree.device import emulator
     from hartree.gpu.jk import JKBuilder
 
-    if not emulate.available():
+    if not emulator.available():
         pytest.skip("g++ not available")
     mol, basis, dms = build(CASES[0])
     dms = np.stack([dms[0], 0.3 * dms[0] - 0.05])
-    jb = JKBuilder(basis, emulate.EmulatedBackend())
+    jb = JKBuilder(basis, emulator.EmulatedBackend())
     J, K = jb.jk(dms)
     J1, K1 = jb.jk(dms, with_k=False)
     J2, K2 = jb.jk(dms[0], with_j=False)

@@ -7,10 +7,11 @@ CPU engine's (1e-11 relative: screening at 1e-13 leaves ~1e-12)."""
 import numpy as np
 import pytest
 
-from hartree.gpu import codegen, emulate, jklist
+from hartree.device import emulator
+from hartree.gpu import codegen, jklist
 from hartree.molecule import Molecule
 
-needs_gxx = pytest.mark.skipif(not emulate.available(), reason="g++ not available")
+needs_gxx = pytest.mark.skipif(not emulator.available(), reason="g++ not available")
 
 
 def chain(n=10, spacing=2.2):
@@ -70,11 +71,11 @@ def setup():
     from hartree.basis import load_basis
     from hartree.gpu.jk import JKBuilder
 
-    if not emulate.available():
+    if not emulator.available():
         pytest.skip("g++ not available")
     mol = chain()
     basis = load_basis(mol, "6-31g*")
-    b = JKBuilder(basis, emulate.EmulatedBackend())
+    b = JKBuilder(basis, emulator.EmulatedBackend())
     dm = decaying_density(basis)
     return mol, basis, b, dm
 
@@ -180,18 +181,12 @@ def test_batched_serial_and_waved_builds_match_cpu_engine(setup, monkeypatch):
 
 
 @needs_gxx
-@pytest.mark.parametrize("order,ket_fast", [("schwarz", False), ("binned", True), ("binned", False)])
-def test_pair_order_and_screen_layout_leave_jk_unchanged(setup, order, ket_fast, monkeypatch):
-    """The pair order (pairs.PAIR_ORDER) and the screening kernel's thread layout
-    (jklist.KET_FAST) only reorder the quartets: J/K equal the CPU engine's (1e-11)."""
-    from hartree.gpu import pairs
-    from hartree.gpu.jk import JKBuilder
+def test_jk_matches_cpu_engine(setup):
+    """Pairs in their binned order, quartets listed by the screening kernel: J/K equal the
+    CPU engine's (1e-11)."""
     from hartree.integrals.engine import CPUEngine
 
-    mol, basis, _, dm = setup
-    monkeypatch.setattr(pairs, "PAIR_ORDER", order)
-    monkeypatch.setattr(jklist, "KET_FAST", ket_fast)
-    b = JKBuilder(basis, emulate.EmulatedBackend())
+    mol, basis, b, dm = setup
     Jr, Kr = CPUEngine(mol, basis).jk(dm)
     J, K = b.jk(dm)
     assert np.abs(J - Jr).max() <= 1e-11 * np.abs(Jr).max()
@@ -258,7 +253,7 @@ def test_emulated_scf_with_incremental_fock_matches_cpu():
     basis = load_basis(mol, "6-31g**")
     opts = dict(guess="core", conv_tol=1e-10)
     ref = run(mol, basis, device="cpu", **opts)
-    eng = GPUEngine(mol, basis, backends=[emulate.EmulatedBackend()])
+    eng = GPUEngine(mol, basis, backends=[emulator.EmulatedBackend()])
     res = run(mol, basis, engine=eng, **opts)
     steps = [h.step for h in res.history]
     assert res.converged and abs(res.energy - ref.energy) < 1e-9
