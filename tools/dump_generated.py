@@ -38,7 +38,7 @@ def sources():
             name = "".join(map(str, cls))
             for with_j, with_k, tag in ((True, True, "jk"), (True, False, "j"), (False, True, "k")):
                 yield f"jk_{name}_{tag}.cu", jkgen.generate(cls, table, with_j, with_k)
-    yield "shell_dmax.cu", jk.DMAX_SOURCE
+    yield "shell_dmax.cu", jk.dmax_source()
     yield "quartet_screen.cu", jklist.screen_source()
     for a, b in pairs:
         for c in range(7):

@@ -37,6 +37,8 @@ block in shared memory); the driver takes the launch shape from :func:`launch_co
 
 import math
 
+from hartree.device import cuda_source
+
 from . import codegen, coop
 from .codegen import GENERATOR_VERSION, TILE, check_class, class_name, eri_function, ncart, nroots, rys_function
 
@@ -51,7 +53,7 @@ LOOP_SLICE_TARGET = 1024
 
 #: largest class (components) digested with *warp runs* (the contributions of
 #: neighbouring lanes that add into the same J/K block, equal shell offsets, are summed
-#: by shuffles before one lane issues the atomic; :data:`RUNS_SOURCE`): the unsliced classes, which have
+#: by shuffles before one lane issues the atomic; :func:`runs_source`): the unsliced classes, which have
 #: the most atomics per integral.  Up to 324 components Tamoxifen/def2-TZVP J+K gains
 #: another 6 % (1.26 -> 1.18 s, H100), but the sliced classes then compile 5-10x slower
 #: ((dp|dp) 3 -> 15-21 s, NVRTC on a CPU core) and the cold def2-TZVP compile would no
@@ -64,49 +66,20 @@ def uses_runs(cls):
     return math.prod(ncart(l) for l in cls) <= WARP_RUNS_MAX_SIZE
 
 
-#: device helpers of the warp-runs digestion.  warp_runs(key): the lanes of a warp form
-#: runs of consecutive lanes with equal key; each lane learns where its run ends, whether
-#: it heads the run, and how many halving steps cover the longest run of the warp
-#: (warp-uniform; 0 when no two neighbours share a key).  run_add(r, p, v): segmented
-#: tree sum over the run (step k adds the value 2^k lanes down while that lane is still in
-#: the run: after the steps each head holds its run's sum), then one atomicAdd by the head;
-#: plain atomicAdd per lane when steps == 0.  All 32 lanes must call both (the kernel keeps
-#: lanes past the list alive with s = 0).  Serial emulation: plain atomicAdd.
-RUNS_SOURCE = r"""
-#ifdef __CUDA_ARCH__
-struct Runs { int end, steps, head; };
-__device__ __forceinline__ Runs warp_runs(const long long key)
-{
-  const int lane = threadIdx.x & 31;
-  const long long prev = __shfl_up_sync(0xffffffffu, key, 1);
-  const int head = lane == 0 || prev != key;
-  const unsigned heads = __ballot_sync(0xffffffffu, head);
-  const unsigned above = lane == 31 ? 0u : heads & (0xffffffffu << (lane + 1));
-  Runs r;
-  r.end = above ? __ffs(above) - 1 : 32;
-  r.head = head;
-  const int len = __reduce_max_sync(0xffffffffu, (unsigned)(head ? r.end - lane : 1));
-  r.steps = len <= 1 ? 0 : 32 - __clz(len - 1);      // ceil(log2(longest run))
-  return r;
-}
-__device__ __forceinline__ void run_add(const Runs& r, double* p, double v)
-{
-  if (r.steps == 0) { atomicAdd(p, v); return; }      // warp-uniform
-  const int lane = threadIdx.x & 31;
-  for (int k = 0; k < r.steps; ++k) {
-    const double u = __shfl_down_sync(0xffffffffu, v, 1 << k);
-    if (lane + (1 << k) < r.end) v += u;
-  }
-  if (r.head) atomicAdd(p, v);
-}
-#define WARP_ANY(x) __any_sync(0xffffffffu, (x))
-#else
-struct Runs { int end; };
-static inline Runs warp_runs(const long long) { return Runs{0}; }
-static inline void run_add(const Runs&, double* p, double v) { atomicAdd(p, v); }
-#define WARP_ANY(x) (x)
-#endif
-"""
+def runs_source():
+    """Device helpers of the warp-runs digestion (hand-written: ``warp_runs.cu``, pasted
+    into the generated module after a blank line).
+
+    warp_runs(key): the lanes of a warp form runs of consecutive lanes with equal key;
+    each lane learns where its run ends, whether it heads the run, and how many halving
+    steps cover the longest run of the warp (warp-uniform; 0 when no two neighbours share
+    a key).  run_add(r, p, v): segmented tree sum over the run (step k adds the value 2^k
+    lanes down while that lane is still in the run: after the steps each head holds its
+    run's sum), then one atomicAdd by the head; plain atomicAdd per lane when steps == 0.
+    All 32 lanes must call both (the kernel keeps lanes past the list alive with s = 0).
+    Serial emulation: plain atomicAdd."""
+    return "\n" + cuda_source.read("hartree.gpu", "warp_runs.cu")
+
 
 #: second argument of __launch_bounds__ of the classic kernel, per class (default
 #: codegen.MIN_BLOCKS = 1: up to 255 registers, 8 warps per SM).  2 caps the registers at
@@ -540,7 +513,7 @@ def generate(cls, table, with_j=True, with_k=True, diag=None):
     if not cooperative:  # slice functions of the classic kernels
         out += rys_function(table, nroots(cls)) + [""]
         if uses_runs(cls):
-            out += [RUNS_SOURCE]
+            out += [runs_source()]
         if _runtime_slices(cls):  # loop version: one copy, slice by table
             out += _plan_table(cls) + eri_function(cls, suffix="_rt", runtime=True) + [""]
         else:

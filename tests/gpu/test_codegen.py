@@ -170,7 +170,7 @@ def test_launch_bounds_follow_the_measured_table(table):
 
 
 def _warp_run_sums(keys, values):
-    """Python model of RUNS_SOURCE's warp_runs + run_add for one warp (32 lanes), step by
+    """Python model of warp_runs.cu's warp_runs + run_add for one warp (32 lanes), step by
     step as the CUDA code does it: {lane: value added by that lane's atomicAdd}."""
     lanes = range(32)
     head = [lane == 0 or keys[lane - 1] != keys[lane] for lane in lanes]

@@ -1,0 +1,62 @@
+// hartree/gpu/quartet_screen.cu (written by hand, launched by hartree.gpu.jk): quartet
+// screening and compaction, count / write pass (see hartree.gpu.jklist).  TILE and
+// FLAG_SHIFT are defined by the launcher (jklist.screen_source).
+extern "C" __global__ void __launch_bounds__(256) quartet_screen(
+    int nbra, int nket, int tri, int row0,
+    const int* __restrict__ bra_sh, const double* __restrict__ bra_q,
+    const double* __restrict__ bra_tq,
+    const int* __restrict__ ket_sh, const double* __restrict__ ket_q,
+    const double* __restrict__ ket_tq,
+    int nshell, const double* __restrict__ dmax_sh, double dmax_all, double threshold,
+    int with_j, int with_k, int* __restrict__ cursor, int* __restrict__ qlist, int write,
+    int* __restrict__ tile_bits, int use_bits)
+{
+  const int bt = row0 + blockIdx.x, kt = blockIdx.y;          // bra tile, ket tile
+  if (tri && kt > bt) return;
+  const long long tile = (long long)bt * ((nket + TILE - 1) / TILE) + kt;  // its bit
+  if (write && use_bits && !((unsigned)tile_bits[tile >> 5] & (1u << (tile & 31)))) return;
+  if (bra_tq[bt] * ket_tq[kt] * dmax_all < threshold) return;  // whole tile (block-uniform)
+  // a warp: 2 bra pairs x 16 neighbouring ket pairs
+  const int ib = bt * TILE + threadIdx.x / TILE, ik = kt * TILE + threadIdx.x % TILE;
+  int flag = 0;                                     // bit 0: J needed, bit 1: K needed
+  if (ib < nbra && ik < nket && !(tri && ik > ib)) {
+    const double q = bra_q[ib] * ket_q[ik];
+    if (q * dmax_all >= threshold) {
+      const int si = bra_sh[2 * ib], sj = bra_sh[2 * ib + 1];
+      const int sk = ket_sh[2 * ik], sl = ket_sh[2 * ik + 1];
+      if (with_j && q * fmax(dmax_sh[si * nshell + sj], dmax_sh[sk * nshell + sl]) >= threshold)
+        flag |= 1;
+      if (with_k && q * fmax(fmax(dmax_sh[si * nshell + sk], dmax_sh[si * nshell + sl]),
+                             fmax(dmax_sh[sj * nshell + sk], dmax_sh[sj * nshell + sl]))
+                        >= threshold)
+        flag |= 2;
+    }
+  }
+  const int seg = flag == 3 ? 0 : (flag == 0 ? -1 : flag);  // 0: J and K, 1: J only, 2: K only
+  int* cur = cursor + 3 * bt;
+  const int entry = (int)((unsigned)ik | ((unsigned)flag << FLAG_SHIFT));
+#ifdef __CUDA_ARCH__
+  const unsigned lane = threadIdx.x & 31u;
+  if (!write && use_bits && __any_sync(0xffffffffu, seg >= 0) && lane == 0u)
+    atomicOr((unsigned*)tile_bits + (tile >> 5), 1u << (tile & 31));   // tile has survivors
+  for (int g = 0; g < 3; ++g) {                     // warp-aggregated atomics per segment
+    const unsigned m = __ballot_sync(0xffffffffu, seg == g);
+    if (m == 0u) continue;                          // warp-uniform
+    const int leader = __ffs(m) - 1;
+    int base = 0;
+    if ((int)lane == leader) base = atomicAdd(cur + g, __popc(m));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (write && seg == g) {
+      const long long p = base + __popc(m & ((1u << lane) - 1u));
+      qlist[2 * p] = ib;
+      qlist[2 * p + 1] = entry;
+    }
+  }
+#else                                               // serial emulation (g++): one thread at a time
+  if (!write && use_bits && seg >= 0) tile_bits[tile >> 5] |= (int)(1u << (tile & 31));
+  if (seg >= 0) {
+    const long long p = cur[seg]++;
+    if (write) { qlist[2 * p] = ib; qlist[2 * p + 1] = entry; }
+  }
+#endif
+}
