@@ -127,7 +127,7 @@ def gemm_rates():
 def environment():
     import cupy
 
-    from hartree.gpu.device import gpu_status
+    from hartree.device.selection import gpu_status
 
     return {
         "device": gpu_status()[1],
@@ -263,8 +263,8 @@ def run_molecule(name, basis, args, log, rec, save, state):
     cut short keeps what it measured).  ``state`` carries the measured CPU reference."""
     import hartree.scf
     from hartree import mp2
+    from hartree.device.backend import CudaBackend
     from hartree.gpu.eri3c import ThreeCenterBuilder
-    from hartree.gpu.jk import CudaBackend
 
     mol = load_molecule(name)
     rec.update(natm=mol.natm, basis=basis, nelectron=mol.nelectron)
@@ -458,7 +458,7 @@ def markdown(doc):
         "Schemes that ran per precision: "
         + "; ".join(sorted({f"{p}: {run['scheme']}" for r in doc["results"] for p, run in r.get("runs", {}).items()})),
         "",
-        "'mixed' on the GPU (hartree/mp2/energy_gpu.py): B = (ia|P) L^-T in FP64, "
+        "'mixed' on the GPU (hartree/mp2/mixed_precision.py): B = (ia|P) L^-T in FP64, "
         "(ia|jb) by mgemm's INT8 Ozaki split (slices rounded to nearest) with the slice "
         "count calibrated on the energy of the first block pair against FP64; the energy "
         "kernel reads the INT32 diagonal products directly.  fp32/tf32: that mgemm "

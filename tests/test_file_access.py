@@ -30,7 +30,7 @@ ALLOWED = {
     "grid/stream.py": "numpy memory map and h5py on the atomic writer's temporary files",
     "grid/picture.py": "matplotlib writes the atomic writer's temporary file",
     "atom/plot.py": "matplotlib writes the atomic writer's temporary file",
-    "mp2/rimp2.py": "scratch HDF5 of (ia|P) in a private temporary directory",
+    "mp2/cpu_device.py": "scratch HDF5 of (ia|P) in a private temporary directory",
     "gpu/compile.py": "cubins through the cache (hartree.cache)",
     "integrals/rys.py": "package data tables (numpy.load of the shipped .npz)",
     "gpu/tables.py": "package data tables (numpy.load of the shipped .npz)",

@@ -6,7 +6,8 @@
 """
 
 from .auxiliary_basis import default_aux_name, load_aux_basis
+from .options import MP2Options
 from .result import MP2Result
-from .rimp2 import MP2Options, frozen_core_count, kernel, run
+from .rimp2 import frozen_core_count, kernel, run
 
 __all__ = ["run", "kernel", "MP2Options", "MP2Result", "default_aux_name", "load_aux_basis", "frozen_core_count"]

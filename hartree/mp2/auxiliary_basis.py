@@ -16,10 +16,17 @@ Pople bases themselves, which we prefer where they exist.)  Other orbital bases 
 explicit ``aux``.  "def2-universal-jkfit" is a Coulomb/exchange fitting set, not for MP2.
 """
 
+from __future__ import annotations
+
 import re
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from hartree.basis import Basis, load_basis
 from hartree.errors import BasisError
+
+if TYPE_CHECKING:
+    from hartree.molecule import Molecule
 
 __all__ = ["default_aux_name", "load_aux_basis"]
 
@@ -30,7 +37,7 @@ def _squash(name):
     return re.sub(r"[\s_\-]", "", name.lower())
 
 
-def default_aux_name(orbital_basis_name, numbers=()):
+def default_aux_name(orbital_basis_name: str, numbers: Collection[int] = ()) -> str | dict[str, str]:
     """Default auxiliary basis for an orbital basis name: a basis-set-exchange name, or a dict
     {element symbol or "default": name} when elements need different sets.
 
@@ -71,7 +78,7 @@ def default_aux_name(orbital_basis_name, numbers=()):
     )
 
 
-def load_aux_basis(molecule, orbital_basis, aux=None):
+def load_aux_basis(molecule: Molecule, orbital_basis: Basis, aux: object = None) -> Basis:
     """The auxiliary Basis for ``molecule``: ``aux`` may be None (default for the orbital basis),
     a basis-set-exchange name, a file path, a per-element dict, or a Basis.  Spherical or
     cartesian as the orbital basis is."""

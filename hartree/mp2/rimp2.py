@@ -1,4 +1,4 @@
-"""RI-MP2 energies for RHF and UHF references (CPU; GEMMs through hartree.linalg.mgemm).
+"""RI-MP2 energies for RHF and UHF references, written once for the CPU and the GPU.
 
 Equations (seed: Watson et al., eqs. 14, 18, 20, 21; Weigend & Haeser, Theor. Chem. Acc.
 97, 331 (1997); Feyereisen, Fitzgerald, Komornicki, Chem. Phys. Lett. 208, 359 (1993)):
@@ -14,39 +14,44 @@ Equations (seed: Watson et al., eqs. 14, 18, 20, 21; Weigend & Haeser, Theor. Ch
           E_SS = 1/2 sum_spin sum_ijab (ia|jb) [(ia|jb) - (ib|ja)] / D   (same spin)
     E_MP2 = E_OS + E_SS,   E_SCS = 6/5 E_OS + 1/3 E_SS (Grimme, J. Chem. Phys. 118, 9095 (2003)).
 
-Memory: (mu nu|P) is built in aux-shell batches of at most ``memory_mb`` and transformed at
-once to (ia|P) (nocc nvir naux floats per spin, in host memory or, with storage="disk", in a
-temporary HDF5 file), which is turned into B in place, in row blocks of at most
-``memory_mb``; (ia|jb) is formed for blocks of occupied i and j so that one block stays
-within ``memory_mb``.
+The steps (frozen core, metric factor, three-index transformation, B, blocked pair sums,
+the calibrated "mixed" precision) are written here and in :mod:`hartree.mp2.fitting`,
+:mod:`hartree.mp2.pair_energy` and :mod:`hartree.mp2.mixed_precision` over numpy or cupy
+arrays; the integrals, where the tensors live and the memory budgets come from the device
+(:class:`hartree.mp2.device.MP2Device`): :class:`hartree.mp2.cpu_device.CPUDevice` (numba
+integrals, numpy, memory or HDF5 storage) or :class:`hartree.mp2.gpu_device.GPUDevice`
+(generated CUDA integrals, cupy, device or pinned host storage).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
-import scipy.linalg
 
 from hartree.errors import InputError
-from hartree.integrals.three_center import int2c2e, mo_int3c2e
-from hartree.linalg.mgemm import PRECISIONS, mgemm
 from hartree.mp2.auxiliary_basis import load_aux_basis
 from hartree.mp2.result import MP2Result
 
-__all__ = ["MP2Options", "kernel", "run", "frozen_core_count", "metric_factor"]
+from . import fitting, pair_energy
+from .cpu_device import CPUDevice
+from .device import MP2Device, sync
+from .mixed_precision import calibration_note
+from .options import MP2Options
+
+if TYPE_CHECKING:
+    from hartree.scf.result import SCFResult
+
+__all__ = ["MP2Options", "kernel", "run", "frozen_core_count"]
 
 # Frozen core per element: the previous noble-gas shell (He, Ne, Ar, Kr, Xe, Rn cores,
 # counted in doubly occupied orbitals).  PySCF's chemcore differs for groups 1-2 and 3-12.
 _NOBLE_CORES = ((2, 1), (10, 5), (18, 9), (36, 18), (54, 27), (86, 43))  # (Z, orbitals)
 
 
-def frozen_core_count(numbers):
+def frozen_core_count(numbers: Iterable[int]) -> int:
     """Number of frozen core orbitals (per spin) for atomic numbers ``numbers``: for each atom
     the orbitals of the largest noble gas with a smaller Z (Li-Ne: 1, Na-Ar: 5, ...)."""
     total = 0
@@ -55,59 +60,8 @@ def frozen_core_count(numbers):
     return total
 
 
-@dataclass(frozen=True)
-class MP2Options:
-    """aux: auxiliary basis (None: default for the orbital basis; name, path, dict or Basis);
-    device: 'cpu', 'gpu' (rimp2_gpu.py; DeviceError without a GPU) or 'auto';
-    frozen_core: False/True (noble-gas cores) or an int number of frozen orbitals per spin;
-    precision: mgemm scheme for the B and (ia|jb) GEMMs; memory_mb: bound on the large
-    intermediates ((mu nu|P) batch, (ia|jb) block), MB; gemm_memory_budget: mgemm's tile
-    budget in bytes (None: no cleaving); storage: where the (ia|P)/B tensors live, "memory"
-    or "disk" (an HDF5 file in a temporary directory under ``scratch_dir``, removed after).
-    GPU only: gpu_memory_mb: device memory budget (None: 85% of the free memory); gpu_host_store:
-    keep (ia|P)/B in host memory even when it fits the device; aux_batch: largest aux batch
-    (cartesian functions) of the three-index step; gpu_backend: a hartree.gpu backend
-    (e.g. EmulatedBackend for tests without a GPU; None: CUDA)."""
-
-    aux: object = None
-    frozen_core: object = False
-    precision: str = "fp64"
-    memory_mb: float = 2000.0
-    gemm_memory_budget: int | None = None
-    storage: str = "memory"
-    scratch_dir: str | None = None
-    device: str = "cpu"
-    gpu_memory_mb: float | None = None
-    gpu_host_store: bool = False
-    aux_batch: int | None = None
-    gpu_backend: object = None
-
-    def __post_init__(self):
-        if self.storage not in ("memory", "disk"):
-            raise InputError(f"MP2 storage must be 'memory' or 'disk', got {self.storage!r}")
-        if self.device not in ("cpu", "gpu", "auto"):
-            raise InputError(f"MP2 device must be 'cpu', 'gpu' or 'auto', got {self.device!r}")
-        if self.precision not in PRECISIONS:
-            raise InputError(f"unknown MP2 precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
-        if self.memory_mb <= 0:
-            raise InputError("memory_mb must be positive")
-
-
-def metric_factor(v):
-    """M (naux, naux) with V^-1 = M^T M: the inverse Cholesky factor L^-1 of V = L L^T; when V
-    is numerically singular, the eigen-decomposition inverse square root keeping eigenvalues
-    above 1e-12 max (rows of M then number fewer than naux)."""
-    try:
-        low = scipy.linalg.cholesky(v, lower=True)
-        return scipy.linalg.solve_triangular(low, np.eye(v.shape[0]), lower=True)
-    except np.linalg.LinAlgError:
-        w, u = np.linalg.eigh(v)
-        keep = w > 1e-12 * w.max()
-        return (u[:, keep] / np.sqrt(w[keep])).T
-
-
 def _spaces(scf, nfrozen):
-    """Per spin: (C_occ active (nao, no), C_vir (nao, nv), e_occ, e_vir)."""
+    """Per spin: (C_occ active (nao, no), C_vir (nao, nv), e_occ, e_vir) numpy arrays."""
     method = scf.method.lower()
     if method == "rhf":
         sets = [(scf.mo_coeff, scf.mo_energy, scf.mo_occ)]
@@ -127,116 +81,7 @@ def _spaces(scf, nfrozen):
     return out
 
 
-def _gemm(a, b, opts, log, step, **kw):
-    c, info = mgemm(a, b, precision=opts.precision, memory_budget=opts.gemm_memory_budget, return_info=True, **kw)
-    rec = log.setdefault(
-        step,
-        {
-            "step": step,
-            "precision": info.precision,
-            "calls": 0,
-            "tiles": 0,
-            "low_precision_gemms": 0,
-            "seconds": 0.0,
-            "large_elements": 0,
-            "elements": 0,
-        },
-    )
-    rec["calls"] += 1
-    rec["large_elements"] += sum(info.n_large)
-    rec["elements"] += a.size + b.size
-    rec["tiles"] += info.tiles
-    rec["low_precision_gemms"] += info.low_precision_gemms
-    rec["seconds"] += info.wall_time
-    return c
-
-
-def _to_b_inplace(iap, m, opts, log):
-    """B = (ia|P) M^T (eq. 21), overwriting ``iap`` (nocc*nvir, naux; array or h5py dataset)
-    row block by row block so that only one three-index tensor is held; returns ``iap``."""
-    nrow, naux = iap.shape
-    if m.shape[0] != naux:  # singular metric: zero rows keep B's width (B B^T unchanged)
-        m = np.vstack([m, np.zeros((naux - m.shape[0], naux))])
-    rows = max(1, int(opts.memory_mb * 1e6 / (8 * 2 * naux)))
-    for r0 in range(0, nrow, rows):
-        r1 = min(nrow, r0 + rows)
-        iap[r0:r1] = _gemm(np.asarray(iap[r0:r1]), m, opts, log, "B", transb=True)
-    return iap
-
-
-def _block_sizes(no1, nv1, no2, nv2, memory_mb):
-    """(ni, nj): occupied block sizes so that one (ia|jb) block, ni nv1 nj nv2 floats, takes at
-    most half of ``memory_mb`` (the rest: GEMM temporaries, B rows read from the store)."""
-    elems = max(1, int(memory_mb * 1e6 / 8 / 2))
-    if nv1 * no2 * nv2 <= elems:
-        return max(1, elems // max(1, nv1 * no2 * nv2)), no2
-    return 1, max(1, elems // max(1, nv1 * nv2))
-
-
-def _pair_sums(b1, b2, e1o, e1v, e2o, e2v, opts, log, same):
-    """sum (ia|jb)^2/D and, with ``same`` (b1 is b2: one spin), also sum (ia|jb)(ib|ja)/D, over
-    i in spin 1 and j in spin 2; b1 (no1*nv1, naux), b2 (no2*nv2, naux): arrays or row-sliceable
-    stores (h5py datasets).
-
-    (ia|jb) by eq. 20 (mgemm) for blocks of i and j (memory bound ``memory_mb``).  For
-    ``same`` the pair sums are symmetric in i <-> j, so only j <= i is formed, weighting
-    j < i twice (half the GEMM work).
-    """
-    no1, nv1, no2, nv2 = len(e1o), len(e1v), len(e2o), len(e2v)
-    ni, nj = _block_sizes(no1, nv1, no2, nv2, opts.memory_mb)
-    direct = exch = 0.0
-    for i0 in range(0, no1, ni):
-        i1 = min(no1, i0 + ni)
-        bi = np.asarray(b1[i0 * nv1 : i1 * nv1])
-        for j0 in range(0, i1 if same else no2, nj):
-            j1 = min(i1 if same else no2, j0 + nj)
-            bj = bi if (same and (j0, j1) == (i0, i1)) else np.asarray(b2[j0 * nv2 : j1 * nv2])
-            v = _gemm(bi, bj, opts, log, "(ia|jb)", transb=True)
-            d, x = _block_energy(v.reshape(i1 - i0, nv1, j1 - j0, nv2), e1o, e1v, e2o, e2v, i0, j0, same)
-            direct += d
-            exch += x
-    return direct, exch
-
-
-@numba.njit(cache=True, parallel=True)
-def _block_energy(v, e1o, e1v, e2o, e2v, i0, j0, same):
-    """(sum w (ia|jb)^2 / D, sum w (ia|jb)(ib|ja) / D) for the block v[i - i0, a, j - j0, b] =
-    (ia|jb), D = e_i + e_j - e_a - e_b; w = 1 unless ``same``, then 2 (j < i), 1 (j = i),
-    0 (j > i); the exchange sum only with ``same`` (nv1 = nv2 then).  Per-pair partial sums
-    go to arrays summed afterwards (no parfor reduction variables: some numba versions
-    reject conditional reductions)."""
-    ni, nv1, nj, nv2 = v.shape
-    pd = np.zeros(ni * nj)
-    px = np.zeros(ni * nj)
-    for ij in numba.prange(ni * nj):
-        ii = ij // nj
-        jj = ij % nj
-        i = i0 + ii
-        j = j0 + jj
-        w = 1.0
-        if same and j > i:
-            w = 0.0
-        elif same and j < i:
-            w = 2.0
-        if w > 0.0:
-            eij = e1o[i] + e2o[j]
-            blk = np.ascontiguousarray(v[ii, :, jj, :])  # (ia|jb) for this (i, j)
-            sd = 0.0
-            sx = 0.0
-            for a in range(nv1):
-                ea = eij - e1v[a]
-                for b in range(nv2):
-                    iajb = blk[a, b]
-                    t = iajb / (ea - e2v[b])
-                    sd += t * iajb
-                    if same:
-                        sx += t * blk[b, a]
-            pd[ij] = w * sd
-            px[ij] = w * sx
-    return pd.sum(), px.sum()
-
-
-def kernel(scf_result, options: MP2Options) -> MP2Result:
+def kernel(scf_result: SCFResult, options: MP2Options) -> MP2Result:
     """RI-MP2 energy for a converged RHF/UHF ``scf_result`` (hartree.scf.SCFResult)."""
     t0 = time.perf_counter()
     mol, basis = scf_result.molecule, scf_result.basis
@@ -249,23 +94,43 @@ def kernel(scf_result, options: MP2Options) -> MP2Result:
         raise InputError("RI-MP2 needs a converged SCF reference; this one did not converge")
     spaces = _spaces(scf_result, nfrozen)
     if _use_gpu(options):
-        from hartree.mp2.rimp2_gpu import kernel_gpu
+        from .gpu_device import GPUDevice
 
-        return kernel_gpu(scf_result, options, spaces, aux, nfrozen, options.gpu_backend)
-    timings, log = {}, {}
+        device = GPUDevice.from_options(options, mol, basis, aux)
+    else:
+        device = CPUDevice(basis, aux, options)
+    return _run(device, scf_result, options, spaces, aux, nfrozen, t0)
+
+
+def _run(
+    device: MP2Device, scf_result: SCFResult, options: MP2Options, spaces, aux, nfrozen: int, t0: float
+) -> MP2Result:
+    """The RI-MP2 steps on ``device``; an MP2Result (wall time from ``t0``)."""
+    xp = device.xp
+    timings, log = {}, device.new_log()
+    device.prepare(timings)
     t = time.perf_counter()
-    m = metric_factor(int2c2e(aux))
+    m = fitting.padded_metric_factor(xp, device.two_index())
+    sync(xp)
     timings["metric"] = time.perf_counter() - t
+    precision = options.precision
+    # "mixed" with the calibrated (ia|jb): B in FP64 (L^-1 spans many orders of magnitude)
+    b_precision = "fp64" if precision == "mixed" and device.calibrated_mixed else precision
     t = time.perf_counter()
-    with _store(options, [co.shape[1] * cv.shape[1] for co, cv, _, _ in spaces], aux.nao) as st:
-        mo_int3c2e(basis, aux, [(co, cv) for co, cv, _, _ in spaces], options.memory_mb, out=st)
+    with device.stores([co.shape[1] * cv.shape[1] for co, cv, _, _ in spaces], aux.nao) as stores:
+        device.three_index(spaces, stores)
+        sync(xp)
         timings["three_index"] = time.perf_counter() - t
         t = time.perf_counter()
-        bs = [_to_b_inplace(x, m, options, log) for x in st]
+        for st in stores:
+            fitting.fitted_b_inplace(device, st, m, b_precision, log)
+        del m
+        sync(xp)
         timings["B"] = time.perf_counter() - t
         t = time.perf_counter()
-        e_os, e_ss, nocc, nvir = _energies(spaces, bs, options, log)
+        e_os, e_ss, nocc, nvir, calibration = pair_energy.energies(device, spaces, stores, precision, log)
     timings["energy"] = time.perf_counter() - t
+    timings.update(log.stage_timings())
     return MP2Result(
         reference=scf_result.method.lower(),
         scf_energy=float(scf_result.energy),
@@ -277,41 +142,24 @@ def kernel(scf_result, options: MP2Options) -> MP2Result:
         nvir=nvir,
         aux_basis=aux.name,
         naux=aux.nao,
-        precision=options.precision,
-        device=f"cpu (numba + numpy; three-index tensors in {options.storage})",
+        precision=log.precision_label(precision),
+        device=device.description(),
         wall_time=time.perf_counter() - t0,
         timings=timings,
-        gemm=list(log.values()),
+        gemm=log.records(),
+        notes=[calibration_note(c) for c in calibration],
+        calibration=calibration,
     )
 
 
-def _energies(spaces, bs, options, log):
-    """(E_OS, E_SS, nocc, nvir) from the B tensors of one (RHF) or two (UHF) spins."""
-    if len(spaces) == 1:
-        _, _, eo, ev = spaces[0]
-        direct, exch = _pair_sums(bs[0], bs[0], eo, ev, eo, ev, options, log, True)
-        e_os, e_ss = direct, direct - exch
-        nocc, nvir = len(eo), len(ev)
-    else:
-        e_ss = 0.0
-        for s in (0, 1):
-            _, _, eo, ev = spaces[s]
-            direct, exch = _pair_sums(bs[s], bs[s], eo, ev, eo, ev, options, log, True)
-            e_ss += 0.5 * (direct - exch)
-        (_, _, ao, av), (_, _, bo, bv) = spaces
-        e_os, _ = _pair_sums(bs[0], bs[1], ao, av, bo, bv, options, log, False)
-        nocc, nvir = (len(ao), len(bo)), (len(av), len(bv))
-    return e_os, e_ss, nocc, nvir
-
-
-def _use_gpu(options):
+def _use_gpu(options: MP2Options) -> bool:
     """True for device 'gpu' (DeviceError without a usable GPU, unless a backend is given)
     and for 'auto' when a GPU is usable."""
     if options.device == "cpu":
         return False
     if options.gpu_backend is not None:
         return True
-    from hartree.gpu.device import gpu_status
+    from hartree.device.selection import gpu_status
 
     ok, why = gpu_status()
     if options.device == "gpu" and not ok:
@@ -321,28 +169,8 @@ def _use_gpu(options):
     return ok
 
 
-@contextlib.contextmanager
-def _store(options, rows, naux):
-    """One (rows[s], naux) float64 store per spin: numpy arrays, or datasets of a temporary
-    HDF5 file (chunked by row blocks) that is deleted on exit."""
-    if options.storage == "memory":
-        yield [np.empty((r, naux)) for r in rows]
-        return
-    import h5py
-
-    with tempfile.TemporaryDirectory(prefix="hartree-mp2-", dir=options.scratch_dir) as tmp:
-        with h5py.File(os.path.join(tmp, "ia_P.h5"), "w") as f:
-            yield [
-                f.create_dataset(
-                    f"spin{s}",
-                    shape=(r, naux),
-                    dtype="f8",
-                    chunks=(max(1, min(r, max(1, (1 << 20) // naux))), naux) if r else None,
-                )
-                for s, r in enumerate(rows)
-            ]
-
-
-def run(scf_result, aux=None, frozen_core=False, precision="fp64", **options) -> MP2Result:
+def run(
+    scf_result: SCFResult, aux: object = None, frozen_core: bool | int = False, precision: str = "fp64", **options
+) -> MP2Result:
     """RI-MP2 on top of an SCF result; keywords as MP2Options (a typo raises TypeError)."""
     return kernel(scf_result, MP2Options(aux=aux, frozen_core=frozen_core, precision=precision, **options))

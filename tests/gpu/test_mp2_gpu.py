@@ -1,4 +1,4 @@
-"""GPU RI-MP2 (hartree.mp2.rimp2_gpu) against the CPU RI-MP2 (which equals PySCF's DF-MP2 to
+"""GPU RI-MP2 (hartree.mp2.gpu_device) against the CPU RI-MP2 (which equals PySCF's DF-MP2 to
 1e-8 Eh, tests/mp2) and against stored PySCF numbers.
 
 Without a GPU the driver runs on numpy with the g++-emulated three-index kernels (checks the
@@ -32,11 +32,11 @@ PYSCF = {
 
 
 def _emulated():
-    from hartree.gpu import emulate
+    from hartree.device import emulator
 
-    if not emulate.available():
+    if not emulator.available():
         pytest.skip("g++ is needed to emulate the GPU kernels")
-    return emulate.EmulatedBackend()
+    return emulator.EmulatedBackend()
 
 
 # ----------------------------------------------------------------------------- CPU (emulated)
@@ -106,12 +106,13 @@ def _slow_energies(v, eo, ev, eo2=None, ev2=None):
 
 
 def _energies_np(b, eo, ev, precision, budget):
-    """energy_gpu.energies on numpy for one spin: ((E_OS, E_SS, nocc, nvir, calibration),
-    log)."""
-    from hartree.mp2 import energy_gpu
+    """pair_energy.energies of the GPU device on numpy for one spin: ((E_OS, E_SS, nocc, nvir,
+    calibration), log)."""
+    from hartree.mp2 import pair_energy
+    from hartree.mp2.gpu_device import GPUDevice, StepTimeLog
 
-    log = energy_gpu.Log()
-    out = energy_gpu.energies(np, None, [(None, None, eo, ev)], [b], precision, budget, log)
+    log = StepTimeLog()
+    out = pair_energy.energies(GPUDevice(np, budget), [(None, None, eo, ev)], [b], precision, log)
     return out, log
 
 
@@ -122,23 +123,24 @@ def test_mixed_ozaki_blocks_equal_one_big_ozaki_product(monkeypatch, slices):
     mgemm(precision="ozaki", slices=S) product of the whole B, summed by a plain numpy
     reference, to rounding (1e-12 relative)."""
     from hartree.linalg import mgemm
-    from hartree.mp2 import energy_gpu
+    from hartree.mp2 import mixed_precision, pair_energy
+    from hartree.mp2.gpu_device import pair_block_sizes
 
     rng = np.random.default_rng(3)
     no, nv, naux = 7, 11, 40
     b = _random_b(rng, no, nv, naux)
     eo = np.sort(rng.uniform(-2.0, -0.3, no))
     ev = np.sort(rng.uniform(0.1, 3.0, nv))
-    monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (slices,))
-    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)  # accept S at once
+    monkeypatch.setattr(mixed_precision, "MIXED_SLICES", (slices,))
+    monkeypatch.setattr(mixed_precision, "MIXED_TARGET_EH", 1e3)  # accept S at once
     budget = 4 * (16 * (3 * nv) ** 2 + 24 * naux * 6 * nv)  # several i blocks
     (e_os, e_ss, _, _, cal), log = _energies_np(b, eo, ev, "mixed", budget)
     v = mgemm(b, b, transb=True, precision="ozaki", slices=slices)
     d, x = _slow_energies(v, eo, ev)
     assert abs(e_os - d) < 1e-12 * abs(d) and abs(e_ss - (d - x)) < 1e-12 * abs(d)
     assert cal[0]["slices"] == slices
-    ni, _ = energy_gpu.block_sizes(no, nv, no, nv, naux, budget, 28)
-    nblocks = sum(len(js) for _, _, js in energy_gpu._blocks(no, no, ni, ni, True))
+    ni, _ = pair_block_sizes(no, nv, no, nv, naux, budget, 28)
+    nblocks = sum(len(js) for _, _, js in pair_energy.occupied_blocks(no, no, ni, ni, True))
     assert nblocks > 3  # the calibration block is not formed a second time:
     assert sum(r["calls"] for r in log.steps.values() if r["step"] == "(ia|jb)") == nblocks - 1
     d64, x64 = _slow_energies(b @ b.T, eo, ev)
@@ -149,18 +151,19 @@ def test_mixed_ozaki_opposite_spin_blocks(monkeypatch):
     """UHF: the alpha-beta sum (rectangular blocks, different nocc/nvir, all i, j) and the two
     same-spin sums of the "mixed" path equal the sums of whole mgemm ozaki products."""
     from hartree.linalg import mgemm
-    from hartree.mp2 import energy_gpu
+    from hartree.mp2 import mixed_precision, pair_energy
+    from hartree.mp2.gpu_device import GPUDevice, StepTimeLog
 
     rng = np.random.default_rng(11)
     naux = 30
     dims = ((6, 9), (4, 11))
     bs = [_random_b(rng, no, nv, naux) for no, nv in dims]
     es = [(np.sort(rng.uniform(-2.0, -0.3, no)), np.sort(rng.uniform(0.1, 3.0, nv))) for no, nv in dims]
-    monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (3,))
-    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)
+    monkeypatch.setattr(mixed_precision, "MIXED_SLICES", (3,))
+    monkeypatch.setattr(mixed_precision, "MIXED_TARGET_EH", 1e3)
     budget = 4 * (28 * (2 * 11) ** 2 + 24 * naux * 4 * 11)  # several blocks
-    e_os, e_ss, nocc, nvir, cal = energy_gpu.energies(
-        np, None, [(None, None, eo, ev) for eo, ev in es], bs, "mixed", budget, energy_gpu.Log()
+    e_os, e_ss, nocc, nvir, cal = pair_energy.energies(
+        GPUDevice(np, budget), [(None, None, eo, ev) for eo, ev in es], bs, "mixed", StepTimeLog()
     )
     assert nocc == (6, 4) and nvir == (9, 11) and len(cal) == 3
     ss = 0.0
@@ -175,7 +178,7 @@ def test_mixed_calibration_picks_slices_by_the_energy_and_falls_back_to_fp64(mon
     """The calibration tries S = 2, 3, ... on the first block and keeps the first whose
     extrapolated energy error meets the target; an unreachable target gives FP64 (and the
     FP64 energy, to rounding), and both are reported."""
-    from hartree.mp2 import energy_gpu
+    from hartree.mp2 import mixed_precision
 
     rng = np.random.default_rng(4)
     no, nv, naux = 6, 20, 60
@@ -187,15 +190,15 @@ def test_mixed_calibration_picks_slices_by_the_energy_and_falls_back_to_fp64(mon
     (e_os, e_ss, _, _, cal), _ = _energies_np(b, eo, ev, "mixed", budget)
     rec = cal[0]
     s = rec["slices"]
-    assert s in energy_gpu.MIXED_SLICES and rec["tried"][-1]["slices"] == s
+    assert s in mixed_precision.MIXED_SLICES and rec["tried"][-1]["slices"] == s
     for t in rec["tried"][:-1]:  # rejected: above target / safety
-        assert t["estimated_error_eh"] > rec["target_eh"] / energy_gpu.MIXED_SAFETY
-    assert rec["tried"][-1]["estimated_error_eh"] <= rec["target_eh"] / energy_gpu.MIXED_SAFETY
+        assert t["estimated_error_eh"] > rec["target_eh"] / mixed_precision.MIXED_SAFETY
+    assert rec["tried"][-1]["estimated_error_eh"] <= rec["target_eh"] / mixed_precision.MIXED_SAFETY
     assert abs(2 * e_os - (e_os - e_ss) - (2 * d64 - x64)) < rec["target_eh"]
-    assert "ozaki INT8 with" in energy_gpu.calibration_note(rec)
-    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 0.0)
+    assert "ozaki INT8 with" in mixed_precision.calibration_note(rec)
+    monkeypatch.setattr(mixed_precision, "MIXED_TARGET_EH", 0.0)
     (e_os, e_ss, _, _, cal), log = _energies_np(b, eo, ev, "mixed", budget)
-    assert cal[0]["slices"] is None and "fp64" in energy_gpu.calibration_note(cal[0])
+    assert cal[0]["slices"] is None and "fp64" in mixed_precision.calibration_note(cal[0])
     assert abs(e_os - d64) < 1e-12 * abs(d64) and abs(e_ss - (d64 - x64)) < 1e-12 * abs(d64)
     assert {r["precision"] for r in log.steps.values() if r["step"] == "(ia|jb)"} == {"fp64"}
 
@@ -225,16 +228,16 @@ def test_energy_and_ozaki_kernels_compile_for_sm90_without_spills():
     """The MP2 energy kernels and mgemm's slicing/summation kernels through NVRTC (no GPU
     needed): they compile for sm_90 and use no local memory (the Ozaki energy kernels for 1
     and 2 slices, used only by the calibration, keep an 8-byte stack frame)."""
-    from hartree.gpu import nvrtc
+    from hartree.device import nvrtc
     from hartree.linalg import mgemm_gpu
-    from hartree.mp2 import energy_gpu
+    from hartree.mp2 import block_energy
 
     if not nvrtc.available():
         pytest.skip("NVRTC library not found")
     res_small = None
     ozaki = tuple(f"mp2_block_energy_ozaki{s}" for s in range(3, 9))
     for src, names in (
-        (energy_gpu._ENERGY_SOURCE, ("mp2_block_energy_f64", "mp2_block_energy_f32") + ozaki),
+        (block_energy.ENERGY_SOURCE, ("mp2_block_energy_f64", "mp2_block_energy_f32") + ozaki),
         (mgemm_gpu._SOURCE, ("hartree_ozaki_slice", "hartree_row_absmax_sum", "hartree_ozaki_sum")),
     ):
         res = nvrtc.cubin_resources(nvrtc.compile_source(src, "sm_90", options=("-std=c++17",)).image)
@@ -305,21 +308,21 @@ def test_gpu_fused_ozaki_energy_kernel_equals_the_numpy_path(monkeypatch, refere
     spin, j <= i) and UHF (two spins, rectangular alpha-beta blocks)."""
     import cupy as cp
 
-    from hartree.gpu.jk import CudaBackend
-    from hartree.mp2 import energy_gpu
+    from hartree.mp2 import mixed_precision, pair_energy
+    from hartree.mp2.gpu_device import GPUDevice, StepTimeLog
 
     rng = np.random.default_rng(9)
     naux = 300
     dims = ((9, 70),) if reference == "rhf" else ((9, 70), (7, 72))
     bs = [_random_b(rng, no, nv, naux) for no, nv in dims]
     spaces = [(None, None, np.sort(rng.uniform(-2.0, -0.3, no)), np.sort(rng.uniform(0.1, 3.0, nv))) for no, nv in dims]
-    monkeypatch.setattr(energy_gpu, "MIXED_SLICES", (3,))
-    monkeypatch.setattr(energy_gpu, "MIXED_TARGET_EH", 1e3)
-    mgemm_module = importlib.import_module("hartree.linalg.mgemm")  # not the function
-    monkeypatch.setattr(mgemm_module, "GPU_SPLIT_GAIN", 0.0)  # small: no cost model
+    monkeypatch.setattr(mixed_precision, "MIXED_SLICES", (3,))
+    monkeypatch.setattr(mixed_precision, "MIXED_TARGET_EH", 1e3)
+    policy = importlib.import_module("hartree.linalg.gemm_precision")
+    monkeypatch.setattr(policy, "GPU_SPLIT_GAIN", 0.0)  # small: no cost model
     budget = 4 * (28 * (4 * 72) ** 2 + 24 * naux * 8 * 72)
-    ref = energy_gpu.energies(np, None, spaces, bs, "mixed", budget, energy_gpu.Log())
-    gpu = energy_gpu.energies(cp, CudaBackend(), spaces, [cp.asarray(b) for b in bs], "mixed", budget, energy_gpu.Log())
+    ref = pair_energy.energies(GPUDevice(np, budget), spaces, bs, "mixed", StepTimeLog())
+    gpu = pair_energy.energies(GPUDevice(cp, budget), spaces, [cp.asarray(b) for b in bs], "mixed", StepTimeLog())
     assert [c["slices"] for c in gpu[4]] == [3] * len(gpu[4])
     for r, g in zip(ref[:2], gpu[:2]):
         assert abs(r - g) < 1e-12 * abs(r)

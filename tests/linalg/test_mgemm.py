@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from hartree.errors import InputError
 from hartree.linalg import PRECISIONS, choose_mixed, choose_precision, error_bound, mgemm, ozaki
-from hartree.linalg.mgemm import _round_tf32
+from hartree.linalg.gemm_schemes import round_tf32
 from tests.linalg.matrices import exact_product, make_matrix
 
 
@@ -188,7 +188,7 @@ def test_tf32_rounding_matches_a_slow_reference():
     rng = np.random.default_rng(8)
     x = (rng.standard_normal(2000) * 10.0 ** rng.uniform(-8, 8, 2000)).astype(np.float32)
     x[:4] = [1.0 + 2.0**-11, 1.0 + 3 * 2.0**-11, -(1.0 + 2.0**-11), 0.0]  # ties
-    got = _round_tf32(x.copy())
+    got = round_tf32(x.copy())
     f, e = np.frexp(x.astype(np.float64))  # x = f 2^e, 0.5 <= |f| < 1
     ref = np.ldexp(np.round(f * 2.0**11), e - 11)  # np.round: half to even
     np.testing.assert_array_equal(got.astype(np.float64), ref)
@@ -199,7 +199,7 @@ def test_gpu_policy_is_stated_and_monotone():
     """choose_precision on the GPU: TF32 for loose targets, the INT8 split where the cost
     model (measured rates) predicts it faster than DGEMM, FP64 for small products or
     FP64-level targets; the reason names the prediction."""
-    from hartree.linalg.mgemm import dgemm_seconds, ozaki_seconds
+    from hartree.linalg.gemm_precision import dgemm_seconds, ozaki_seconds
 
     assert choose_precision(4096, 4096, 4096, 1e-2, "gpu")[0] == "tf32"
     p, why = choose_precision(8192, 8192, 8192, 1e-9, "gpu")
@@ -236,8 +236,8 @@ def test_mixed_resolves_by_policy_and_reports_it():
 
 
 def test_device_gpu_without_a_gpu_is_a_clear_error():
+    from hartree.device.selection import gpu_available
     from hartree.errors import DeviceError
-    from hartree.gpu.device import gpu_available
 
     if gpu_available():
         pytest.skip("a GPU is present (the GPU tests cover device='gpu')")
