@@ -237,8 +237,8 @@ def test_energy_and_ozaki_kernels_compile_for_sm90_without_spills():
     res_small = None
     ozaki = tuple(f"mp2_block_energy_ozaki{s}" for s in range(3, 9))
     for src, names in (
-        (block_energy.ENERGY_SOURCE, ("mp2_block_energy_f64", "mp2_block_energy_f32") + ozaki),
-        (mgemm_gpu._SOURCE, ("hartree_ozaki_slice", "hartree_row_absmax_sum", "hartree_ozaki_sum")),
+        (block_energy.energy_source(), ("mp2_block_energy_f64", "mp2_block_energy_f32") + ozaki),
+        (mgemm_gpu.kernel_source(), ("hartree_ozaki_slice", "hartree_row_absmax_sum", "hartree_ozaki_sum")),
     ):
         res = nvrtc.cubin_resources(nvrtc.compile_source(src, "sm_90", options=("-std=c++17",)).image)
         res_small = res if "mp2_block_energy_ozaki1" in res else res_small
