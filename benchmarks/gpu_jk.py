@@ -176,7 +176,7 @@ def hartree_side(
         "setup_s": t_setup,
         "setup_all_flags_s": t_setup_all,
         "gpus": eng.ndevices,
-        "npairs": {f"{k[0]}{k[1]}": v["npair"] for k, v in b0.pairs.items()},
+        "npairs": {f"{k[0]}{k[1]}": v.npair for k, v in b0.pairs.items()},
     }
     saved = _saved_paths(density_dir, name, basis.name) if density_dir else None
     if run_scf and reuse_scf and saved and os.path.exists(saved[0]):
@@ -577,9 +577,10 @@ def main(argv=None):
         args.out = record_path("gpu_jk", gpu_slug(len(args.gpus.split(",")))) + ".json"
     import cupy
 
-    from hartree.gpu import jkgen
+    from hartree.gpu import jk_kernels
     from hartree.gpu.codegen import GENERATOR_VERSION
     from hartree.gpu.pairs import PRIM_CUTOFF
+    from hartree.gpu.tuning import jk_tuning
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
@@ -597,8 +598,8 @@ def main(argv=None):
         "repeat": args.repeat,
         "visible_gpus": cupy.cuda.runtime.getDeviceCount(),
         "kernel_options": {
-            "warp_runs_max_size": jkgen.WARP_RUNS_MAX_SIZE,
-            "min_blocks_2": sorted("".join(map(str, c)) for c, m in jkgen.MIN_BLOCKS_BY_CLASS.items() if m == 2),
+            "warp_runs_max_size": jk_kernels.WARP_RUNS_MAX_SIZE,
+            "jk_tuning": jk_tuning(name).entry,
         },
         "dgemm_fp64_flops": dgemm_rate(),
     }

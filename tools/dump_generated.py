@@ -22,12 +22,12 @@ import sys
 def sources():
     """Yield (file name, source text) for every generated source this tree prints."""
     from hartree.atom import gpu_kernels
-    from hartree.gpu import eri3c, jk, jkgen, jklist, one_electron_gpu
-    from hartree.gpu.tables import load_rys_table
+    from hartree.gpu import eri3c, jk_direct, jk_kernels, one_electron_gpu, quartet_lists
+    from hartree.gpu.tables import RysTable
     from hartree.grid import gpu_codegen
     from hartree.integrals import eri_codegen
 
-    table = load_rys_table()
+    table = RysTable.load()
     lmax = 4
     pairs = [(a, b) for a in range(lmax + 1) for b in range(a + 1)]
     for bra in pairs:
@@ -37,9 +37,9 @@ def sources():
             cls = bra + ket
             name = "".join(map(str, cls))
             for with_j, with_k, tag in ((True, True, "jk"), (True, False, "j"), (False, True, "k")):
-                yield f"jk_{name}_{tag}.cu", jkgen.generate(cls, table, with_j, with_k)
-    yield "shell_dmax.cu", jk.dmax_source()
-    yield "quartet_screen.cu", jklist.screen_source()
+                yield f"jk_{name}_{tag}.cu", jk_kernels.generate(cls, table, with_j, with_k)
+    yield "shell_dmax.cu", jk_direct.dmax_source()
+    yield "quartet_screen.cu", quartet_lists.screen_source()
     for a, b in pairs:
         for c in range(7):
             yield f"e3_{a}{b}{c}.cu", eri3c.generate((a, b, c), table)

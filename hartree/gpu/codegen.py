@@ -11,7 +11,7 @@ For a class (la lb|lc ld) (la >= lb, lc >= ld) this module writes, as plain text
   :data:`GENERIC_LIMIT` components use loops over local arrays instead (with the (c, d)
   components of each (a, b) written out, and optionally run-time slice bounds).
 
-The J/K kernels that call these are written by :mod:`hartree.gpu.jkgen`.
+The J/K kernels that call these are written by :mod:`hartree.gpu.jk_kernels`.
 
 Equations (Rys, Dupuis & King, J. Comput. Chem. 4, 154 (1983); u = t² a Rys root,
 ζ = a+b, η = c+d, P, Q Gaussian product centres):
@@ -62,7 +62,7 @@ GENERIC_LIMIT = 1296
 #: ((fd|fp) 0.050 s vs 0.261 s on Tamoxifen/def2-TZVP, H200) and compiles in ~10 s;
 #: (ff|fp) and (fd|dd) (3000, 2160 components) stay loops: twice the NVRTC time, and
 #: (ff|fp) spills 4.6 kB a thread as scalar code (not measured on the GPU yet).
-#: eri_function and jkgen decide through :func:`is_generic`.
+#: eri_function and jk_kernels decide through :func:`is_generic`.
 GENERIC_LIMIT_F = 2000
 
 
@@ -108,7 +108,7 @@ def check_class(cls):
 
 # ----------------------------------------------------------------------------- Rys
 def listed_quartet_lines(list_shift):
-    """CUDA statements decoding list entry `t` of a J/K quartet list (``jklist``: bra pair,
+    """CUDA statements decoding list entry `t` of a J/K quartet list (``quartet_lists``: bra pair,
     ket pair | flags << list_shift; flag bit 0 = digest J, bit 1 = digest K) and the shell
     offsets and degeneracy factor of the unique quartet.  Defines ib, ik, do_j, do_k, si..sl,
     s and i0..l0; shared by the one-quartet-per-thread and the cooperative kernels."""
@@ -166,7 +166,7 @@ def rys_function(table, n):
 
 
 # ----------------------------------------------------------------------------- 2-D integrals
-class _Emitter:
+class RecurrenceEmitter:
     """Emits the per-root 2-D integrals of one direction d, eqs. (4)-(7), on demand."""
 
     def __init__(self, d, la, lb, lc, ld, lines):
@@ -231,7 +231,7 @@ def _root_body(la, lb, lc, ld, arange, brange):
     for d in "xyz":
         lines.append(f"      const double c00{d} = PA{d} - et_zs * ur * PQ{d};")
         lines.append(f"      const double c0p{d} = QC{d} + ze_zs * ur * PQ{d};")
-    em = {d: _Emitter(d, la, lb, lc, ld, lines) for d in "xyz"}
+    em = {d: RecurrenceEmitter(d, la, lb, lc, ld, lines) for d in "xyz"}
     ca, cb, cc, cd = (cart_components(l) for l in (la, lb, lc, ld))
     nbs, nc, nd = len(brange), len(cc), len(cd)
     acc = []
@@ -403,23 +403,3 @@ def _cd_block(lc, ld):
             o = [c[x] * (ld + 1) + d[x] for x in range(3)]
             L.append(f"          out[{ic * nd + id_}] += ex[{o[0]}] * ey[{o[1]}] * ez[{o[2]}];")
     return L
-
-
-CPU_SHIM = r"""
-// ---- CPU emulation shim (tests only): lets g++ run the generated kernels serially
-#include <cmath>
-#include <cstddef>
-#define __device__
-#define __global__
-#define __forceinline__ inline
-#define __constant__ static const
-#define __launch_bounds__(...)
-struct ht_dim3 { unsigned x, y, z; };
-static thread_local ht_dim3 blockIdx, threadIdx, blockDim;   // one set per host thread
-template <class T> static inline T __ldg(const T* p) { return *p; }
-static inline double atomicAdd(double* p, double v) { double o = *p; *p += v; return o; }
-using std::sqrt; using std::fmax; using std::fabs;
-#define HT_EMULATION 1           // cooperative kernels (coop.py): one lane per group,
-#define __syncwarp(...)          // groups run one after the other
-#define __syncthreads()
-"""

@@ -4,7 +4,7 @@
     J, K = engine.jk(dms)            # dms (nset, nao, nao) symmetric; numpy or cupy
     S = engine.overlap()             # (nao, nao) cupy, computed on the GPU
 
-J/K are built by the generated Rys kernels (:mod:`hartree.gpu.jk`; with several devices
+J/K are built by the generated Rys kernels (:mod:`hartree.gpu.jk_direct`; with several devices
 :mod:`hartree.gpu.multi` spreads the quartet work over them).  The one-electron matrices
 (S, T, V, dipole) are computed on device 0 by generated kernels
 (:mod:`hartree.gpu.one_electron_gpu`) and returned in the engine's array module (cupy on
@@ -78,9 +78,9 @@ class GPUEngine:
 
                     self._builder = MultiJK(self.basis, backends, self.screening_threshold)
                 else:
-                    from .jk import JKBuilder
+                    from .jk_direct import DirectJK
 
-                    self._builder = JKBuilder(self.basis, backends[0], self.screening_threshold)
+                    self._builder = DirectJK(self.basis, backends[0], self.screening_threshold)
         return self._builder
 
     def _one_electron(self):

@@ -30,9 +30,9 @@ spherical is left to the caller (GEMMs with ``pairs.cart2sph_matrix``): see
 
 import numpy as np
 
-from . import codegen, jkgen
+from . import codegen, jk_kernels
 from .pairs import angular_factor, build_pair_classes, cart2sph_matrix
-from .tables import load_rys_table
+from .tables import RysTable
 
 #: threads per block (bra pairs of one class against one aux shell)
 BLOCK = 128
@@ -61,7 +61,7 @@ E3_PARAMS = [
 
 
 def _decl(params):
-    return jkgen.decl([(t, n) for t, n in params])
+    return jk_kernels.decl([(t, n) for t, n in params])
 
 
 def kernel_name(cls3):
@@ -72,11 +72,11 @@ def generate(cls3, table):
     """CUDA C source of the storing kernel for class (la lb|lc), la >= lb.
 
     table: :class:`hartree.gpu.tables.RysTable`.  Launch with grid
-    (ceil(nbra / BLOCK), nket, len(jkgen.split_plan((la, lb, lc, 0)))) and BLOCK threads.
+    (ceil(nbra / BLOCK), nket, len(jk_kernels.split_plan((la, lb, lc, 0)))) and BLOCK threads.
     """
     la, lb, lc = (int(x) for x in cls3)
     cls = codegen.check_class((la, lb, lc, 0))
-    plan = jkgen.split_plan(cls)
+    plan = jk_kernels.split_plan(cls)
     n = codegen.nroots(cls)
     nc = codegen.ncart(lc)
     out = [
@@ -209,15 +209,15 @@ def aux_unit_lists(aux):
 class ThreeCenterBuilder:
     """(μν|P) and (P|Q) for one orbital/auxiliary basis pair on one backend.
 
-    basis, aux: hartree.basis.Basis (same molecule).  backend: ``hartree.gpu.jk.CudaBackend``
-    (cupy) or ``hartree.gpu.emulate.EmulatedBackend`` (numpy, tests).  Arrays come back in
+    basis, aux: hartree.basis.Basis (same molecule).  backend: ``hartree.device.backend.CudaBackend``
+    (cupy) or ``hartree.device.emulator.EmulatedBackend`` (numpy, tests).  Arrays come back in
     the backend's array module.
     """
 
     def __init__(self, basis, aux, backend, screening=1e-14, table=None):
         self.basis, self.aux, self.backend = basis, aux, backend
         self.xp = xp = backend.xp
-        self.table = table or load_rys_table()
+        self.table = table or RysTable.load()
         lmax = 2 * max(basis.max_l, aux.max_l) if aux.nshell else 0
         if lmax // 2 + 1 > self.table.max_nroots:
             raise ValueError(f"l = {lmax} needs {lmax // 2 + 1} Rys roots; the table holds {self.table.max_nroots}")
@@ -268,7 +268,7 @@ class ThreeCenterBuilder:
         nbra = int(bra["off"].shape[0])
         if nbra == 0 or nk == 0:
             return
-        gz = len(jkgen.split_plan(tuple(cls) + (0,)))
+        gz = len(jk_kernels.split_plan(tuple(cls) + (0,)))
         mods[cls].launch(
             kernel_name(cls),
             ((nbra + BLOCK - 1) // BLOCK, nk, gz),

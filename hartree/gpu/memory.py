@@ -12,8 +12,8 @@ Never ask the device for more than it has:
   single density that does not fit raises :class:`GPUMemoryError` (a DeviceError: the
   CLI prints one line; ``scf.run(device='auto')`` then runs on the CPU and says so).
 
-The quartet lists of a J/K build (:mod:`hartree.gpu.jklist`) take at most
-``jklist.LIST_FRACTION`` of the budget left when they are allocated (after the densities
+The quartet lists of a J/K build (:mod:`hartree.gpu.quartet_lists`) take at most
+``quartet_lists.LIST_FRACTION`` of the budget left when they are allocated (after the densities
 and accumulators); longer lists run in waves through one buffer, so they never fail for
 lack of memory.
 

@@ -1,12 +1,12 @@
 """J/K on several GPUs of one host: a shared work queue, one host thread per device.
 
     builder = MultiJK(basis, [CudaBackend(0), CudaBackend(1)])
-    J, K = builder.jk(dms)           # same interface and result as JKBuilder.jk
+    J, K = builder.jk(dms)           # same interface and result as DirectJK.jk
 
 Scheme (dynamic scheduling, as VMD does for orbital slices):
 
 1. Device 0 forms the cartesian densities and the per-shell-pair max |D| (steps 1-2 of
-   :mod:`hartree.gpu.jk`) and the launch list, costliest first.
+   :mod:`hartree.gpu.jk_direct`) and the launch list, costliest first.
 2. :func:`split_items` cuts the large classes into tile-aligned slices of bra pairs (and,
    for bra class == ket class, into blocks (c, d), d <= c, of the triangle), so that no
    item costs more than ~1/8 of a device's share; the list is re-sorted costliest first.
@@ -26,7 +26,7 @@ same methods; tests drive several emulated "devices" on the CPU.
 import threading
 
 from . import codegen
-from .jk import JKBuilder
+from .jk_direct import DirectJK
 
 
 def _use(backend):
@@ -43,30 +43,6 @@ class _Null:
         return False
 
 
-def _tile_slice(P, t0, t1):
-    """Bra/ket pairs of tiles [t0, t1) of a pair class (views; prim stays whole, since pst
-    holds absolute offsets into it); t0, t1 relative to P, recorded absolute."""
-    T = codegen.TILE
-    i0, i1 = t0 * T, min(t1 * T, P["npair"])
-    q = P["q_host"][i0:i1]
-    return {
-        "sh": P["sh"][i0:i1],
-        "pst": P["pst"][i0 : i1 + 1],
-        "geo": P["geo"][i0:i1],
-        "prim": P["prim"],
-        "q": P["q"][i0:i1],
-        "tq": P["tq"][t0:t1],
-        "tq_host": P["tq_host"][t0:t1],
-        "q_max": float(q.max()) if len(q) else 0.0,
-        "npair": i1 - i0,
-        "q_host": q,
-        "pst_host": P["pst_host"][i0 : i1 + 1],
-        "key": P["key"],
-        "t0": P["t0"] + t0,
-        "t1": P["t0"] + t1,
-    }
-
-
 def localize(builder, item):
     """The same launch item on `builder`'s device: its own arrays for the pair class and
     tile range the item names (items are made from device 0's arrays)."""
@@ -75,8 +51,9 @@ def localize(builder, item):
     cost, cls, P, Q, tri = item
 
     def view(X):
-        full = builder.pairs[X["key"]]
-        return full if (X["t0"], X["t1"]) == (full["t0"], full["t1"]) else _tile_slice(full, X["t0"], X["t1"])
+        full = builder.pairs[X.key]
+        same = (X.tile_start, X.tile_stop) == (full.tile_start, full.tile_stop)
+        return full if same else full.tiles(X.tile_start, X.tile_stop)
 
     return (cost, cls, view(P), view(Q), tri)
 
@@ -100,24 +77,24 @@ def split_items(launches, ndev, threshold, dmax_all, pieces=8):
     out = []
     T = codegen.TILE
     for cost, cls, P, Q, tri in launches:
-        ntile = (P["npair"] + T - 1) // T
+        ntile = (P.npair + T - 1) // T
         if ndev <= 1 or cost <= target or ntile < 2:
             out.append((cost, cls, P, Q, tri))
             continue
         if not tri:
             e = _edges(ntile, min(ntile, int(cost / target) + 1))
-            parts = [(_tile_slice(P, a, b), Q, False) for a, b in zip(e[:-1], e[1:])]
+            parts = [(P.tiles(a, b), Q, False) for a, b in zip(e[:-1], e[1:])]
         else:
             k = min(ntile, int((2.0 * cost / target) ** 0.5) + 1)
             e = _edges(ntile, k)
-            sl = [_tile_slice(P, a, b) for a, b in zip(e[:-1], e[1:])]
+            sl = [P.tiles(a, b) for a, b in zip(e[:-1], e[1:])]
             parts = [(sl[c], sl[d], c == d) for c in range(len(sl)) for d in range(c + 1)]
         for Pi, Qi, tri_i in parts:
-            if Pi["npair"] == 0 or Qi["npair"] == 0:
+            if Pi.npair == 0 or Qi.npair == 0:
                 continue
-            if Pi["q_max"] * Qi["q_max"] * dmax_all < threshold:
+            if Pi.q_max * Qi.q_max * dmax_all < threshold:
                 continue
-            out.append((JKBuilder.item_cost(cls, Pi, Qi, tri_i), cls, Pi, Qi, tri_i))
+            out.append((DirectJK.item_cost(cls, Pi, Qi, tri_i), cls, Pi, Qi, tri_i))
     out.sort(key=lambda t: -t[0])
     return out
 
@@ -145,10 +122,10 @@ class _Queue:
 
 
 class MultiJK:
-    """J/K builder spread over several devices; the interface of :class:`JKBuilder`.
+    """J/K builder spread over several devices; the interface of :class:`DirectJK`.
 
     basis: hartree.basis.Basis; backends: one per device, the first one holds inputs and
-    results; threshold, table: as for JKBuilder.  ``last_split`` records, after each
+    results; threshold, table: as for DirectJK.  ``last_split`` records, after each
     ``jk``, how many items each device took ({device index: count}).
     """
 
@@ -158,11 +135,11 @@ class MultiJK:
         self.basis = basis
         self.backends = list(backends)
         with _use(self.backends[0]):
-            first = JKBuilder(basis, self.backends[0], threshold, table)
+            first = DirectJK(basis, self.backends[0], threshold, table)
         self.builders = [first]
         for b in self.backends[1:]:
             with _use(b):
-                self.builders.append(JKBuilder(basis, b, threshold, like=first))
+                self.builders.append(DirectJK(basis, b, threshold, like=first))
         self.xp = first.xp
         self.threshold = first.threshold
         self.last_split = {}
@@ -205,7 +182,7 @@ class MultiJK:
         return results
 
     def jk(self, dms, with_j=True, with_k=True):
-        """J, K (None where not asked) as :meth:`JKBuilder.jk`, on all devices."""
+        """J, K (None where not asked) as :meth:`DirectJK.jk`, on all devices."""
         b0 = self.builders[0]
         with _use(b0.backend):
             dm_cart, dmax_sh, dmax_all, single = b0.screen_density(dms)

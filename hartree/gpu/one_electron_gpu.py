@@ -1,7 +1,7 @@
 """One-electron integrals on the GPU: overlap, kinetic, dipole and nuclear attraction.
 
 CUDA C is generated at run time per shell-pair class (la, lb), la >= lb, one shell pair
-per thread, and compiled like the J/K kernels (:mod:`hartree.gpu.compile`; the emulated
+per thread, and compiled like the J/K kernels (:mod:`hartree.device.compile`; the emulated
 backend runs the same source with g++).  Each thread loops over the primitive pairs of
 its shell pair and writes the cartesian block and its transpose into (ncart, ncart)
 matrices; the final AO matrices are C^T M C (C: cartesian -> final AOs, as for J/K).
@@ -26,7 +26,7 @@ import numpy as np
 
 from . import codegen
 from .pairs import angular_factor, cart2sph_matrix
-from .tables import load_rys_table
+from .tables import RysTable
 
 GENERATOR_VERSION = "1"
 BLOCK = 128
@@ -237,7 +237,7 @@ class OneElectronGPU:
     def __init__(self, basis, backend, table=None):
         self.basis, self.backend = basis, backend
         xp = self.xp = backend.xp
-        self.table = table or load_rys_table()
+        self.table = table or RysTable.load()
         self.classes = classes_of(basis)
         nmax = max((la + lb) // 2 + 1 for la, lb in self.classes)
         if nmax > self.table.max_nroots:

@@ -14,9 +14,10 @@ what the Rys kernels read (all in bohr / bohr^-2):
   f(l) the libcint angular factor (f(0) = 1/sqrt(4π), f(1) = sqrt(3/(4π)), else 1).
 * ``q``    float64 (npair,): Schwarz factors sqrt(max |(ab|ab)|) (set by the driver).
 
-Pairs are later re-ordered (:func:`sorted_by`) by primitive-pair count, then by decade of
-``q`` (so that tiles of the quartet grid can be screened as a whole), then by shell indices
-(so that the quartets of a warp digest into neighbouring J/K elements).
+Pairs are later re-ordered (:func:`pair_order`, on the device: :mod:`hartree.gpu.device_pairs`)
+by primitive-pair count, then by decade of ``q`` (so that tiles of the quartet grid can be
+screened as a whole), then by shell indices (so that the quartets of a warp digest into
+neighbouring J/K elements).
 """
 
 from dataclasses import dataclass, replace
@@ -124,7 +125,7 @@ def _pair_class(basis, la, lb, pairs, prim_cutoff):
 Q_BIN_DECADES = 1.0
 
 
-def pair_order(counts, q, sh):
+def pair_order(counts, q, sh, xp=np):
     """Permutation of the pairs of one class: primitive-pair count descending (the
     threads of a warp loop over similar counts), then floor(log10 q / Q_BIN_DECADES)
     descending, then shell i, then shell j.
@@ -134,25 +135,37 @@ def pair_order(counts, q, sh):
     neighbouring second shells: the quartets of a warp then add into a few rows and nearby
     columns of J and K (fewer, better coalesced atomics than a plain q-descending order).
 
-    counts int (npair,), q float (npair,), sh int (npair, 2); returns int (npair,)."""
-    counts, q = np.asarray(counts), np.asarray(q, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        qbin = np.floor(np.log10(np.where(q > 0, q, 1e-300)) / Q_BIN_DECADES)
-    sh = np.asarray(sh)
-    return np.lexsort((sh[:, 1], sh[:, 0], -qbin, -counts))
+    counts int (npair,), q float (npair,), sh int (npair, 2), arrays of the array module
+    `xp` (numpy or cupy: the driver sorts on the device); returns int64 (npair,) of `xp`.
+    The keys are exact in float64 and (i, j) is unique within a class, so the order is the
+    same whatever sort the array module uses."""
+    q = xp.asarray(q, dtype=xp.float64)
+    qbin = xp.floor(xp.log10(xp.where(q > 0, q, 1e-300)) / Q_BIN_DECADES)
+    sh = xp.asarray(sh)
+    keys = xp.stack([sh[:, 1], sh[:, 0], -qbin, -xp.asarray(counts)]).astype(xp.float64)
+    return xp.lexsort(keys).astype(xp.int64)
+
+
+def permuted(xp, sh, pst, geo, prim, order):
+    """(sh, pst, geo, prim) of the pairs in `order` (int (npair,)), arrays of `xp`: rows
+    gathered, pst (int32 (npair+1,)) recomputed; primitive rows of each pair stay together,
+    in their order."""
+    counts = (pst[1:] - pst[:-1]).astype(xp.int64)[order]
+    new = xp.zeros(len(order) + 1, dtype=xp.int64)
+    new[1:] = xp.cumsum(counts)
+    rows = xp.arange(int(new[-1]), dtype=xp.int64)
+    owner = xp.searchsorted(new, rows, side="right") - 1  # new pair of each new row
+    # row r of new pair p comes from old row pst[order[p]] + (r - new[p])
+    idx = rows - new[owner] + pst[:-1].astype(xp.int64)[order][owner]
+    return sh[order], new.astype(xp.int32), geo[order], prim[idx]
 
 
 def sorted_by(pc, q):
-    """A copy of `pc` with Schwarz factors q (npair,), pairs in :func:`pair_order`."""
+    """A copy of `pc` (host) with Schwarz factors q (npair,), pairs in :func:`pair_order`."""
     q = np.asarray(q, dtype=np.float64)
-    old_counts = np.diff(pc.pst)
-    order = pair_order(old_counts, q, pc.sh)
-    counts = old_counts[order]
-    pst = np.zeros(pc.npair + 1, dtype=np.int64)
-    np.cumsum(counts, out=pst[1:])
-    # row r of new pair p comes from old row pc.pst[order[p]] + (r - pst[p])
-    idx = np.arange(int(pst[-1])) - np.repeat(pst[:-1], counts) + np.repeat(pc.pst[:-1][order].astype(np.int64), counts)
-    return replace(pc, sh=pc.sh[order], geo=pc.geo[order], pst=pst.astype(np.int32), prim=pc.prim[idx], q=q[order])
+    order = pair_order(np.diff(pc.pst), q, pc.sh)
+    sh, pst, geo, prim = permuted(np, pc.sh, pc.pst, pc.geo, pc.prim, order)
+    return replace(pc, sh=sh, geo=geo, pst=pst, prim=prim, q=q[order])
 
 
 def tile_max(q, tile):

@@ -1,6 +1,6 @@
-// hartree/gpu/quartet_screen.cu (written by hand, launched by hartree.gpu.jk): quartet
-// screening and compaction, count / write pass (see hartree.gpu.jklist).  TILE and
-// FLAG_SHIFT are defined by the launcher (jklist.screen_source).
+// hartree/gpu/quartet_screen.cu (written by hand, launched by hartree.gpu.jk_direct): quartet
+// screening and compaction, count / write pass (see hartree.gpu.quartet_lists).  TILE and
+// FLAG_SHIFT are defined by the launcher (quartet_lists.screen_source).
 extern "C" __global__ void __launch_bounds__(256) quartet_screen(
     int nbra, int nket, int tri, int row0,
     const int* __restrict__ bra_sh, const double* __restrict__ bra_q,

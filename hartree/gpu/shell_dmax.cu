@@ -1,4 +1,4 @@
-// hartree/gpu/shell_dmax.cu (written by hand, launched by hartree.gpu.jk):
+// hartree/gpu/shell_dmax.cu (written by hand, launched by hartree.gpu.jk_direct):
 // max |D| over each shell-pair block (a, b) and all densities; one thread per block
 extern "C" __global__ void shell_dmax(const double* __restrict__ dm, int nset, int ncart,
     const int* __restrict__ cart_loc, int nshell, double* __restrict__ out)

@@ -45,6 +45,12 @@ class RysTable:
     asym_w: np.ndarray
     sha256: str
 
+    @classmethod
+    def load(cls, path=None):
+        """The table in the .npz file `path` (default: the package data file), read once
+        per path (the same object on later calls)."""
+        return _read(os.path.abspath(path or DEFAULT_TABLE))
+
     def block(self, n):
         """Coefficients for n roots, float64 (nint[n], 2n, degree+1)."""
         self._check(n)
@@ -61,9 +67,8 @@ class RysTable:
 
 
 @lru_cache(maxsize=4)
-def load_rys_table(path=None):
-    """Read the Rys table (default: the package data file); cached per path."""
-    path = os.path.abspath(path or DEFAULT_TABLE)
+def _read(path):
+    """RysTable of the .npz file at the absolute `path` (see :meth:`RysTable.load`)."""
     with np.load(path) as z:
         nint = np.array(z["nint"], dtype=np.int64)
         return RysTable(

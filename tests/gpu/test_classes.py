@@ -49,14 +49,14 @@ def test_stored_sg_reference_is_the_cpu_engine_result():
 def test_emulated_s_and_g_classes_match_cpu_engine():
     """Classes (ss|ss), (gs|ss), (gs|gs), (gg|ss), (gg|gs), (gg|gg) of the s and g shells of
     SG_CASE (contracted), emulated with g++, versus the CPU engine."""
-    from hartree.gpu import emulate
-    from hartree.gpu.jk import JKBuilder
+    from hartree.device import emulator
+    from hartree.gpu.jk_direct import DirectJK
 
-    if not emulate.available():
+    if not emulator.available():
         pytest.skip("g++ not available")
     mol, basis, _ = build(SG_CASE)
     sub = shell_subset(basis, {0, 4})
     dms = densities(sub.nao, 1, 9)
-    J, K = JKBuilder(sub, emulate.EmulatedBackend()).jk(dms)
+    J, K = DirectJK(sub, emulator.EmulatedBackend()).jk(dms)
     Jr, Kr, _ = _cpu_engine(mol, sub, dms)
     assert _rel(J, Jr) <= 1e-11 and _rel(K, Kr) <= 1e-11

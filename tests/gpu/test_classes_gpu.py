@@ -2,7 +2,7 @@
 contracted s..g shells (tests/gpu/cases.py SG_CASE) match the CPU engine (stored in
 data/jk_sg_reference.npz, checked by test_classes.py) to 1e-11 relative, overall and in
 every (l, l') block of AO angular momenta (1e-10 of the block's largest element): with
-the package's kernel choice (coop.CONFIG), and with every class that fits shared memory
+the package's kernel choice (the shipped tuning, hartree.gpu.tuning), and with every class that fits shared memory
 on the cooperative kernel (half a warp, one and two warps a quartet, one to three primitive quartets a pass)."""
 
 import numpy as np
@@ -20,31 +20,30 @@ def test_every_class_up_to_gggg_matches_cpu_engine():
     _check_sg_case()
 
 
-def test_every_class_cooperative_matches_cpu_engine(monkeypatch):
-    from hartree.gpu import coop
+def test_every_class_cooperative_matches_cpu_engine():
+    from .test_cooperative_kernels import all_cooperative
 
-    from .test_nvrtc import all_classes
-
-    for cls in all_classes(4):
-        if coop.fits(cls):
-            cfg = (
-                (16, 4, None, 2)
-                if sum(cls) <= 3 and coop.fits(cls, 4, 2)
-                else (32, 2, None, 3)
-                if sum(cls) % 2 and coop.fits(cls, 2, 3)
-                else (64, 1)
-            )
-            monkeypatch.setitem(coop.CONFIG, cls, cfg)
-    _check_sg_case()
+    _check_sg_case(all_cooperative())
 
 
-def _check_sg_case():
+def _check_sg_case(tuning=None):
+    """J/K of SG_CASE against the stored reference: GPUEngine with the package's tuning,
+    or a DirectJK on the current GPU with `tuning`."""
     from hartree.gpu import GPUEngine
 
     mol, basis, dms = build(SG_CASE)
     z = np.load(SG_REFERENCE)
     np.testing.assert_allclose(z["dms"], dms, rtol=0, atol=1e-15)
-    J, K = GPUEngine(mol, basis).jk(dms)
+    if tuning is None:
+        J, K = GPUEngine(mol, basis).jk(dms)
+    else:
+        import cupy
+
+        from hartree.device.backend import CudaBackend
+        from hartree.gpu.jk_direct import DirectJK
+
+        threshold = GPUEngine(mol, basis).screening_threshold
+        J, K = (x.get() for x in DirectJK(basis, CudaBackend(), threshold, tuning=tuning).jk(cupy.asarray(dms)))
     l_of_ao = np.repeat(np.asarray(basis.shell_l), np.diff(np.asarray(basis.ao_loc)))
     for name, x, ref in (("J", J, z["J"]), ("K", K, z["K"])):
         err = np.abs(x - ref).max() / np.abs(ref).max()

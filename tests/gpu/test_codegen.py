@@ -4,9 +4,10 @@ emulation of the kernels with g++)."""
 import numpy as np
 import pytest
 
-from hartree.gpu import codegen, jkgen
+from hartree.gpu import codegen, jk_kernels
 from hartree.gpu.pairs import build_pair_classes, cart2sph_matrix
-from hartree.gpu.tables import eval_roots_weights, load_rys_table
+from hartree.gpu.tables import RysTable, eval_roots_weights
+from hartree.gpu.tuning import jk_tuning
 
 from .cases import CASES, build
 from .reference import reference_jk
@@ -14,18 +15,18 @@ from .reference import reference_jk
 
 @pytest.fixture(scope="module")
 def table():
-    return load_rys_table()
+    return RysTable.load()
 
 
 def test_source_is_deterministic_and_named(table):
-    a = jkgen.generate((2, 1, 1, 0), table)
-    assert a == jkgen.generate((2, 1, 1, 0), table)
+    a = jk_kernels.generate((2, 1, 1, 0), table)
+    assert a == jk_kernels.generate((2, 1, 1, 0), table)
     assert "jk_2110" in a and "diag_" not in a and "rys_3(" in a
-    b = jkgen.generate((1, 1, 1, 1), table, with_k=False)
+    b = jk_kernels.generate((1, 1, 1, 1), table, with_k=False)
     assert "diag_11" in b and "vk +" not in b and "J = vj" in b
     assert table.sha256 in b and f"version {codegen.GENERATOR_VERSION}" in b
     with pytest.raises(ValueError):
-        jkgen.generate((0, 1, 0, 0), table)
+        jk_kernels.generate((0, 1, 0, 0), table)
 
 
 def test_split_plan_covers_every_component_once():
@@ -36,44 +37,42 @@ def test_split_plan_covers_every_component_once():
         na, nb = codegen.ncart(cls[0]), codegen.ncart(cls[1])
         ncd = codegen.ncart(cls[2]) * codegen.ncart(cls[3])
         hit = np.zeros((na, nb), dtype=int)
-        plan = jkgen.split_plan(cls)
+        plan = jk_kernels.split_plan(cls)
         for a0, a1, b0, b1 in plan:
             hit[a0:a1, b0:b1] += 1
         assert (hit == 1).all(), cls
         if len(plan) > 1:
-            target = jkgen.LOOP_SLICE_TARGET if codegen.is_generic(cls) else jkgen.SLICE_TARGET
+            target = jk_kernels.LOOP_SLICE_TARGET if codegen.is_generic(cls) else jk_kernels.SLICE_TARGET
             biggest = max((a1 - a0) * (b1 - b0) * ncd for a0, a1, b0, b1 in plan)
             assert biggest <= max(target, ncd), cls
-    assert len(jkgen.split_plan((2, 1, 2, 1))) == 6  # 54 components per a
-    assert len(jkgen.split_plan((3, 1, 1, 0))) == 2  # 5 a components of 9 each
-    assert len(jkgen.split_plan((2, 2, 2, 2))) == 36
-    assert len(jkgen.split_plan((4, 4, 4, 4))) == 60  # 15 a x 4 b-chunks of <= 4
+    assert len(jk_kernels.split_plan((2, 1, 2, 1))) == 6  # 54 components per a
+    assert len(jk_kernels.split_plan((3, 1, 1, 0))) == 2  # 5 a components of 9 each
+    assert len(jk_kernels.split_plan((2, 2, 2, 2))) == 36
+    assert len(jk_kernels.split_plan((4, 4, 4, 4))) == 60  # 15 a x 4 b-chunks of <= 4
 
 
 def test_slice_functions_follow_is_generic():
-    """eri_function writes the loop body exactly for the classes jkgen treats as loop
+    """eri_function writes the loop body exactly for the classes jk_kernels treats as loop
     classes (not in each of the 30 slices of (fd|fp), which is scalar code)."""
     from .test_nvrtc import all_classes
 
     for cls in all_classes(4):
-        a0, a1, b0, b1 = jkgen.split_plan(cls)[0]
+        a0, a1, b0, b1 = jk_kernels.split_plan(cls)[0]
         body = "\n".join(codegen.eri_function(cls, range(a0, a1), range(b0, b1), "_s0"))
         assert ("double g[3][" in body) == codegen.is_generic(cls), cls
     assert not codegen.is_generic((3, 2, 3, 1)) and codegen.is_generic((3, 3, 3, 1))
 
 
-def test_large_classes_use_loops(table, monkeypatch):
+def test_large_classes_use_loops(table):
     """Loop version: one copy of the recurrences for all slices (slice bounds from a
-    constant table by grid z), not one function per slice (classic kernels: coop.CONFIG
+    constant table by grid z), not one function per slice (classic kernels: a tuning without cooperative classes
     emptied, (ff|ff) is cooperative in the package)."""
-    from hartree.gpu import coop
-
-    monkeypatch.setattr(coop, "CONFIG", {})
-    src = jkgen.generate((3, 3, 3, 3), table)
+    classic = jk_tuning().with_cooperative({})
+    src = jk_kernels.generate((3, 3, 3, 3), table, tuning=classic)
     assert "__constant__ unsigned char cart_a_3333_rt" in src
     assert "__constant__ int plan_3333[40]" in src and "switch" not in src
     assert len(src.splitlines()) < 500  # loops, not 10^4 statements
-    assert len(jkgen.generate((4, 4, 4, 4), table).splitlines()) < 800  # 225 (c, d) lines
+    assert len(jk_kernels.generate((4, 4, 4, 4), table).splitlines()) < 800  # 225 (c, d) lines
 
 
 def test_table_evaluation_matches_cpu_rys(table):
@@ -135,7 +134,7 @@ def test_pair_order_binned():
 def test_warp_runs_only_in_small_classic_classes(table):
     """Warp-runs digestion (run_add) in the classic kernels of at most WARP_RUNS_MAX_SIZE
     components; plain atomics above; lanes past the list stay alive (s = 0) only there."""
-    small = jkgen.generate((1, 0, 1, 0), table)
+    small = jk_kernels.generate((1, 0, 1, 0), table)
     assert "run_add(rik," in small and "warp_runs(" in small and "if (t0 >= nlist) s = 0.0;" in small
     assert "atomicAdd(K +" not in small and "atomicAdd(J +" not in small
     classes = [
@@ -149,24 +148,29 @@ def test_warp_runs_only_in_small_classic_classes(table):
     big = next(
         c
         for c in classes
-        if np.prod([codegen.ncart(l) for l in c]) > jkgen.WARP_RUNS_MAX_SIZE
-        and not jkgen.coop.is_coop(c)
+        if np.prod([codegen.ncart(l) for l in c]) > jk_kernels.WARP_RUNS_MAX_SIZE
+        and jk_tuning().cooperative_shape(c) is None
         and not codegen.is_generic(c)
     )
-    src = jkgen.generate(big, table)
+    src = jk_kernels.generate(big, table)
     assert "run_add(" not in src and "atomicAdd(K +" in src and "if (t >= nlist) return;" in src
-    j_only = jkgen.generate((1, 1, 0, 0), table, with_k=False)
+    j_only = jk_kernels.generate((1, 1, 0, 0), table, with_k=False)
     assert "run_add(rij," in j_only and "rik" not in j_only
 
 
 def test_launch_bounds_follow_the_measured_table(table):
-    """Classic kernels get __launch_bounds__(256, jkgen.min_blocks(cls)): 2 (at most 128
-    registers) for the classes of MIN_BLOCKS_BY_CLASS, codegen.MIN_BLOCKS otherwise."""
-    assert jkgen.min_blocks((1, 0, 1, 0)) == 2 and jkgen.min_blocks((1, 1, 1, 1)) == 1
+    """Classic kernels get __launch_bounds__(256, jk_kernels.min_blocks(cls)): 2 (at most 128
+    registers) for the classes the tuning names, codegen.MIN_BLOCKS otherwise; a tuning
+    passed to the generator is the one it follows."""
+    assert jk_kernels.min_blocks((1, 0, 1, 0)) == 2 and jk_kernels.min_blocks((1, 1, 1, 1)) == 1
     for cls in [(1, 0, 1, 0), (2, 1, 0, 0), (1, 1, 1, 1), (0, 0, 0, 0)]:
-        src = jkgen.generate(cls, table)
-        assert f"__launch_bounds__({codegen.TILE**2}, {jkgen.min_blocks(cls)}) jk_" in src
-    assert all(not jkgen.coop.is_coop(c) for c in jkgen.MIN_BLOCKS_BY_CLASS)
+        src = jk_kernels.generate(cls, table)
+        assert f"__launch_bounds__({codegen.TILE**2}, {jk_kernels.min_blocks(cls)}) jk_" in src
+    tuning = jk_tuning()
+    assert all(tuning.cooperative_shape(c) is None for c in tuning.min_blocks)
+    other = tuning.with_min_blocks({(1, 1, 1, 1): 2})
+    assert "__launch_bounds__(256, 2) jk_1111" in jk_kernels.generate((1, 1, 1, 1), table, tuning=other)
+    assert "__launch_bounds__(256, 1) jk_1010" in jk_kernels.generate((1, 0, 1, 0), table, tuning=other)
 
 
 def _warp_run_sums(keys, values):
@@ -215,26 +219,26 @@ def test_warp_run_sum_model_adds_each_value_once():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("generic_limit,loop_target", [(codegen.GENERIC_LIMIT, jkgen.LOOP_SLICE_TARGET), (0, 20)])
+@pytest.mark.parametrize("generic_limit,loop_target", [(codegen.GENERIC_LIMIT, jk_kernels.LOOP_SLICE_TARGET), (0, 20)])
 def test_emulated_kernels_match_reference(generic_limit, loop_target, monkeypatch):
     """The generated kernels run serially on the CPU (g++) and reproduce J/K to 1e-11
     (screening at 1e-13 leaves ~1e-12 relative); (0, 20): every class through the loop
     version, cut into slices of at most 20 components (a groups and b chunks)."""
     from hartree.device import emulator
-    from hartree.gpu.jk import JKBuilder
+    from hartree.gpu.jk_direct import DirectJK
 
     if not emulator.available():
         pytest.skip("g++ not available")
     monkeypatch.setattr(codegen, "GENERIC_LIMIT", generic_limit)
     monkeypatch.setattr(codegen, "GENERIC_LIMIT_F", min(generic_limit, codegen.GENERIC_LIMIT_F))
-    monkeypatch.setattr(jkgen, "LOOP_SLICE_TARGET", loop_target)
+    monkeypatch.setattr(jk_kernels, "LOOP_SLICE_TARGET", loop_target)
     assert codegen.is_generic((1, 0, 0, 0)) == (generic_limit == 0)
     for case in CASES[:2]:
         mol, basis, dms = build(case)
         ref = reference_jk(case[0], mol, basis, dms)
         if ref is None:
             pytest.skip("no reference J/K available")
-        J, K = JKBuilder(basis, emulator.EmulatedBackend()).jk(dms)
+        J, K = DirectJK(basis, emulator.EmulatedBackend()).jk(dms)
         scale_j, scale_k = np.abs(ref[0]).max(), np.abs(ref[1]).max()
         assert np.abs(J - ref[0]).max() <= 1e-11 * scale_j
         assert np.abs(K - ref[1]).max() <= 1e-11 * scale_k
@@ -243,13 +247,13 @@ def test_emulated_kernels_match_reference(generic_limit, loop_target, monkeypatc
 @pytest.mark.slow
 def test_emulated_j_only_and_k_only_match_full_build():
     from hartree.device import emulator
-    from hartree.gpu.jk import JKBuilder
+    from hartree.gpu.jk_direct import DirectJK
 
     if not emulator.available():
         pytest.skip("g++ not available")
     mol, basis, dms = build(CASES[0])
     dms = np.stack([dms[0], 0.3 * dms[0] - 0.05])
-    jb = JKBuilder(basis, emulator.EmulatedBackend())
+    jb = DirectJK(basis, emulator.EmulatedBackend())
     J, K = jb.jk(dms)
     J1, K1 = jb.jk(dms, with_k=False)
     J2, K2 = jb.jk(dms[0], with_j=False)

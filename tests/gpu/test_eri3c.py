@@ -12,7 +12,7 @@ import pytest
 
 from hartree.basis import load_basis
 from hartree.gpu import eri3c
-from hartree.gpu.tables import load_rys_table
+from hartree.gpu.tables import RysTable
 from hartree.integrals.three_center import int2c2e, int3c2e
 from hartree.molecule import Molecule
 
@@ -21,15 +21,15 @@ WATER = "O 0.0 0.0 0.1173; H 0.0 0.7572 -0.4692; H 0.0 -0.7572 -0.4692"
 
 
 def _emulated():
-    from hartree.gpu import emulate
+    from hartree.device import emulator
 
-    if not emulate.available():
+    if not emulator.available():
         pytest.skip("g++ is needed to emulate the GPU kernels")
-    return emulate.EmulatedBackend()
+    return emulator.EmulatedBackend()
 
 
 def _cuda():
-    from hartree.gpu.jk import CudaBackend
+    from hartree.device.backend import CudaBackend
 
     return CudaBackend()
 
@@ -54,7 +54,7 @@ def _check(backend, orbital, aux, cartesian=False, batch=None):
 
 
 def test_source_names_class_and_is_deterministic():
-    table = load_rys_table()
+    table = RysTable.load()
     a = eri3c.generate((2, 1, 3), table)
     assert a == eri3c.generate((2, 1, 3), table)
     assert "e3_213(" in a and "eri_2130_s0" in a and "rys_4(" in a and table.sha256 in a

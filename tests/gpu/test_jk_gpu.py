@@ -58,12 +58,12 @@ def test_jk_flags_shapes_and_cupy_roundtrip():
 
 def test_kernel_cache_on_disk(tmp_path, monkeypatch):
     """Second compile of the same source comes from the disk cache (no NVRTC)."""
-    from hartree.gpu import compile as gcompile
-    from hartree.gpu import jkgen
-    from hartree.gpu.tables import load_rys_table
+    from hartree.device import compile as gcompile
+    from hartree.gpu import jk_kernels
+    from hartree.gpu.tables import RysTable
 
     monkeypatch.setenv("HARTREE_CACHE_DIR", str(tmp_path))
-    src = jkgen.generate((1, 0, 1, 0), load_rys_table())
+    src = jk_kernels.generate((1, 0, 1, 0), RysTable.load())
     key = {"kind": "test", "class": [1, 0, 1, 0]}
     mod = gcompile.compile_kernels([(src, key)])[0]
     files = sorted(p.name for p in (tmp_path / "cuda").iterdir())
@@ -84,7 +84,7 @@ def test_quartet_list_waves_and_profile_path_match(monkeypatch):
     sums differs)."""
     import cupy
 
-    from hartree.gpu import GPUEngine, jklist
+    from hartree.gpu import GPUEngine, quartet_lists
 
     mol, basis, dms = build(CASES[1])
     eng = GPUEngine(mol, basis)
@@ -92,7 +92,7 @@ def test_quartet_list_waves_and_profile_path_match(monkeypatch):
     J, K = eng.jk(d)
     b = eng._jk_builder()
     assert b.last_lists["waves"] == 1
-    monkeypatch.setattr(jklist, "MAX_ENTRIES", 5000)
+    monkeypatch.setattr(quartet_lists, "MAX_ENTRIES", 5000)
     J2, K2 = eng.jk(d)
     assert b.last_lists["waves"] > 3
     b.profile = {}

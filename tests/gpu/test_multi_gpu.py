@@ -60,21 +60,21 @@ def hydrogen_chain(n=14):
 
 def _unique_quartets(builder, item):
     cost, cls, P, Q, tri = item
-    n, m = P["npair"], Q["npair"]
+    n, m = P.npair, Q.npair
     return n * (n + 1) // 2 if tri else n * m
 
 
 def test_split_items_cover_each_quartet_once():
     """Counted over all items, each class keeps exactly its unique quartets."""
     from hartree.basis import load_basis
-    from hartree.gpu.jk import JKBuilder
+    from hartree.gpu.jk_direct import DirectJK
     from hartree.gpu.multi import split_items
 
     if not emulate.available():
         pytest.skip("g++ not available (the builder runs the Schwarz kernels)")
     mol = hydrogen_chain()
     basis = load_basis(mol, "6-31g")
-    b = JKBuilder(basis, emulate.EmulatedBackend(), threshold=0.0)
+    b = DirectJK(basis, emulate.EmulatedBackend(), threshold=0.0)
     launches = b.launch_list(1.0)
     items = split_items(launches, 2, 0.0, 1.0, pieces=8)
     assert len(items) > len(launches)  # the big class was cut
@@ -82,7 +82,7 @@ def test_split_items_cover_each_quartet_once():
     for it in items:
         per_class[it[1]] = per_class.get(it[1], 0) + _unique_quartets(b, it)
     for _cost, cls, P, Q, tri in launches:
-        n, m = P["npair"], Q["npair"]
+        n, m = P.npair, Q.npair
         assert per_class[cls] == (n * (n + 1) // 2 if tri else n * m), cls
     # costliest first, total estimated cost preserved
     costs = [it[0] for it in items]
@@ -90,14 +90,14 @@ def test_split_items_cover_each_quartet_once():
     assert abs(sum(costs) - sum(t[0] for t in launches)) <= 1e-9 * sum(costs)
     # slices start at tile boundaries (tile screening data stays aligned)
     for it in items:
-        assert it[2]["tq"].shape[0] == -(-it[2]["npair"] // codegen.TILE)
+        assert it[2].tile_q.shape[0] == -(-it[2].npair // codegen.TILE)
 
 
 @needs_gxx
 @pytest.mark.parametrize("which", ["h_chain", "chno"])
 def test_two_emulated_devices_match_one(which):
     from hartree.basis import load_basis
-    from hartree.gpu.jk import JKBuilder
+    from hartree.gpu.jk_direct import DirectJK
     from hartree.gpu.multi import MultiJK
 
     if which == "h_chain":
@@ -108,7 +108,7 @@ def test_two_emulated_devices_match_one(which):
         dms = d + d.transpose(0, 2, 1)
     else:
         mol, basis, dms = build(CASES[0])
-    J1, K1 = JKBuilder(basis, emulate.EmulatedBackend()).jk(dms)
+    J1, K1 = DirectJK(basis, emulate.EmulatedBackend()).jk(dms)
     meet = threading.Barrier(2)
     devs = [TwinDevice(meet), TwinDevice(meet)]
     multi = MultiJK(basis, devs)
@@ -120,8 +120,8 @@ def test_two_emulated_devices_match_one(which):
     assert sum(multi.last_split.values()) == sum(d.launches for d in devs)
     # each device launched on its own copies of the pair data (on GPUs: its own memory)
     for dev, b in zip(devs, multi.builders):
-        mine = [P["sh"] for P in b.pairs.values()]
-        others = [P["sh"] for o in multi.builders if o is not b for P in o.pairs.values()]
+        mine = [P.sh for P in b.pairs.values()]
+        others = [P.sh for o in multi.builders if o is not b for P in o.pairs.values()]
         for a in dev.pair_args:
             assert any(np.shares_memory(a, m) for m in mine)
             assert not any(np.shares_memory(a, m) for m in others)
@@ -179,13 +179,13 @@ class StreamedTwin(TwinDevice):
 @needs_gxx
 def test_inflight_bookkeeping_of_the_stream_path():
     from hartree.basis import load_basis
-    from hartree.gpu.jk import JKBuilder
+    from hartree.gpu.jk_direct import DirectJK
     from hartree.gpu.multi import MultiJK
 
     mol = hydrogen_chain()
     basis = load_basis(mol, "6-31g")
     dm = np.eye(basis.nao) / basis.nao
-    J1, K1 = JKBuilder(basis, emulate.EmulatedBackend()).jk(dm)
+    J1, K1 = DirectJK(basis, emulate.EmulatedBackend()).jk(dm)
     devs = [StreamedTwin(), StreamedTwin()]
     multi = MultiJK(basis, devs)
     J2, K2 = multi.jk(dm)
@@ -217,7 +217,8 @@ def test_two_backends_on_one_gpu_match_single(which):
     """Threads + queue + reduction on real CUDA streams (both 'devices' are GPU 0); the
     40-atom H chain has (ss|ss) split into many triangle blocks."""
     from hartree.basis import load_basis
-    from hartree.gpu.jk import CudaBackend, JKBuilder
+    from hartree.gpu.backend import CudaBackend
+    from hartree.gpu.jk_direct import DirectJK
     from hartree.gpu.multi import MultiJK
 
     if which == "h_chain":
@@ -226,7 +227,7 @@ def test_two_backends_on_one_gpu_match_single(which):
         dms = np.eye(basis.nao)[None] / basis.nao
     else:
         mol, basis, dms = build(CASES[0])
-    J1, K1 = JKBuilder(basis, CudaBackend(0)).jk(dms)
+    J1, K1 = DirectJK(basis, CudaBackend(0)).jk(dms)
     multi = MultiJK(basis, [CudaBackend(0), CudaBackend(0)])
     J2, K2 = multi.jk(dms)
     print(f"{which}: items per backend: {multi.last_split}")

@@ -1,4 +1,4 @@
-"""NVRTC without a GPU (hartree.gpu.nvrtc, pip's nvidia-cuda-nvrtc): every generated J/K
+"""NVRTC without a GPU (hartree.device.nvrtc, pip's nvidia-cuda-nvrtc): every generated J/K
 class up to (gg|gg), with its Schwarz kernel and the J-only / K-only variants, compiles for
 sm_90; a few large classes are compiled through ptxas with optimisation and their
 resource use is checked.  Runs on CPU-only CI machines; skips when libnvrtc is absent."""
@@ -8,9 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from hartree.device import nvrtc
 from hartree.errors import DeviceError
-from hartree.gpu import codegen, jkgen, nvrtc
-from hartree.gpu.tables import load_rys_table
+from hartree.gpu import codegen, jk_kernels
+from hartree.gpu.tables import RysTable
 
 LMAX = 4  # s..g: the l values the GPU tests cover
 NCHUNK = 6  # programs the 120 classes are spread over
@@ -61,7 +62,7 @@ def test_every_class_up_to_gggg_compiles_for_sm90():
     then J-only and K-only digestion for a small, the largest unrolled and two loop
     classes, through the NVRTC front end and NVVM to PTX.  -G (no optimisation) keeps NVVM
     fast on the large unrolled classes; a source error shows up all the same."""
-    table = load_rys_table()
+    table = RysTable.load()
     classes = all_classes()
     assert len(classes) == 120 and (4, 4, 4, 4) in classes
     few = [(1, 0, 1, 0), (2, 2, 2, 2), (3, 3, 2, 2), (4, 4, 4, 4)]
@@ -71,10 +72,10 @@ def test_every_class_up_to_gggg_compiles_for_sm90():
 
     def check(job):
         cls_list, with_j, with_k = job
-        srcs = [jkgen.generate(c, table, with_j, with_k) for c in cls_list]
+        srcs = [jk_kernels.generate(c, table, with_j, with_k) for c in cls_list]
         res = nvrtc.compile_source(_bundle(srcs), "sm_90", output="ptx", options=nvrtc.DEFAULT_OPTIONS + ("-G",))
         ptx = res.image.decode()
-        names = [n for c in cls_list for n in jkgen.kernel_names(c, c[:2] == c[2:])]
+        names = [n for c in cls_list for n in jk_kernels.kernel_names(c, c[:2] == c[2:])]
         assert len(names) == len(cls_list) + sum(c[:2] == c[2:] for c in cls_list)
         assert "error" not in res.log.lower()
         return [n for n in names if f".entry {n}(" not in ptx]
@@ -93,17 +94,19 @@ def test_optimised_cubin_resources(cls):
     and the loop classes' local arrays stay bounded by
     their slice plus the recurrence arrays (2-D integrals e[3][la+1][lb+1][lc+ld+1][ld+1]:
     27 kB for (gg|gg)); 64 kB bounds (gg|gg) (it was 444 kB with an array per slice)."""
-    table = load_rys_table()
-    res = nvrtc.compile_source(jkgen.generate(cls, table, diag=False), "sm_90")
+    table = RysTable.load()
+    res = nvrtc.compile_source(jk_kernels.generate(cls, table, diag=False), "sm_90")
     info = nvrtc.cubin_resources(res.image)
     k = info[f"jk_{codegen.class_name(cls)}"]
     assert 0 < k["num_regs"] <= 255
-    from hartree.gpu import coop
+    from hartree.gpu.tuning import jk_tuning
 
-    if coop.is_coop(cls):  # cooperative kernel (the package's choice)
+    if jk_tuning().cooperative_shape(cls) is not None:  # cooperative kernel (the package's choice)
         assert k["frame_bytes"] <= 256
     elif codegen.is_generic(cls):
-        assert 8 * max((a1 - a0) * (b1 - b0) for a0, a1, b0, b1 in jkgen.split_plan(cls)) <= k["frame_bytes"] <= 65536
+        assert (
+            8 * max((a1 - a0) * (b1 - b0) for a0, a1, b0, b1 in jk_kernels.split_plan(cls)) <= k["frame_bytes"] <= 65536
+        )
     else:
         assert k["frame_bytes"] <= 1024
 
@@ -111,9 +114,9 @@ def test_optimised_cubin_resources(cls):
 @needs_nvrtc
 @pytest.mark.parametrize("cls", [(1, 0, 1, 0), (2, 1, 0, 0)])
 def test_min_blocks_two_caps_registers_at_128(cls):
-    """Classes of jkgen.MIN_BLOCKS_BY_CLASS compile to at most 128 registers a thread (two
+    """Classes with min_blocks 2 in the shipped tuning compile to at most 128 registers a thread (two
     blocks of 256 threads per SM), spilling at most a few words."""
-    assert jkgen.min_blocks(cls) == 2
-    res = nvrtc.compile_source(jkgen.generate(cls, load_rys_table()), "sm_90")
+    assert jk_kernels.min_blocks(cls) == 2
+    res = nvrtc.compile_source(jk_kernels.generate(cls, RysTable.load()), "sm_90")
     k = nvrtc.cubin_resources(res.image)[f"jk_{codegen.class_name(cls)}"]
     assert 0 < k["num_regs"] <= 128 and k["frame_bytes"] <= 256

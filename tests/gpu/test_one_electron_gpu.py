@@ -6,7 +6,7 @@ through the emulated backend (g++), and on the device by the gpu-marked tests.""
 import numpy as np
 import pytest
 
-from hartree.gpu import emulate
+from hartree.device import emulator
 from hartree.integrals import one_electron as oe
 
 from .cases import CASES, build
@@ -34,20 +34,20 @@ def _compare(gpu, basis, mol, to_host):
         assert err <= ATOL, k
 
 
-@pytest.mark.skipif(not emulate.available(), reason="g++ not available")
+@pytest.mark.skipif(not emulator.available(), reason="g++ not available")
 @pytest.mark.parametrize("case", PICK, ids=[c[0] for c in PICK])
 def test_emulated_one_electron_match_cpu(case):
     from hartree.gpu.one_electron_gpu import OneElectronGPU
 
     mol, basis, _ = build(case)
-    _compare(OneElectronGPU(basis, emulate.EmulatedBackend()), basis, mol, np.asarray)
+    _compare(OneElectronGPU(basis, emulator.EmulatedBackend()), basis, mol, np.asarray)
 
 
 def test_source_is_deterministic():
     from hartree.gpu.one_electron_gpu import generate
-    from hartree.gpu.tables import load_rys_table
+    from hartree.gpu.tables import RysTable
 
-    t = load_rys_table()
+    t = RysTable.load()
     a = generate([(2, 1)], t)
     assert a == generate([(2, 1)], t)
     assert "one_21" in a and "nuc_21" in a and "rys_2(" in a and t.sha256 in a
@@ -56,7 +56,7 @@ def test_source_is_deterministic():
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", PICK, ids=[c[0] for c in PICK])
 def test_gpu_one_electron_match_cpu(case):
-    from hartree.gpu.jk import CudaBackend
+    from hartree.device.backend import CudaBackend
     from hartree.gpu.one_electron_gpu import OneElectronGPU
 
     mol, basis, _ = build(case)

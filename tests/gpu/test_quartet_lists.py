@@ -1,4 +1,4 @@
-"""Quartet lists (hartree.gpu.jklist) checked on the CPU: the screening kernel, run through
+"""Quartet lists (hartree.gpu.quartet_lists) checked on the CPU: the screening kernel, run through
 the g++ emulation, lists exactly the quartets a slow Python screening selects, with the
 right J/K flags, each once; chunking and waves cover every entry once; J/K built from the
 lists (batched, serial, several waves of a tiny buffer, difference densities) equal the
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hartree.device import emulator
-from hartree.gpu import codegen, jklist
+from hartree.gpu import codegen, quartet_lists
 from hartree.molecule import Molecule
 
 needs_gxx = pytest.mark.skipif(not emulator.available(), reason="g++ not available")
@@ -34,15 +34,15 @@ def decaying_density(basis, seed=3, length=2.0):
 
 
 def reference_list(b, P, Q, tri, dmax_sh, dmax_all, with_j, with_k):
-    """{(ib, ik): flags} by the screening rules of the jklist docstring, in Python."""
+    """{(ib, ik): flags} by the screening rules of the quartet_lists docstring, in Python."""
     T, thr, ns = codegen.TILE, b.threshold, b.basis.nshell
-    qb, qk = P["q_host"], Q["q_host"]
-    sb, sk = np.asarray(_h(P["sh"])), np.asarray(_h(Q["sh"]))
-    tb, tk = P["tq_host"], Q["tq_host"]
+    qb, qk = P.q_host, Q.q_host
+    sb, sk = np.asarray(_h(P.sh)), np.asarray(_h(Q.sh))
+    tb, tk = P.tile_q_host, Q.tile_q_host
     d = np.asarray(_h(dmax_sh)).reshape(ns, ns)
     out = {}
-    for ib in range(P["npair"]):
-        for ik in range(Q["npair"]):
+    for ib in range(P.npair):
+        for ik in range(Q.npair):
             if tri and ik > ib:
                 continue
             if tb[ib // T] * tk[ik // T] * dmax_all < thr:
@@ -69,13 +69,13 @@ def _h(x):
 @pytest.fixture(scope="module")
 def setup():
     from hartree.basis import load_basis
-    from hartree.gpu.jk import JKBuilder
+    from hartree.gpu.jk_direct import DirectJK
 
     if not emulator.available():
         pytest.skip("g++ not available")
     mol = chain()
     basis = load_basis(mol, "6-31g*")
-    b = JKBuilder(basis, emulator.EmulatedBackend())
+    b = DirectJK(basis, emulator.EmulatedBackend())
     dm = decaying_density(basis)
     return mol, basis, b, dm
 
@@ -86,7 +86,7 @@ def test_screening_lists_exactly_the_significant_quartets(setup, flags):
     """Count pass (tile bits set exactly for the tiles holding survivors), then write
     passes over chunks of rows that skip the other tiles: the listed quartets and flags
     are those of the Python screening, each once, segments in order."""
-    from hartree.gpu.jk import tile_bit_words
+    from hartree.gpu.quartet_lists import tile_bit_words
 
     _, basis, b, dm = setup
     b.threshold = 1e-7  # screens many quartets of this small molecule
@@ -95,14 +95,14 @@ def test_screening_lists_exactly_the_significant_quartets(setup, flags):
         seen = {0: 0, 1: 0, 2: 0}
         for _, cls, P, Q, tri in b.launch_list(dmax_all):
             ref = reference_list(b, P, Q, tri, dmax_sh, dmax_all, *flags)
-            counts = np.zeros(3 * len(P["tq_host"]), dtype=np.int32)
+            counts = np.zeros(3 * len(P.tile_q_host), dtype=np.int32)
             bits = np.zeros(tile_bit_words(P, Q), dtype=np.int32)
             b._screen(P, Q, tri, dmax_sh, dmax_all, *flags, counts, None, 0, None, bits=bits)
-            ntk = len(Q["tq_host"])  # bit of tile (bt, kt): bt * ntk + kt
+            ntk = len(Q.tile_q_host)  # bit of tile (bt, kt): bt * ntk + kt
             set_bits = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little"))
             T = codegen.TILE
             assert set(set_bits.tolist()) == {(x // T) * ntk + y // T for x, y in ref}
-            chunks = jklist.plan_chunks(counts, 7)  # tiny chunks: many of them
+            chunks = quartet_lists.plan_chunks(counts, 7)  # tiny chunks: many of them
             got = {}
             for r0, r1, n, offs in chunks:
                 cur = np.zeros_like(counts)
@@ -134,7 +134,7 @@ def test_plan_chunks_and_waves_cover_each_entry_once():
     counts[5] = [20, 0, 3]  # a row above the capacity
     counts[7:10] = 0
     cap = 17
-    chunks = jklist.plan_chunks(counts, cap)
+    chunks = quartet_lists.plan_chunks(counts, cap)
     rows = []
     for r0, r1, n, offs in chunks:
         rows += list(range(r0, r1))
@@ -145,7 +145,7 @@ def test_plan_chunks_and_waves_cover_each_entry_once():
                 slots[offs[r - r0, g] : offs[r - r0, g] + counts[r, g]] += 1
         assert (slots == 1).all()
     assert sorted(set(rows) | {7, 8, 9}) == list(range(40))
-    size, waves = jklist.pack_waves([(0, c) for c in chunks], cap)
+    size, waves = quartet_lists.pack_waves([(0, c) for c in chunks], cap)
     assert size == max(cap, counts[5].sum())
     flat = [c for w in waves for c in w]
     assert len(flat) == len(chunks)
@@ -165,7 +165,7 @@ def test_batched_serial_and_waved_builds_match_cpu_engine(setup, monkeypatch):
     J, K = b.jk(dms)  # batched path, one wave
     assert b.last_lists["waves"] == 1
     assert np.abs(J - Jr).max() <= 1e-11 * sj and np.abs(K - Kr).max() <= 1e-11 * sk
-    monkeypatch.setattr(jklist, "MAX_ENTRIES", 300)  # tiny buffer: several waves
+    monkeypatch.setattr(quartet_lists, "MAX_ENTRIES", 300)  # tiny buffer: several waves
     J2, K2 = b.jk(dms)
     assert b.last_lists["waves"] > 3
     np.testing.assert_allclose(J2, J, rtol=0, atol=1e-13 * sj)
@@ -213,15 +213,17 @@ def test_difference_density_build_adds_up(setup):
 
 def test_tile_lane_count_equals_brute_force():
     """tile_lanes (sorted ket tiles + searchsorted) against an explicit tile grid."""
-    from hartree.gpu.jk import tile_lanes
+    from types import SimpleNamespace
+
+    from hartree.gpu.quartet_lists import tile_lanes
 
     T = codegen.TILE
     rng = np.random.default_rng(0)
 
     def brute(P, Q, tri, dmax, thr):
-        nb = np.minimum(T, P["npair"] - T * np.arange(len(P["tq_host"])))
-        nk = np.minimum(T, Q["npair"] - T * np.arange(len(Q["tq_host"])))
-        live = np.outer(P["tq_host"], Q["tq_host"]) * dmax >= thr
+        nb = np.minimum(T, P.npair - T * np.arange(len(P.tile_q_host)))
+        nk = np.minimum(T, Q.npair - T * np.arange(len(Q.tile_q_host)))
+        live = np.outer(P.tile_q_host, Q.tile_q_host) * dmax >= thr
         lanes = np.outer(nb, nk).astype(float)
         if tri:
             live &= np.tri(*live.shape, dtype=bool)
@@ -235,7 +237,7 @@ def test_tile_lane_count_equals_brute_force():
             m = n if tri else int(rng.integers(1, 200))
             tq = rng.random(-(-n // T)) ** 8
             tk = tq if tri else rng.random(-(-m // T)) ** 8
-            P, Q = {"tq_host": tq, "npair": n}, {"tq_host": tk, "npair": m}
+            P, Q = SimpleNamespace(tile_q_host=tq, npair=n), SimpleNamespace(tile_q_host=tk, npair=m)
             assert tile_lanes(P, Q, tri, 1.3, 0.01) == brute(P, Q, tri, 1.3, 0.01)
 
 

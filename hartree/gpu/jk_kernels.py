@@ -4,7 +4,7 @@
 
 * ``jk_<cls>``: grid (list entries / TILE², 1, slices), one unique shell quartet (ij|kl)
   per thread, taken from the compacted list of quartets that survived screening
-  (:mod:`hartree.gpu.jklist`: bra pair, ket pair, J/K flags).  Classes above codegen.UNROLL_LIMIT
+  (:mod:`hartree.gpu.quartet_lists`: bra pair, ket pair, J/K flags).  Classes above codegen.UNROLL_LIMIT
   components are *split*: blockIdx.z picks a slice (a rectangle of a and b cartesian
   components), so each thread keeps only that slice of the ERI block (see
   :func:`split_plan`); slices are uniform per block, so warps never diverge on them.
@@ -29,18 +29,22 @@
 
 * ``diag_<la><lb>`` (bra class == ket class): Q_ij = sqrt(max_ab |(ab|ab)|) per pair.
 
-Classes listed in ``coop.CONFIG`` (measured choices) get the cooperative ``jk_<cls>`` and
-``diag_<la><lb>`` of :mod:`hartree.gpu.coop` instead (a group of lanes per quartet, the
-block in shared memory); the driver takes the launch shape from :func:`launch_config`,
-:func:`diag_launch_config` and :func:`grid_z`.
+Per-GPU choices come from a :class:`hartree.gpu.tuning.JKTuning` (argument ``tuning``;
+default: the "default" entry of the tuning file): the classes it lists as cooperative get the
+cooperative ``jk_<cls>`` and ``diag_<la><lb>`` of :mod:`hartree.gpu.cooperative_kernels`
+instead (a group of lanes per quartet, the block in shared memory), the others the
+__launch_bounds__ minimum blocks it names (:func:`min_blocks`).  The driver takes the
+launch shape from :func:`launch_config`, :func:`diag_launch_config` and :func:`grid_z`,
+with the same tuning.
 """
 
 import math
 
 from hartree.device import cuda_source
 
-from . import codegen, coop
+from . import codegen, cooperative_kernels
 from .codegen import GENERATOR_VERSION, TILE, check_class, class_name, eri_function, ncart, nroots, rys_function
+from .tuning import jk_tuning
 
 #: a split slice of the unrolled version keeps at most this many (a, b, c, d) components
 #: (its ERI values live in registers)
@@ -81,27 +85,11 @@ def runs_source():
     return "\n" + cuda_source.read("hartree.gpu", "warp_runs.cu")
 
 
-#: second argument of __launch_bounds__ of the classic kernel, per class (default
-#: codegen.MIN_BLOCKS = 1: up to 255 registers, 8 warps per SM).  2 caps the registers at
-#: 128 (16 warps); chosen where that measured faster: Valinomycin/6-31G**, H100, binned pair
-#: order and warp runs, per-class seconds of one J+K build with 1 -> 2
-#: (gpu_jk_variants_session5.json, call 2, V2 -> V7).  The classes that spill more than
-#: ~200 bytes at 128 registers ((dd|ss), (ds|ds), (pp|pp), (dp|ps), ...) got 1.07-3.6x
-#: slower and keep 1; 8 warps of (ps|ss) (120 registers) fit either way.  Spills as
-#: NVRTC 13 reports them for sm_90.
-MIN_BLOCKS_BY_CLASS = {
-    (1, 0, 1, 0): 2,  # (ps|ps) 0.197 -> 0.159 s (127 registers, no spill)
-    (1, 1, 1, 0): 2,  # (pp|ps) 0.124 -> 0.108 s (208 bytes of spill)
-    (2, 0, 1, 0): 2,  # (ds|ps) 0.096 -> 0.075 s (72 bytes)
-    (1, 1, 0, 0): 2,  # (pp|ss) 0.093 -> 0.070 s (no spill)
-    (2, 0, 0, 0): 2,  # (ds|ss) 0.070 -> 0.053 s (no spill)
-    (2, 1, 0, 0): 2,  # (dp|ss) 0.051 -> 0.039 s (8 bytes)
-}
-
-
-def min_blocks(cls):
-    """__launch_bounds__ minimum blocks per SM of the class's classic J/K kernel."""
-    return MIN_BLOCKS_BY_CLASS.get(tuple(cls), codegen.MIN_BLOCKS)
+def min_blocks(cls, tuning=None):
+    """Second argument of __launch_bounds__ (minimum blocks per SM) of the class's classic
+    J/K kernel: the tuning's ``min_blocks`` entry, else codegen.MIN_BLOCKS (1: up to 255
+    registers a thread; 2: at most 128)."""
+    return (tuning or jk_tuning()).min_blocks_of(cls, codegen.MIN_BLOCKS)
 
 
 JK_PARAMS = [
@@ -124,7 +112,7 @@ JK_PARAMS = [
     ("double*", "vk"),
     ("const double*", "tab"),
 ]
-#: quartet list entries (see :mod:`hartree.gpu.jklist`): int32 pairs (bra pair index,
+#: quartet list entries (see :mod:`hartree.gpu.quartet_lists`): int32 pairs (bra pair index,
 #: ket pair index | flags << 30), flag bit 0 = digest J, bit 1 = digest K
 LIST_FLAG_SHIFT = 30
 DIAG_PARAMS = [
@@ -171,28 +159,30 @@ def split_plan(cls):
     return [(a, a + 1, edges[k], edges[k + 1]) for a in range(na) for k in range(nchunk)]
 
 
-def launch_config(cls):
+def launch_config(cls, tuning=None):
     """(threads per quartet, threads per block, dynamic shared bytes per block) of the
     class's jk kernel: one quartet per thread on TILE² threads, or the cooperative
-    kernel's shape (:func:`hartree.gpu.coop.launch_config`)."""
-    if coop.is_coop(cls):
-        return coop.launch_config(cls)
+    kernel's shape (:func:`hartree.gpu.cooperative_kernels.launch_config`)."""
+    shape = (tuning or jk_tuning()).cooperative_shape(cls)
+    if shape is not None:
+        return cooperative_kernels.launch_config(cls, shape)
     return 1, TILE * TILE, 0
 
 
-def diag_launch_config(pc):
+def diag_launch_config(pc, tuning=None):
     """(threads per pair, threads per block, dynamic shared bytes per block) of the
     Schwarz kernel diag_<la><lb> of pair class pc: one pair per thread (128 a block), or
-    one warp per pair for cooperative classes (:func:`hartree.gpu.coop.diag_source`)."""
+    one warp per pair for cooperative classes (:func:`hartree.gpu.cooperative_kernels.diag_source`)."""
     cls = tuple(pc) + tuple(pc)
-    if coop.is_coop(cls):
-        return coop.GS, coop.GS, coop.shared_bytes(cls, 1, 1)
+    if (tuning or jk_tuning()).cooperative_shape(cls) is not None:
+        lanes = cooperative_kernels.SCHWARZ_LANES
+        return lanes, lanes, cooperative_kernels.shared_bytes(cls, 1, 1)
     return 1, 128, 0
 
 
-def grid_z(cls):
+def grid_z(cls, tuning=None):
     """Grid z of the class's jk kernel: its component slices (1 for cooperative)."""
-    return 1 if coop.is_coop(cls) else len(split_plan(cls))
+    return 1 if (tuning or jk_tuning()).cooperative_shape(cls) is not None else len(split_plan(cls))
 
 
 def _runtime_slices(cls):
@@ -407,14 +397,14 @@ def _runtime_call(cls, z, indent="  "):
     ]
 
 
-def _jk_kernel(cls, with_j, with_k):
+def _jk_kernel(cls, with_j, with_k, blocks):
     """List kernel: thread t of the 1-D grid takes quartet t of the compacted list
     (bra pair, ket pair, J/K flags) written by the screening kernel
-    (:mod:`hartree.gpu.jklist`); grid z = component slice.  Every listed quartet passed
+    (:mod:`hartree.gpu.quartet_lists`); grid z = component slice.  Every listed quartet passed
     sqrt((ij|ij)) sqrt((kl|kl)) max|D| >= threshold; s is its degeneracy factor."""
     name = class_name(cls)
     L = [
-        f'extern "C" __global__ void __launch_bounds__({TILE * TILE}, {min_blocks(cls)}) jk_{name}({decl(JK_PARAMS)})',
+        f'extern "C" __global__ void __launch_bounds__({TILE * TILE}, {blocks}) jk_{name}({decl(JK_PARAMS)})',
         "{",
     ]
     runs = uses_runs(cls)
@@ -488,20 +478,24 @@ def kernel_names(cls, diag=False):
     return [f"jk_{class_name(cls)}"] + ([f"diag_{cls[0]}{cls[1]}"] if diag else [])
 
 
-def generate(cls, table, with_j=True, with_k=True, diag=None):
+def generate(cls, table, with_j=True, with_k=True, diag=None, tuning=None):
     """CUDA C source for one quartet class.
 
     cls: (la, lb, lc, ld), la >= lb, lc >= ld.  table: :class:`tables.RysTable`.
     with_j / with_k: digestion done by the jk kernel.  diag: also the Schwarz kernel
-    (default: when (la,lb) == (lc,ld)).  Launch the jk kernel with grid z =
-    len(split_plan(cls)).  Returns the source text (deterministic).
+    (default: when (la,lb) == (lc,ld)).  tuning: :class:`hartree.gpu.tuning.JKTuning`
+    (default: the "default" entry).  Launch the jk kernel as :func:`launch_config` and
+    :func:`grid_z` say, with the same tuning.  Returns the source text (deterministic).
     """
+    tuning = tuning or jk_tuning()
     cls = check_class(cls)
     if diag is None:
         diag = cls[:2] == cls[2:]
     if diag and cls[:2] != cls[2:]:
         raise ValueError("the Schwarz kernel needs bra class == ket class")
     plan = split_plan(cls)
+    # the header names the module's former name: changing it would change every source
+    # and so every compile-cache key (bump GENERATOR_VERSION when the text changes anyway)
     out = [
         f"// generated by hartree.gpu.jkgen (version {GENERATOR_VERSION}) for class "
         f"({cls[0]}{cls[1]}|{cls[2]}{cls[3]}), {nroots(cls)} Rys roots, "
@@ -509,7 +503,8 @@ def generate(cls, table, with_j=True, with_k=True, diag=None):
         f"// Rys table sha256 {table.sha256}; do not edit",
         "",
     ]
-    cooperative = coop.is_coop(cls)  # jk (and Schwarz) kernel: a warp a quartet
+    shape = tuning.cooperative_shape(cls)  # jk (and Schwarz) kernel: a group of lanes a quartet
+    cooperative = shape is not None
     if not cooperative:  # slice functions of the classic kernels
         out += rys_function(table, nroots(cls)) + [""]
         if uses_runs(cls):
@@ -520,10 +515,12 @@ def generate(cls, table, with_j=True, with_k=True, diag=None):
             for k, (a0, a1, b0, b1) in enumerate(plan):
                 out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}") + [""]
     if cooperative:
-        out += coop.kernel_source(cls, table, with_j, with_k, decl(JK_PARAMS), LIST_FLAG_SHIFT) + [""]
+        out += cooperative_kernels.kernel_source(cls, table, shape, with_j, with_k, decl(JK_PARAMS), LIST_FLAG_SHIFT)
+        out += [""]
     else:
         out += _digest_function(cls, with_j, with_k) + [""]
-        out += _jk_kernel(cls, with_j, with_k) + [""]
+        out += _jk_kernel(cls, with_j, with_k, min_blocks(cls, tuning)) + [""]
     if diag:
-        out += (coop.diag_source(cls, table) if cooperative else _diag_kernel(cls)) + [""]
+        out += cooperative_kernels.diag_source(cls, table, shape.unit_mode) if cooperative else _diag_kernel(cls)
+        out += [""]
     return "\n".join(out)

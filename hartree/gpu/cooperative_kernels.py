@@ -1,11 +1,11 @@
 """CUDA C generator: cooperative J/K kernel, one group of lanes (a warp) per shell quartet.
 
-For the high-l classes the one-quartet-per-thread kernel (:mod:`hartree.gpu.jkgen`) must
+For the high-l classes the one-quartet-per-thread kernel (:mod:`hartree.gpu.jk_kernels`) must
 cut the ERI block into slices that each recompute the Rys roots and the 2-D integrals
-(and each slice digests with its own atomics).  Here a group of :data:`GS` threads shares
+(and each slice digests with its own atomics).  Here a group of lanes (threads) shares
 one quartet (ij|kl) of the quartet list (the "one quartet per warp" mapping of the GAMESS
 and QUICK GPU codes; groups of 8 or 16 lanes, or 2-8 warps, are possible too).  Primitive quartets
-are taken NS at a time ("slots": with few roots
+are taken a few at a time ("slots", the constant NS of the generated code: with few roots
 the phases 1-2 below would leave most lanes idle); per pass:
 
 1. lanes (slot, f), f < 2n, evaluate one Chebyshev series each: root u_f or weight w_f
@@ -23,7 +23,11 @@ the phases 1-2 below would leave most lanes idle); per pass:
 
 Then the group digests E against the density with one atomicAdd per J/K element
 (the six blocks J_ab, J_cd, K_ac, K_ad, K_bc, K_bd of the degeneracy-weighted rules in
-:mod:`hartree.gpu.jkgen`), each element summed by one lane.
+:mod:`hartree.gpu.jk_kernels`), each element summed by one lane.
+
+Which classes use these kernels, and with which shape (lanes per quartet, groups per
+block, unit mode, slots: :class:`hartree.gpu.tuning.CooperativeShape`), is per-GPU tuning
+data (:mod:`hartree.gpu.tuning`); the functions here take the shape as an argument.
 
 Launch (see :func:`launch_config`): list entry t -> group t; blockDim.x = lanes per group
 x groups per block; dynamic shared memory :func:`shared_bytes` (groups x doubles per group
@@ -35,20 +39,29 @@ same source with one "lane" per group, every phase being a lane-strided loop
 (``for (x = lane; x < N; x += GSZ)``).
 """
 
-from .codegen import _PREF, _Emitter, cart_components, check_class, class_name, listed_quartet_lines, ncart, nroots
+from typing import NamedTuple
 
-#: lanes per quartet on the device (one warp: __syncwarp suffices between phases)
-GS = 32
+from .codegen import (
+    _PREF,
+    RecurrenceEmitter,
+    cart_components,
+    check_class,
+    class_name,
+    listed_quartet_lines,
+    ncart,
+    nroots,
+)
 
-#: groups (quartets in flight) per block
-GROUPS_PER_BLOCK = 2
+#: lanes per pair of the cooperative Schwarz kernels (one warp: __syncwarp suffices
+#: between phases; the final max is a warp shuffle)
+SCHWARZ_LANES = 32
 
 #: mode "ab" (a unit = one (a, b) pair, all (c, d)) when the class has at least this many
 #: (a, b) pairs, else mode "abc" (a unit = (a, b, c), all d): keeps most lanes busy
 AB_UNITS_MIN = 24
 
 
-class _Emitter1(_Emitter):
+class _RuntimeDirectionEmitter(RecurrenceEmitter):
     """The 2-D recurrences for one direction chosen at run time (variables suffixed 'v';
     G(0,0) is g00v: w_r for z, 1 for x and y)."""
 
@@ -58,44 +71,53 @@ class _Emitter1(_Emitter):
         return super().g(n, m)
 
 
-def dims(cls):
-    """(la+1, lb+1, lc+1, ld+1, S, N2D): S = padded stride of one (i, j) block of the 2-D
-    table ((lc+1)(ld+1), made odd against shared-memory bank conflicts), N2D = values per
-    (direction, root) table."""
+class TableLayout(NamedTuple):
+    """Layout of the 2-D table I[i][j][k][l] of one (direction, root) in shared memory:
+    index (i lb1 + j) stride + k ld1 + l."""
+
+    la1: int  #: la + 1
+    lb1: int  #: lb + 1
+    lc1: int  #: lc + 1
+    ld1: int  #: ld + 1
+    stride: int  #: padded stride of one (i, j) block: (lc+1)(ld+1), made odd (bank conflicts)
+    size: int  #: values per (direction, root) table: (la+1)(lb+1) stride
+
+
+def table_layout(cls):
+    """TableLayout of the 2-D tables of class `cls`."""
     la, lb, lc, ld = cls
     s = (lc + 1) * (ld + 1)
     s += 1 - s % 2
-    return la + 1, lb + 1, lc + 1, ld + 1, s, (la + 1) * (lb + 1) * s
+    return TableLayout(la + 1, lb + 1, lc + 1, ld + 1, s, (la + 1) * (lb + 1) * s)
 
 
-def row(cls):
+def block_row_stride(cls):
     """Stride (doubles) between the (a, b) rows of the block E in shared memory: nc nd,
     made odd against bank conflicts (lanes read rows o, o+1, ... in the digestion)."""
     r = ncart(cls[2]) * ncart(cls[3])
     return r + 1 - r % 2
 
 
-def mode(cls, um=None):
-    """Units of a class: `um` if given, else the third element of its :data:`CONFIG`
-    entry, else 'ab' or 'abc' by :data:`AB_UNITS_MIN`."""
-    um = um or (CONFIG.get(tuple(cls), ())[2:3] or (None,))[0]
-    if um is not None:
-        if um not in ("ab", "abc"):
-            raise ValueError(f"unit mode {um!r}: 'ab' or 'abc'")
-        return um
+def resolve_unit_mode(cls, unit_mode=None):
+    """Units of a class: `unit_mode` if given ('ab' or 'abc'), else 'ab' or 'abc' by
+    :data:`AB_UNITS_MIN`."""
+    if unit_mode is not None:
+        if unit_mode not in ("ab", "abc"):
+            raise ValueError(f"unit mode {unit_mode!r}: 'ab' or 'abc'")
+        return unit_mode
     return "ab" if ncart(cls[0]) * ncart(cls[1]) >= AB_UNITS_MIN else "abc"
 
 
-def units(cls, um=None):
+def units(cls, unit_mode=None):
     """Packed offsets of every unit: ox | oy << 10 | oz << 20, o_d the offset of the
     unit's first value in the (d, r) table."""
     la, lb, lc, ld = cls
-    LA1, LB1, LC1, LD1, S, _ = dims(cls)
+    LA1, LB1, LC1, LD1, S, _ = table_layout(cls)
     out = []
     for a in cart_components(la):
         for b in cart_components(lb):
             base = [(a[x] * LB1 + b[x]) * S for x in range(3)]
-            if mode(cls, um) == "ab":
+            if resolve_unit_mode(cls, unit_mode) == "ab":
                 out.append(base)
             else:
                 for c in cart_components(lc):
@@ -105,98 +127,33 @@ def units(cls, um=None):
     return [o[0] | (o[1] << 10) | (o[2] << 20) for o in out]
 
 
-def slots_of(cls):
-    """Primitive quartets processed together (4th element of the class's CONFIG entry,
-    default 1)."""
-    return (CONFIG.get(tuple(cls), ())[3:4] or (1,))[0]
-
-
-def group_doubles(cls, slots=None):
-    """Shared doubles per group: 2-D tables 3 n N2D per slot, the block E (na nb rows of
-    :func:`row`), roots/weights 2n per slot."""
+def group_doubles(cls, slots=1):
+    """Shared doubles per group: 2-D tables 3 n N2D per slot (N2D: TableLayout.size), the
+    block E (na nb rows of :func:`block_row_stride`), roots/weights 2n per slot."""
     n = nroots(cls)
-    ns = slots or slots_of(cls)
-    return 3 * n * ns * dims(cls)[5] + ncart(cls[0]) * ncart(cls[1]) * row(cls) + 2 * n * ns
+    return (
+        3 * n * slots * table_layout(cls).size + ncart(cls[0]) * ncart(cls[1]) * block_row_stride(cls) + 2 * n * slots
+    )
 
 
-def shared_bytes(cls, groups=None, slots=None):
-    """Dynamic shared memory of one block (bytes)."""
-    return 8 * group_doubles(cls, slots) * (groups or config(cls)[1])
-
-
-#: classes whose J/K kernel is the cooperative one, with (lanes per quartet, groups per
-#: block); the others keep one quartet per thread (jkgen).  Chosen by measurement: see
-#: the comment of each entry.
-#: Chosen per class by measurement: a class is cooperative when its best variant was at
-#: least 10 % faster than one quartet per thread on the same quartet list (J/K equal to
-#: 6e-14).  Tamoxifen/def2-TZVP, proxy density (0.3 exp(-0.35 r) x uniform(-1, 1) AO
-#: blocks, the SAD density has no d/f blocks), seconds classic -> cooperative.  Entry:
-#: (lanes per quartet, groups per block[, unit mode, primitive quartets per pass]).
-#: Classic kept (best cooperative variant not 10 % faster, H200 c2): (21|21) 0.0418 vs
-#: 0.0415, (30|21) 0.040/0.044, (21|10) 0.056/0.113, (21|11) 0.037/0.051, (31|11)
-#: 0.040/0.040, (21|20) 0.046/0.060, (31|10) 0.048/0.072, (30|10) 0.038/0.072, (20|11)
-#: 0.021/0.054, (30|20) 0.025/0.039, (30|11) 0.018/0.031, (30|00) 0.022/0.037, (20|20)
-#: 0.018/0.033, (33|10) 0.023/0.022, (33|11) 0.016/0.015, (32|00) 0.020/0.022, (30|30)
-#: 0.011/0.014, (31|00) 0.025/0.038, (22|00) 0.016/0.017, (21|00) 0.039/0.057: with few
-#: components a quartet, 32 quartets a warp beat 8-16 lanes a quartet.  Not measured
-#: (kept classic): classes with an s or p pair of > 1.7e8 pair products (list too large for
-#: the benchmark) and every g class ((gg|gg) does not fit shared memory at all).
-CONFIG = {
-    # H100, batch c1
-    (3, 2, 3, 1): (32, 2),  # 0.0465 -> 0.0227 (two warps 0.0287)
-    (3, 3, 2, 1): (64, 1),  # 0.0270 -> 0.0175 (one warp 0.0180)
-    (3, 3, 3, 1): (64, 1),  # 0.1426 -> 0.0137 (classic: loop version, 13.7 kB local)
-    (3, 2, 2, 2): (64, 1),  # 0.1300 -> 0.0142 (classic: loop version)
-    (3, 2, 3, 2): (64, 1),  # 0.1155 -> 0.0089 (classic: loop version)
-    (3, 3, 3, 2): (64, 1),  # 0.1073 -> 0.0110 (one warp 0.0169)
-    # H200, batch c2 (next best variants in brackets)
-    (3, 3, 3, 3): (64, 1),  # 0.0197 -> 0.0054 (only two warps fit)
-    (3, 1, 2, 1): (32, 2, None, 2),  # 0.0666 -> 0.0509 (coop2 0.0521, coop16x8 0.0525)
-    (3, 1, 2, 2): (32, 2),  # 0.0383 -> 0.0183 (coop2s2 0.0192, coop16x8s2 0.0235)
-    (3, 2, 2, 1): (32, 2),  # 0.0536 -> 0.0321 (coop2s2 0.0438, coop16x8 0.0461)
-    (3, 3, 2, 2): (64, 1),  # 0.0546 -> 0.0064 (coop2 0.0078; classic: loop version)
-    (3, 2, 2, 0): (16, 8),  # 0.0601 -> 0.0227 (coop2 0.0264, coop2s2 0.0275)
-    (3, 1, 2, 0): (16, 8),  # 0.0471 -> 0.0395 (coop16x8s2 0.0411, coop2s2 0.0455)
-    (3, 2, 1, 0): (16, 8),  # 0.0572 -> 0.0413 (coop16x8s2 0.0502, coop2s2 0.0508)
-    (3, 0, 2, 2): (16, 8),  # 0.0224 -> 0.0128 (coop16x8s2 0.0153, coop2s2 0.0164)
-    (2, 2, 2, 1): (32, 2),  # 0.0363 -> 0.0227 (coop16x8 0.0236, coop2s2 0.0249)
-    (3, 1, 3, 1): (32, 2),  # 0.0276 -> 0.0196 (coop2s2 0.0200, coop16x8 0.0246)
-    (3, 2, 1, 1): (16, 8),  # 0.0373 -> 0.0250 (coop2s2 0.0263, coop2 0.0274)
-    (2, 2, 2, 0): (16, 8),  # 0.0400 -> 0.0164 (coop16x8s2 0.0208, coop2 0.0234)
-    (3, 1, 3, 0): (16, 8),  # 0.0321 -> 0.0276 (coop2s2 0.0295, coop2 0.0299)
-    (3, 2, 3, 0): (32, 2),  # 0.0354 -> 0.0192 (coop16x8 0.0214, coop2s2 0.0233)
-    (2, 2, 1, 1): (16, 8),  # 0.0250 -> 0.0159 (coop16x8s2 0.0200, coop2s2 0.0217)
-    (2, 2, 1, 0): (16, 8),  # 0.0315 -> 0.0275 (coop16x8s2 0.0287, coop2s2 0.0412)
-    (3, 3, 2, 0): (32, 2),  # 0.0224 -> 0.0129 (coop16x8 0.0144, coop2s2 0.0154)
-    (2, 2, 2, 2): (32, 2),  # 0.0115 -> 0.0045 (coop16x8 0.0054, coop2s2 0.0059)
-    (3, 3, 3, 0): (32, 2),  # 0.0154 -> 0.0096 (coopw2 0.0102, coop2s2 0.0115)
-    (3, 3, 0, 0): (16, 8, None, 2),  # 0.0113 -> 0.0096 (coop16x8 0.0097, coop2s2 0.0139)
-}
-
-
-def is_coop(cls):
-    """True when class `cls` uses the cooperative J/K kernel (:data:`CONFIG`)."""
-    return tuple(int(l) for l in cls) in CONFIG
-
-
-def config(cls):
-    """(lanes per quartet, groups per block) of a class."""
-    return CONFIG.get(tuple(cls), (GS, GROUPS_PER_BLOCK))[:2]
+def shared_bytes(cls, groups=1, slots=1):
+    """Dynamic shared memory of one block (bytes): `groups` groups of `slots` slots."""
+    return 8 * group_doubles(cls, slots) * groups
 
 
 #: largest dynamic shared memory of one block (bytes; sm_90 opt-in limit 227 KiB)
 MAX_SHARED = 227 * 1024
 
 
-def fits(cls, groups=1, slots=None):
+def fits(cls, groups=1, slots=1):
     """True when `groups` quartets of class `cls` fit one block's shared memory."""
     return shared_bytes(cls, groups, slots) <= MAX_SHARED
 
 
-def launch_config(cls):
-    """(threads per quartet, threads per block, dynamic shared bytes per block)."""
-    gs, groups = config(cls)
-    return gs, gs * groups, shared_bytes(cls, groups, slots_of(cls))
+def launch_config(cls, shape):
+    """(threads per quartet, threads per block, dynamic shared bytes per block) of the
+    class's cooperative J/K kernel of CooperativeShape `shape`."""
+    return shape.lanes, shape.lanes * shape.groups, shared_bytes(cls, shape.groups, shape.slots)
 
 
 def _prim(ind):
@@ -263,7 +220,7 @@ def _tables_phase(cls):
     """Phase 2: lanes (slot, d, r) write the 2-D table of direction d, root r of the slot's
     primitive quartet (slot-major roots: the units phase sums them like roots)."""
     la, lb, lc, ld = cls
-    LA1, LB1, LC1, LD1, S, N2D = dims(cls)
+    LA1, LB1, LC1, LD1, S, N2D = table_layout(cls)
     L = (
         [
             "      for (int sdr = lane; sdr < nact * 3 * NR; sdr += GSZ) {",
@@ -289,7 +246,7 @@ def _tables_phase(cls):
             "        double* I = sI + (d * NRS + sl * NR + r) * N2D;",
         ]
     )
-    em = _Emitter1("v", la, lb, lc, ld, L)
+    em = _RuntimeDirectionEmitter("v", la, lb, lc, ld, L)
     for i in range(LA1):  # each value stored as soon as it exists
         for j in range(LB1):
             for k in range(LC1):
@@ -299,12 +256,12 @@ def _tables_phase(cls):
     return L + ["      }"]
 
 
-def _units_phase(cls, um):
+def _units_phase(cls, unit_mode):
     """Phase 3: each lane adds Σ_r I_x I_y I_z of its units into E."""
     la, lb, lc, ld = cls
-    LA1, LB1, LC1, LD1, S, N2D = dims(cls)
+    LA1, LB1, LC1, LD1, S, N2D = table_layout(cls)
     cc, cd = cart_components(lc), cart_components(ld)
-    ab = mode(cls, um) == "ab"
+    ab = resolve_unit_mode(cls, unit_mode) == "ab"
     cs = cc if ab else [None]
     nval = len(cs) * len(cd)
     L = [
@@ -338,9 +295,9 @@ def _units_phase(cls, um):
     L += [
         "        }",
         (
-            f"        double* E = sE + u * {row(cls)};"
+            f"        double* E = sE + u * {block_row_stride(cls)};"
             if ab
-            else f"        double* E = sE + (u / {len(cc)}) * {row(cls)} + (u % {len(cc)}) * {nval};"
+            else f"        double* E = sE + (u / {len(cc)}) * {block_row_stride(cls)} + (u % {len(cc)}) * {nval};"
         ),
         "#pragma unroll",
         f"        for (int q = 0; q < {nval}; ++q) E[q] += acc[q];",
@@ -352,7 +309,7 @@ def _units_phase(cls, um):
 def _digest(cls, with_j, with_k):
     """J/K digestion of E (shared) with one atomicAdd per element: see module docstring."""
     na, nb, nc, nd = (ncart(l) for l in cls)
-    R = row(cls)
+    R = block_row_stride(cls)
     L = ["  for (int set = 0; set < nset; ++set) {", "    const double* D = dm + (long long)set * ncart * ncart;"]
 
     if with_j:
@@ -405,36 +362,39 @@ def _digest(cls, with_j, with_k):
     return L
 
 
-def _preamble(cls, table, gs, ns, um, slots):
-    """Namespace `ns` with the group size, constants, asymptote and unit tables."""
+def _preamble(cls, table, lanes, namespace, unit_mode, slots):
+    """C++ namespace `namespace` with the group size (`lanes`), constants, asymptote and
+    unit tables."""
     n = nroots(cls)
-    N2D = dims(cls)[5]
-    uts = units(cls, um)
+    N2D = table_layout(cls).size
+    uts = units(cls, unit_mode)
     asym = [float(table.asym_u[n, i]) for i in range(n)] + [float(table.asym_w[n, i]) for i in range(n)]
+    # the header names the module's former name: changing it would change every source
+    # and so every compile-cache key (bump GENERATOR_VERSION when the text changes anyway)
     return [
         f"// cooperative kernels (hartree.gpu.coop) for ({cls[0]}{cls[1]}|{cls[2]}{cls[3]}): "
-        f"{n} roots, units '{mode(cls, um)}' ({len(uts)}), {slots} slot(s), "
+        f"{n} roots, units '{resolve_unit_mode(cls, unit_mode)}' ({len(uts)}), {slots} slot(s), "
         f"{group_doubles(cls, slots)} shared doubles per group",
-        f"namespace {ns} {{",
+        f"namespace {namespace} {{",
         "#ifdef HT_EMULATION",
         "constexpr int GSZ = 1;                 // serial emulation: one lane per group",
         "#else",
-        f"constexpr int GSZ = {gs};",
+        f"constexpr int GSZ = {lanes};",
         "#endif",
         "#define HT_SYNC() do { if (GSZ > 32) __syncthreads(); else __syncwarp(gmask); } while (0)",
         f"constexpr int NR = {n}, NR2 = {2 * n}, N2D = {N2D}, NU = {len(uts)}, "
         f"NS = {slots}, NRS = {slots * n}, PER = {group_doubles(cls, slots)}, "
-        f"NCOMP = {ncart(cls[0]) * ncart(cls[1]) * row(cls)};",
+        f"NCOMP = {ncart(cls[0]) * ncart(cls[1]) * block_row_stride(cls)};",
         f"__constant__ double asym[{2 * n}] = {{{', '.join(repr(x) for x in asym)}}};",
         f"__device__ const unsigned units[{len(uts)}] = {{{', '.join(str(u) + 'u' for u in uts)}}};",
         "}",
     ]
 
 
-def _group_setup(ns):
+def _group_setup(namespace):
     """Lane / group indices and the group's shared-memory regions; defines t."""
     return [
-        f"  using namespace {ns};",
+        f"  using namespace {namespace};",
         "#ifdef HT_EMULATION",
         "  static thread_local double ht_smem[PER];",
         "  const int grp = 0;",
@@ -453,7 +413,7 @@ def _group_setup(ns):
     ]
 
 
-def _block(cls, table, um):
+def _block(cls, table, unit_mode):
     """E = contracted cartesian block of quartet (ib ik) (needs ga, gc, pair ranges):
     primitive quartets NS at a time (slots), each through phases 1-3."""
     L = [
@@ -469,35 +429,21 @@ def _block(cls, table, um):
     L += ["      HT_SYNC();"]
     L += _tables_phase(cls)
     L += ["      HT_SYNC();"]
-    L += _units_phase(cls, um)
+    L += _units_phase(cls, unit_mode)
     L += ["  }", "  HT_SYNC();"]
     return L
 
 
-def kernel_source(
-    cls,
-    table,
-    with_j=True,
-    with_k=True,
-    params_decl=None,
-    list_shift=30,
-    gs=None,
-    groups=None,
-    unit_mode=None,
-    slots=None,
-):
+def kernel_source(cls, table, shape, with_j=True, with_k=True, params_decl=None, list_shift=30):
     """Source lines of ``jk_<cls>`` (cooperative version) for the quartet-list launch.
 
-    params_decl: the C parameter list (``jkgen.decl(jkgen.JK_PARAMS)``); the kernel uses
-    nlist, qlist, tri, bra_/ket_ sh, pst, geo, prim, cart_loc, dm, nset, ncart, vj, vk,
-    tab (the table of nroots(cls) roots).  Group t takes list entry t (int32 pair: bra
-    pair, ket pair | flags << list_shift).  gs, groups: lanes per quartet and groups per
-    block (default: :func:`config`); gs > 32 needs groups == 1 (block-wide barriers).
-    unit_mode: 'ab' / 'abc' (default: :func:`mode`); slots: primitive quartets per pass
-    (default: :func:`slots_of`)."""
-    gs = gs or config(cls)[0]
-    groups = groups or config(cls)[1]
-    slots = slots or slots_of(cls)
+    shape: :class:`hartree.gpu.tuning.CooperativeShape` (lanes per quartet, groups per
+    block, unit mode, slots); lanes > 32 needs groups == 1 (block-wide barriers).
+    params_decl: the C parameter list (``jk_kernels.decl(jk_kernels.JK_PARAMS)``); the
+    kernel uses nlist, qlist, tri, bra_/ket_ sh, pst, geo, prim, cart_loc, dm, nset,
+    ncart, vj, vk, tab (the table of nroots(cls) roots).  Group t takes list entry t
+    (int32 pair: bra pair, ket pair | flags << list_shift)."""
+    gs, groups, unit_mode, slots = shape.lanes, shape.groups, shape.unit_mode, shape.slots
     if gs > 32 and groups != 1:
         raise ValueError("groups of more than one warp need one group per block")
     if gs not in (8, 16, 32, 64, 96, 128, 192, 256):
@@ -529,7 +475,7 @@ def kernel_source(
     return L
 
 
-#: parameters of the cooperative Schwarz kernel (same as jkgen.DIAG_PARAMS)
+#: parameters of the cooperative Schwarz kernel (same as jk_kernels.DIAG_PARAMS)
 DIAG_PARAMS = [
     ("int", "npair"),
     ("const int*", "sh"),
@@ -541,16 +487,18 @@ DIAG_PARAMS = [
 ]
 
 
-def diag_source(cls, table):
-    """Source lines of ``diag_<la><lb>`` (cooperative): group p computes the block
-    (ab|ab) of pair p and writes Q_p = sqrt(max_ab |(ab|ab)|).  cls = (la, lb, la, lb)."""
+def diag_source(cls, table, unit_mode=None):
+    """Source lines of ``diag_<la><lb>`` (cooperative, one warp a pair): group p computes
+    the block (ab|ab) of pair p and writes Q_p = sqrt(max_ab |(ab|ab)|).
+    cls = (la, lb, la, lb); unit_mode: that of the class's J/K kernel (None: by size)."""
     la, lb, lc, ld = check_class(cls)
     if (la, lb) != (lc, ld):
         raise ValueError("the Schwarz kernel needs bra class == ket class")
     name = class_name(cls)
     na, nb = ncart(la), ncart(lb)
     decl = ", ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}" for t, n in DIAG_PARAMS)
-    L = _preamble(cls, table, GS, f"coopd_{name}", None, 1) + [f'extern "C" __global__ void diag_{la}{lb}({decl})', "{"]
+    L = _preamble(cls, table, SCHWARZ_LANES, f"coopd_{name}", unit_mode, 1)
+    L += [f'extern "C" __global__ void diag_{la}{lb}({decl})', "{"]
     L += _group_setup(f"coopd_{name}")
     L += [
         "  if (t >= npair) return;",
@@ -560,11 +508,11 @@ def diag_source(cls, table):
         "  const int pb0 = pst[ib], pb1 = pst[ib + 1], pk0 = pb0, pk1 = pb1;",
         "  (void)sh;",
     ]
-    L += _block(cls, table, None)
+    L += _block(cls, table, unit_mode)
     L += [
         "  double m = 0.0;",
         f"  for (int ab = lane; ab < {na * nb}; ab += GSZ)     // element (ab|ab)",
-        f"    m = fmax(m, fabs(sE[ab * {row(cls)} + ab]));",
+        f"    m = fmax(m, fabs(sE[ab * {block_row_stride(cls)} + ab]));",
         "#ifndef HT_EMULATION",
         "  for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));",
         "#endif",

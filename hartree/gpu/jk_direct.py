@@ -2,7 +2,12 @@
 
     J_μν = Σ_λσ (μν|λσ) D_λσ,     K_μν = Σ_λσ (μλ|νσ) D_λσ        (D symmetric)
 
-Steps of :meth:`JKBuilder.jk`:
+Setup, once per basis: the shell pairs of each class (:mod:`hartree.gpu.pairs`) go to the
+device once, the Schwarz kernels (``diag_<la><lb>``) give Q_ij there, and the pairs are
+sorted on the device (:mod:`hartree.gpu.device_pairs`); per-GPU kernel choices come from
+:mod:`hartree.gpu.tuning`.
+
+Steps of :meth:`DirectJK.jk`:
 
 1. D_cart = C D C^T per density (C: cartesian -> final AO matrix, ``pairs.cart2sph_matrix``);
    the kernels work on cartesian functions only.
@@ -10,9 +15,9 @@ Steps of :meth:`JKBuilder.jk`:
 3. Per quartet class (bra pair class P >= ket pair class Q, in the order of
    ``self.pair_classes``): the screening kernel lists the unique quartets (ij|kl) with
    sqrt((ij|ij)) sqrt((kl|kl)) max|D| >= threshold (separate J and K density bounds,
-   :mod:`hartree.gpu.jklist`): a count pass for every class, one wait, then per chunk of
+   :mod:`hartree.gpu.quartet_lists`): a count pass for every class, one wait, then per chunk of
    the list a write pass and the class's J/K kernel, one listed quartet per thread (grid
-   z: component slices, ``jkgen.split_plan``), digestion into J/K with atomics.
+   z: component slices, ``jk_kernels.split_plan``), digestion into J/K with atomics.
 4. J = X + X^T on the accumulated half, then J_final = C^T J_cart C (same for K).
 
 A *backend* supplies the array module and compiled kernels: :class:`hartree.device.backend.CudaBackend` (cupy,
@@ -25,9 +30,10 @@ import numpy as np
 
 from hartree.device import cuda_source
 
-from . import codegen, jkgen, jklist
-from .pairs import build_pair_classes, cart2sph_matrix, sorted_by, tile_max
-from .tables import load_rys_table
+from . import codegen, device_pairs, jk_kernels, quartet_lists
+from .pairs import build_pair_classes, cart2sph_matrix
+from .tables import RysTable
+from .tuning import jk_tuning
 
 DMAX_PARAMS = [
     ("const double*", "dm"),
@@ -52,21 +58,28 @@ def _f64(x):
     return np.float64(x)
 
 
-class JKBuilder:
+class DirectJK:
     """J/K builder for one basis on one backend; pair data and Schwarz factors built once.
 
     basis: hartree.basis.Basis.  threshold: screening threshold (PySCF's direct_scf_tol
-    meaning).  table: RysTable (default: the package table).  like: another JKBuilder of
-    the same basis whose sorted pairs and Schwarz factors are reused (a replica on a second
-    GPU: no Schwarz kernels run, identical pair order on every device).
+    meaning).  table: RysTable (default: the package table).  like: another DirectJK of
+    the same basis whose pair order and Schwarz factors are reused (a replica on a second
+    GPU: no Schwarz kernels run, identical pair order on every device).  tuning:
+    :class:`hartree.gpu.tuning.JKTuning` (default: like's, else the tuning file's entry for
+    the device named `device_name`, else its default entry).
+
+    ``pairs``: {(la, lb): :class:`hartree.gpu.device_pairs.DevicePairs`}, sorted on the
+    device (the pair data is uploaded once); ``pair_orders``: {(la, lb): host permutation
+    from build order}, which replicas apply to their own upload.
     """
 
-    def __init__(self, basis, backend, threshold=1e-13, table=None, like=None):
+    def __init__(self, basis, backend, threshold=1e-13, table=None, like=None, tuning=None, device_name=None):
         self.basis = basis
         self.backend = backend
         self.xp = xp = backend.xp
         self.threshold = float(threshold)
-        self.table = table or (like.table if like is not None else load_rys_table())
+        self.table = table or (like.table if like is not None else RysTable.load())
+        self.tuning = tuning or (like.tuning if like is not None else jk_tuning(device_name))
         nroots_max = codegen.nroots((basis.max_l,) * 4)
         if nroots_max > self.table.max_nroots:
             raise ValueError(f"l = {basis.max_l} needs {nroots_max} Rys roots; the table holds {self.table.max_nroots}")
@@ -87,9 +100,9 @@ class JKBuilder:
                     {"shell_dmax": DMAX_PARAMS},
                 ),
                 (
-                    jklist.screen_source(),
+                    quartet_lists.screen_source(),
                     {"kind": "quartet_screen", "generator": codegen.GENERATOR_VERSION},
-                    {"quartet_screen": jklist.SCREEN_PARAMS},
+                    {"quartet_screen": quartet_lists.SCREEN_PARAMS},
                 ),
             ]
         )
@@ -99,61 +112,41 @@ class JKBuilder:
         self.stats = {}
         #: after a batched J/K: entries listed, buffer entries, waves, chunks
         self.last_lists = None
+        self.host_classes = like.host_classes if like is not None else build_pair_classes(basis)
+        self.pair_classes = sorted(self.host_classes)
+        raw = {pc: device_pairs.upload(xp, self.host_classes[pc]) for pc in self.pair_classes}
         if like is not None:
-            self.pair_classes = list(like.pair_classes)
-            self.host_pairs = like.host_pairs
+            self.pair_orders = like.pair_orders
+            self.pairs = {
+                pc: device_pairs.replica(xp, raw[pc], like.pair_orders[pc], like.pairs[pc].q_host)
+                for pc in self.pair_classes
+            }
         else:
-            host = build_pair_classes(basis)
-            self.pair_classes = sorted(host)
-            self.host_pairs = self._schwarz_sorted(host)
-        self.pairs = {pc: self._upload(self.host_pairs[pc]) for pc in self.pair_classes}
-        self.q_max = max(p["q_max"] for p in self.pairs.values())
+            self.pairs, self.pair_orders = self._schwarz_sorted(raw)
+        self.q_max = max(p.q_max for p in self.pairs.values())
 
     # ------------------------------------------------------------------ setup helpers
-    def _schwarz_sorted(self, host):
-        """{class: PairClass} with Schwarz factors from the diagonal kernels, sorted."""
+    def _schwarz_sorted(self, raw):
+        """({class: DevicePairs}, {class: host permutation}): Schwarz factors from the
+        diagonal kernels on the uploaded pairs (`raw`: {class: UnsortedPairs}), then the
+        pairs sorted on the device."""
         xp = self.xp
         mods = self._compile([pc + pc for pc in self.pair_classes], True, True)
-        out = {}
+        pairs, orders = {}, {}
         for pc in self.pair_classes:
-            dev = self._upload(host[pc])
-            q = xp.zeros(host[pc].npair)
-            n = host[pc].npair
-            cfg = getattr(jkgen, "diag_launch_config", None)
-            tpp, tpb, shared = tuple(cfg(pc)) if cfg is not None else (1, 128, 0)
+            dev, n = raw[pc], raw[pc].npair
+            q = xp.zeros(n)
+            tpp, tpb, shared = jk_kernels.diag_launch_config(pc, self.tuning)
             extra = {"shared_mem": shared} if shared else {}
             mods[pc + pc].launch(
                 f"diag_{pc[0]}{pc[1]}",
                 ((n * tpp + tpb - 1) // tpb,),
                 tpb,
-                [_i32(n), dev["sh"], dev["pst"], dev["geo"], dev["prim"], q, self._tab_for(pc + pc)],
+                [_i32(n), dev.sh, dev.pst, dev.geo, dev.prim, q, self._tab_for(pc + pc)],
                 **extra,
             )
-            qh = np.asarray(q.get() if hasattr(q, "get") else q)
-            out[pc] = sorted_by(host[pc], qh)
-        return out
-
-    def _upload(self, pc):
-        """Device arrays of one pair class; ``key`` (la, lb) and the tile range [t0, t1)
-        name the pairs backend-independently (multi-device items, see multi.py)."""
-        xp = self.xp
-        ntile = (pc.npair + codegen.TILE - 1) // codegen.TILE
-        return {
-            "sh": xp.array(pc.sh),
-            "pst": xp.array(pc.pst),
-            "geo": xp.array(pc.geo),
-            "prim": xp.array(pc.prim),
-            "q": xp.array(pc.q),
-            "tq": xp.asarray(tile_max(pc.q, codegen.TILE)),
-            "tq_host": tile_max(pc.q, codegen.TILE),
-            "q_max": float(pc.q.max()) if pc.npair else 0.0,
-            "npair": pc.npair,
-            "q_host": np.asarray(pc.q),
-            "pst_host": np.asarray(pc.pst, dtype=np.int64),
-            "key": (pc.la, pc.lb),
-            "t0": 0,
-            "t1": ntile,
-        }
+            pairs[pc], orders[pc] = device_pairs.sorted_on_device(xp, dev, q)
+        return pairs, orders
 
     def _tab_for(self, cls):
         n = codegen.nroots(cls)
@@ -164,7 +157,7 @@ class JKBuilder:
         specs = []
         for cls in todo:
             diag = cls[:2] == cls[2:]
-            src = jkgen.generate(cls, self.table, with_j, with_k, diag)
+            src = jk_kernels.generate(cls, self.table, with_j, with_k, diag, self.tuning)
             key = {
                 "kind": "rys_jk",
                 "class": list(cls),
@@ -177,8 +170,8 @@ class JKBuilder:
                 "rys_table": self.table.sha256,
             }
             names = {
-                n: (jkgen.JK_PARAMS if n.startswith("jk_") else jkgen.DIAG_PARAMS)
-                for n in jkgen.kernel_names(cls, diag)
+                n: (jk_kernels.JK_PARAMS if n.startswith("jk_") else jk_kernels.DIAG_PARAMS)
+                for n in jk_kernels.kernel_names(cls, diag)
             }
             specs.append((src, key, names))
         for cls, mod in zip(todo, self.backend.compile(specs)):
@@ -204,12 +197,12 @@ class JKBuilder:
     @staticmethod
     def item_cost(cls, P, Q, tri):
         """Rough cost of one launch: quartets x components x roots x primitive pairs."""
-        nq = P["npair"] * Q["npair"] / (2.0 if tri else 1.0)
+        nq = P.npair * Q.npair / (2.0 if tri else 1.0)
         size = 1
         for l in cls:
             size *= codegen.ncart(l)
-        npp_p = (P["pst_host"][-1] - P["pst_host"][0]) / max(P["npair"], 1)
-        npp_q = (Q["pst_host"][-1] - Q["pst_host"][0]) / max(Q["npair"], 1)
+        npp_p = (P.pst_host[-1] - P.pst_host[0]) / max(P.npair, 1)
+        npp_q = (Q.pst_host[-1] - Q.pst_host[0]) / max(Q.npair, 1)
         return nq * size * codegen.nroots(cls) * npp_p * npp_q
 
     def launch_list(self, dmax_all):
@@ -220,7 +213,7 @@ class JKBuilder:
         for a in range(len(pcs)):
             for b in range(a + 1):
                 P, Q = self.pairs[pcs[a]], self.pairs[pcs[b]]
-                if P["q_max"] * Q["q_max"] * dmax_all < self.threshold:
+                if P.q_max * Q.q_max * dmax_all < self.threshold:
                     continue
                 cls = pcs[a] + pcs[b]
                 out.append((self.item_cost(cls, P, Q, a == b), cls, P, Q, a == b))
@@ -234,7 +227,7 @@ class JKBuilder:
     def launch(self, mods, item, dm_cart, dmax_sh, dmax_all, vj, vk, stream=None, with_j=True, with_k=True, keep=None):
         """Queue one item (class, bra pairs, ket pairs, triangular) of the launch list on
         `stream`: count pass, one wait for that stream, then per chunk of the quartet list
-        the write pass and the J/K kernel (:mod:`hartree.gpu.jklist`).  Returns the number
+        the write pass and the J/K kernel (:mod:`hartree.gpu.quartet_lists`).  Returns the number
         of listed quartets.  Bra/ket pairs may be tile-aligned slices of a class
         (:func:`hartree.gpu.multi.split_items`).  Buffers are allocated on `stream` and
         appended to `keep` (the caller holds them until the stream is joined)."""
@@ -242,9 +235,9 @@ class JKBuilder:
         cls, P, Q, tri = item
         stop = self.backend.timer() if self.profile is not None else None
         with _on(stream):
-            counts = xp.zeros(3 * len(P["tq_host"]), dtype=np.int32)
-            nbits = tile_bit_words(P, Q)
-            bits = xp.zeros(nbits, dtype=np.int32) if 4 * nbits <= jklist.MAX_TILE_BIT_BYTES else None
+            counts = xp.zeros(3 * len(P.tile_q_host), dtype=np.int32)
+            nbits = quartet_lists.tile_bit_words(P, Q)
+            bits = xp.zeros(nbits, dtype=np.int32) if 4 * nbits <= quartet_lists.MAX_TILE_BIT_BYTES else None
             if keep is not None and bits is not None:
                 keep.append(bits)
             self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k, counts, None, 0, stream, bits=bits)
@@ -256,10 +249,10 @@ class JKBuilder:
                 st["count_s"] = st.get("count_s", 0.0) + stop()
                 seg = counts_h.reshape(-1, 3).sum(axis=0).astype(int).tolist()
                 st["segments_jk_j_k"] = [a + b for a, b in zip(st.get("segments_jk_j_k", [0, 0, 0]), seg)]
-            chunks = jklist.plan_chunks(counts_h, self.list_capacity())
+            chunks = quartet_lists.plan_chunks(counts_h, self.list_capacity())
             if not chunks:
                 return 0
-            size, waves = jklist.pack_waves([(0, c) for c in chunks], self.list_capacity())
+            size, waves = quartet_lists.pack_waves([(0, c) for c in chunks], self.list_capacity())
             buf = xp.empty(2 * size, dtype=np.int32)
             if keep is not None:
                 keep.append(buf)
@@ -281,7 +274,7 @@ class JKBuilder:
         """Count (qlist None) or write pass of ``quartet_screen`` over bra tiles
         [row0, row1) (default: all) and every ket tile; bits: the item's tile bits (set by
         the count pass, read by the write pass) or None."""
-        ntb, ntk = len(P["tq_host"]), len(Q["tq_host"])
+        ntb, ntk = len(P.tile_q_host), len(Q.tile_q_host)
         row1 = ntb if row1 is None else row1
         if row1 <= row0 or ntk == 0:
             return
@@ -290,16 +283,16 @@ class JKBuilder:
             (row1 - row0, ntk),
             codegen.TILE**2,
             [
-                _i32(P["npair"]),
-                _i32(Q["npair"]),
+                _i32(P.npair),
+                _i32(Q.npair),
                 _i32(tri),
                 _i32(row0),
-                P["sh"],
-                P["q"],
-                P["tq"],
-                Q["sh"],
-                Q["q"],
-                Q["tq"],
+                P.sh,
+                P.q,
+                P.tile_q,
+                Q.sh,
+                Q.q,
+                Q.tile_q,
                 _i32(self.basis.nshell),
                 dmax_sh,
                 _f64(dmax_all),
@@ -321,24 +314,24 @@ class JKBuilder:
             return
         cls, P, Q, tri = item
         nset, ncart = dm_cart.shape[0], dm_cart.shape[1]
-        tpq, tpb, shared = launch_config(cls)
+        tpq, tpb, shared = jk_kernels.launch_config(cls, self.tuning)
         extra = {"shared_mem": shared} if shared else {}
         mods[cls].launch(
             f"jk_{codegen.class_name(cls)}",
-            ((n * tpq + tpb - 1) // tpb, 1, grid_z(cls)),
+            ((n * tpq + tpb - 1) // tpb, 1, jk_kernels.grid_z(cls, self.tuning)),
             tpb,
             [
                 _i32(n),
                 buf[2 * base : 2 * (base + n)],
                 _i32(tri),
-                P["sh"],
-                P["pst"],
-                P["geo"],
-                P["prim"],
-                Q["sh"],
-                Q["pst"],
-                Q["geo"],
-                Q["prim"],
+                P.sh,
+                P.pst,
+                P.geo,
+                P.prim,
+                Q.sh,
+                Q.pst,
+                Q.geo,
+                Q.prim,
                 self.cart_loc,
                 dm_cart,
                 _i32(nset),
@@ -361,10 +354,10 @@ class JKBuilder:
             self.backend.join(streams)
 
     def list_capacity(self):
-        """Entries one quartet-list buffer may hold (memory budget, see jklist)."""
+        """Entries one quartet-list buffer may hold (memory budget, see quartet_lists)."""
         from .memory import budget_bytes
 
-        return jklist.list_capacity(budget_bytes(self.backend))
+        return quartet_lists.list_capacity(budget_bytes(self.backend))
 
     # ------------------------------------------------------------------ J / K
     def shell_dmax(self, dm_cart):
@@ -453,7 +446,7 @@ class JKBuilder:
                 self.profile[name] = self.profile.get(name, 0.0) + stop()
                 st_ = self.stats.setdefault(name, {})
                 st_["quartets"] = st_.get("quartets", 0) + nq
-                st_["tile_lanes"] = st_.get("tile_lanes", 0) + tile_lanes(
+                st_["tile_lanes"] = st_.get("tile_lanes", 0) + quartet_lists.tile_lanes(
                     item[1], item[2], item[3], dmax_all, self.threshold
                 )
             if track:
@@ -480,11 +473,11 @@ class JKBuilder:
         xp = self.xp
         if not items:
             return 0
-        ntile = [len(P["tq_host"]) for _, _, P, _, _ in items]
+        ntile = [len(P.tile_q_host) for _, _, P, _, _ in items]
         off = np.concatenate([[0], np.cumsum(ntile)]) * 3
         counts = xp.zeros(int(off[-1]), dtype=np.int32)
-        words = np.concatenate([[0], np.cumsum([tile_bit_words(P, Q) for _, _, P, Q, _ in items])])
-        bits = xp.zeros(int(words[-1]), dtype=np.int32) if 4 * words[-1] <= jklist.MAX_TILE_BIT_BYTES else None
+        words = np.concatenate([[0], np.cumsum([quartet_lists.tile_bit_words(P, Q) for _, _, P, Q, _ in items])])
+        bits = xp.zeros(int(words[-1]), dtype=np.int32) if 4 * words[-1] <= quartet_lists.MAX_TILE_BIT_BYTES else None
 
         def bits_of(k):
             return None if bits is None else bits[words[k] : words[k + 1]]
@@ -508,8 +501,10 @@ class JKBuilder:
         self._join(streams)
         counts_h = _host(counts)
         cap = self.list_capacity()
-        chunks = [(k, ch) for k in range(len(items)) for ch in jklist.plan_chunks(counts_h[off[k] : off[k + 1]], cap)]
-        size, waves = jklist.pack_waves(chunks, cap)
+        chunks = [
+            (k, ch) for k in range(len(items)) for ch in quartet_lists.plan_chunks(counts_h[off[k] : off[k + 1]], cap)
+        ]
+        size, waves = quartet_lists.pack_waves(chunks, cap)
         self.last_lists = {
             "entries": int(counts_h.sum()),
             "buffer": int(size),
@@ -578,26 +573,6 @@ class JKBuilder:
         return self.finish(vj, vk, with_j, with_k, single)
 
 
-def tile_bit_words(P, Q):
-    """int32 words of the tile bits of an item: one bit per (bra tile, ket tile)."""
-    return (len(P["tq_host"]) * len(Q["tq_host"]) + 31) // 32
-
-
-def launch_config(cls):
-    """(threads per quartet, threads per block, dynamic shared bytes) of a class's J/K
-    kernel: ``jkgen.launch_config`` where the generator defines it, else one quartet per
-    thread in blocks of TILE² threads."""
-    cfg = getattr(jkgen, "launch_config", None)
-    return tuple(cfg(cls)) if cfg is not None else (1, codegen.TILE**2, 0)
-
-
-def grid_z(cls):
-    """Grid z of a class's J/K kernel (component slices): ``jkgen.grid_z`` or the number
-    of slices of ``jkgen.split_plan``."""
-    gz = getattr(jkgen, "grid_z", None)
-    return int(gz(cls)) if gz is not None else len(jkgen.split_plan(cls))
-
-
 def _on(stream):
     """Context making `stream` current (cupy), or a no-op context (None / emulated)."""
     if not hasattr(stream, "__enter__"):  # None, or a test's stand-in
@@ -610,25 +585,3 @@ def _on(stream):
 def _host(x):
     """numpy copy of a backend array (waits for the current stream on CUDA)."""
     return np.asarray(x.get() if hasattr(x, "get") else x)
-
-
-def tile_lanes(P, Q, tri, dmax_all, threshold):
-    """Threads of the TILE x TILE tiles of (P, Q) that pass the tile test
-    max Q_ij max Q_kl max|D| >= threshold and hold a unique quartet: the lanes the old
-    one-tile-per-block kernels kept busy (for occupancy statistics).  O(n log n) in the
-    tile counts: ket tiles sorted by their largest Schwarz factor."""
-    T = codegen.TILE
-    tb, tk = np.asarray(P["tq_host"]), np.asarray(Q["tq_host"])
-    nb = np.minimum(T, P["npair"] - T * np.arange(len(tb))).astype(np.float64)
-    nk = np.minimum(T, Q["npair"] - T * np.arange(len(tk))).astype(np.float64)
-    order = np.argsort(-tk, kind="stable")
-    csum = np.concatenate([[0.0], np.cumsum(nk[order])])
-    # ket tiles passing with bra tile b: tk >= threshold / (tb dmax_all)
-    with np.errstate(divide="ignore"):
-        need = np.where(tb > 0, threshold / (tb * dmax_all), np.inf)
-    npass = np.searchsorted(-tk[order], -need, side="right")
-    full = float((nb * csum[npass]).sum())
-    if not tri:
-        return int(full)
-    diag = tb * tb * dmax_all >= threshold
-    return int((full - float((nb * nb)[diag].sum())) / 2 + float((nb * (nb + 1) / 2)[diag].sum()))

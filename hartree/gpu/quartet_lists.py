@@ -1,6 +1,6 @@
 """Quartet lists for the J/K kernels: screening and compaction (stream compaction).
 
-The J/K kernels (``jkgen._jk_kernel``) run one unique shell quartet (ij|kl) per thread
+The J/K kernels (``jk_kernels._jk_kernel``) run one unique shell quartet (ij|kl) per thread
 over a *list* of the quartets of one class that survive screening, so that every lane of
 a warp does useful work however sparse the density is.  The list of one launch item
 (class, bra pairs P, ket pairs Q, triangular flag) is built by ``quartet_screen`` in two
@@ -82,7 +82,7 @@ MAX_TILE_BIT_BYTES = 1 << 28
 def screen_source():
     """Source of the screening module: ``quartet_screen.cu`` (hand-written) after TILE and the
     flag shift as macros."""
-    from .jkgen import LIST_FLAG_SHIFT
+    from .jk_kernels import LIST_FLAG_SHIFT
 
     text = cuda_source.read("hartree.gpu", "quartet_screen.cu")
     return f"#define TILE {codegen.TILE}\n#define FLAG_SHIFT {LIST_FLAG_SHIFT}\n" + text
@@ -138,3 +138,31 @@ def pack_waves(chunks, capacity):
     if cur:
         waves.append(cur)
     return size, waves
+
+
+def tile_bit_words(P, Q):
+    """int32 words of the tile bits of an item (bra pairs P, ket pairs Q: DevicePairs):
+    one bit per (bra tile, ket tile)."""
+    return (len(P.tile_q_host) * len(Q.tile_q_host) + 31) // 32
+
+
+def tile_lanes(P, Q, tri, dmax_all, threshold):
+    """Threads of the TILE x TILE tiles of (P, Q) that pass the tile test
+    max Q_ij max Q_kl max|D| >= threshold and hold a unique quartet: the lanes the old
+    one-tile-per-block kernels kept busy (for occupancy statistics).  O(n log n) in the
+    tile counts: ket tiles sorted by their largest Schwarz factor."""
+    T = codegen.TILE
+    tb, tk = np.asarray(P.tile_q_host), np.asarray(Q.tile_q_host)
+    nb = np.minimum(T, P.npair - T * np.arange(len(tb))).astype(np.float64)
+    nk = np.minimum(T, Q.npair - T * np.arange(len(tk))).astype(np.float64)
+    order = np.argsort(-tk, kind="stable")
+    csum = np.concatenate([[0.0], np.cumsum(nk[order])])
+    # ket tiles passing with bra tile b: tk >= threshold / (tb dmax_all)
+    with np.errstate(divide="ignore"):
+        need = np.where(tb > 0, threshold / (tb * dmax_all), np.inf)
+    npass = np.searchsorted(-tk[order], -need, side="right")
+    full = float((nb * csum[npass]).sum())
+    if not tri:
+        return int(full)
+    diag = tb * tb * dmax_all >= threshold
+    return int((full - float((nb * nb)[diag].sum())) / 2 + float((nb * (nb + 1) / 2)[diag].sum()))

@@ -1,0 +1,96 @@
+"""Pair data sorted on the device (hartree.gpu.device_pairs), checked on the CPU: the
+emulated backend's array module is numpy, so the device-side sort runs here with the same
+code the GPU runs with cupy.  The sorted records equal the host reference
+(pairs.sorted_by with the same Schwarz factors) array for array, dtypes included; a
+replica builder reproduces them from the permutation; tile slices are views of them."""
+
+import numpy as np
+import pytest
+
+from hartree.device import emulator
+from hartree.gpu import codegen
+from hartree.gpu.pairs import build_pair_classes, pair_order, permuted, sorted_by, tile_max
+
+from .cases import CASES, build
+
+needs_gxx = pytest.mark.skipif(not emulator.available(), reason="g++ not available")
+
+
+def test_permuted_moves_each_pairs_primitive_rows():
+    """permuted gathers pairs and their primitive rows (checked pair by pair)."""
+    mol, basis, _ = build(CASES[1])
+    rng = np.random.default_rng(3)
+    for pc in build_pair_classes(basis).values():
+        order = rng.permutation(pc.npair)
+        sh, pst, geo, prim = permuted(np, pc.sh, pc.pst, pc.geo, pc.prim, order)
+        assert pst.dtype == np.int32 and pst[0] == 0 and pst[-1] == len(pc.prim)
+        np.testing.assert_array_equal(sh, pc.sh[order])
+        np.testing.assert_array_equal(geo, pc.geo[order])
+        for new, old in enumerate(order):
+            np.testing.assert_array_equal(prim[pst[new] : pst[new + 1]], pc.prim[pc.pst[old] : pc.pst[old + 1]])
+
+
+@pytest.fixture(scope="module")
+def builder():
+    from hartree.basis import load_basis
+    from hartree.gpu.jk_direct import DirectJK
+
+    from .test_quartet_lists import chain
+
+    if not emulator.available():
+        pytest.skip("g++ not available")
+    return DirectJK(load_basis(chain(6), "6-31g*"), emulator.EmulatedBackend())
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+@needs_gxx
+def test_device_sort_equals_host_sort(builder):
+    """Each class's DevicePairs equal pairs.sorted_by of the build-order pairs with the
+    same Schwarz factors; the permutation is pair_order's; the tile maxima are tile_max's."""
+    b = builder
+    for pc, P in b.pairs.items():
+        host = b.host_classes[pc]
+        order = b.pair_orders[pc]
+        q = np.empty(P.npair)
+        q[order] = P.q_host  # Schwarz factors in build order
+        assert _same(order, pair_order(np.diff(host.pst), q, host.sh))
+        ref = sorted_by(host, q)
+        for field in ("sh", "pst", "geo", "prim", "q"):
+            assert _same(getattr(P, field), getattr(ref, field)), (pc, field)
+        assert _same(P.pst_host, ref.pst.astype(np.int64))
+        assert _same(P.tile_q_host, tile_max(ref.q, codegen.TILE))
+        assert _same(P.tile_q, P.tile_q_host)
+        assert P.q_max == float(ref.q.max()) and P.key == pc
+        assert (P.tile_start, P.tile_stop) == (0, len(P.tile_q_host))
+        assert (P.q > 0).all()
+
+
+@needs_gxx
+def test_replica_reproduces_the_sorted_pairs(builder):
+    """A replica (like=) sorts its own upload with the first builder's permutation and
+    runs no Schwarz kernel: identical records."""
+    from hartree.gpu.jk_direct import DirectJK
+
+    b = builder
+    r = DirectJK(b.basis, emulator.EmulatedBackend(), like=b)
+    assert r.tuning is b.tuning and r.pair_classes == b.pair_classes
+    for pc in b.pair_classes:
+        for field in ("sh", "pst", "geo", "prim", "q", "tile_q", "q_host", "tile_q_host", "pst_host"):
+            assert _same(getattr(r.pairs[pc], field), getattr(b.pairs[pc], field)), (pc, field)
+
+
+@needs_gxx
+def test_tile_slices_are_views_of_the_class(builder):
+    T = codegen.TILE
+    P = max(builder.pairs.values(), key=lambda p: p.npair)
+    assert len(P.tile_q_host) >= 3
+    S = P.tiles(1, 3)
+    i0, i1 = T, min(3 * T, P.npair)
+    assert S.npair == i1 - i0 and (S.tile_start, S.tile_stop) == (1, 3)
+    assert _same(S.sh, P.sh[i0:i1]) and _same(S.pst, P.pst[i0 : i1 + 1]) and S.prim is P.prim
+    assert _same(S.tile_q_host, P.tile_q_host[1:3]) and S.q_max == float(P.q_host[i0:i1].max())
+    assert S.tiles(0, 1).tile_start == 1  # recorded absolute
