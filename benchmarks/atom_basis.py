@@ -433,7 +433,7 @@ def stage_larger(element, cache, log, nbs, maxfun):
 
 def _device_label():
     """Where the SCFs of this process run (AtomSCFOptions(device='auto')): the GPU's name or 'cpu'."""
-    from hartree.gpu.device import gpu_status
+    from hartree.device.selection import gpu_status
 
     ok, name = gpu_status()
     return name if ok else "cpu"

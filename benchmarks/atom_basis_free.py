@@ -27,7 +27,7 @@ DEFAULT_ORDER = ("p1/2", "p3/2", "s1/2", "d3/2", "d5/2", "f5/2", "f7/2")
 
 def _device_label():
     """Where the SCFs run (AtomSCFOptions(device='auto')): the GPU's name or 'cpu'."""
-    from hartree.gpu.device import gpu_status
+    from hartree.device.selection import gpu_status
 
     ok, name = gpu_status()
     return name if ok else "cpu"

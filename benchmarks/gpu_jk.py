@@ -154,8 +154,8 @@ def hartree_side(
 ):
     import cupy
 
+    from hartree.device.compile import resource_report
     from hartree.gpu import GPUEngine
-    from hartree.gpu.compile import resource_report
     from hartree.scf import guess as scf_guess
     from hartree.scf import run
 

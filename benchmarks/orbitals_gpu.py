@@ -191,11 +191,12 @@ def main():
                 print(key, timings[key], flush=True)
                 record["gpu_compute"] = timings
                 save()
+    from hartree.device.backend import CudaBackend
     from hartree.grid.gpu_separable import SeparableRunner
 
     for real, dtype in (("fp32", np.float32), ("fp64", np.float64)):
         t0 = time.perf_counter()
-        sep = SeparableRunner(gpu.CupyBackend(), basis, coeff, lattice, "float" if real == "fp32" else "double")
+        sep = SeparableRunner(CudaBackend(), basis, coeff, lattice, "float" if real == "fp32" else "double")
         buf = cupy.empty(SHAPE, dtype=dtype)
         sep.run(out=buf)
         cupy.cuda.Stream.null.synchronize()

@@ -1,9 +1,8 @@
 """The one on-disk cache of what hartree generates and compiles; every entry is verified.
 
-Kinds, one directory each under the root: ``cuda`` (NVRTC cubins, :mod:`hartree.gpu.compile`),
-``emulate``, ``grid_emulate``, ``atom_emulate`` (g++ libraries of generated CUDA run on the
-CPU in tests: :mod:`hartree.gpu.emulate`, :mod:`hartree.grid.gpu_emulate`,
-:mod:`hartree.atom.gpu_emulate`), ``eri_gen`` (the generated numba module of unrolled ERI
+Kinds, one directory each under the root: ``cuda`` (NVRTC cubins, :mod:`hartree.device.compile`),
+``emulate`` (g++ libraries of generated CUDA run on the CPU in tests:
+:mod:`hartree.device.emulator`), ``eri_gen`` (the generated numba module of unrolled ERI
 kernels, imported from here: :mod:`hartree.integrals.eri_codegen`).
 
 Layout::
@@ -92,9 +91,7 @@ FORMAT = 1
 #: The kinds of entry, with what they hold.
 KINDS = {
     "cuda": "NVRTC cubins of the generated CUDA kernels (GPU runs)",
-    "emulate": "g++ libraries of the generated J/K CUDA kernels (CPU emulation, tests)",
-    "grid_emulate": "g++ libraries of the generated grid kernels (CPU emulation, tests)",
-    "atom_emulate": "g++ libraries of the atomic two-electron kernels (CPU emulation, tests)",
+    "emulate": "g++ libraries of CUDA kernels run on the CPU (J/K, lattices, atomic; emulation in tests)",
     "eri_gen": "generated numba module of unrolled ERI kernels, with numba's cache",
 }
 

@@ -1,7 +1,7 @@
 """Suite-wide settings.
 
 * Tests marked ``gpu`` are skipped unless cupy can open a CUDA device
-  (``hartree.gpu.device.gpu_available``); scripts/gpu-check runs them on the device.
+  (``hartree.device.selection.gpu_available``); scripts/gpu-check runs them on the device.
 * The whole session uses its own private cache directory (``HARTREE_CACHE_DIR``, see
   :mod:`hartree.cache`): a fresh directory under pytest's temporary directory
   (``tmp_path_factory``; pytest keeps the last few runs' and removes older ones), set before
@@ -20,7 +20,7 @@ import tempfile
 
 import pytest
 
-from hartree.gpu.device import gpu_available
+from hartree.device.selection import gpu_available
 
 _saved = {}
 

@@ -149,13 +149,13 @@ def test_root_that_is_a_file_refused(tmp_path, monkeypatch):
 
 
 def test_bad_kind_dir_can_be_cleared(root):
-    cache.store("atom_emulate", "k", ".so", data=b"x")
-    os.chmod(root / "atom_emulate", 0o777)
+    cache.store("emulate", "k", ".so", data=b"x")
+    os.chmod(root / "emulate", 0o777)
     with pytest.raises(cache.CacheError):
-        cache.load("atom_emulate", "k", ".so")
-    assert cache_admin.clear("atom_emulate") == {"atom_emulate": 1}
-    assert cache.load("atom_emulate", "k", ".so") is None
-    assert os.stat(root / "atom_emulate").st_mode & 0o777 == 0o700
+        cache.load("emulate", "k", ".so")
+    assert cache_admin.clear("emulate") == {"emulate": 1}
+    assert cache.load("emulate", "k", ".so") is None
+    assert os.stat(root / "emulate").st_mode & 0o777 == 0o700
 
 
 def _age(path, days):
@@ -205,7 +205,7 @@ def test_info_and_clear(root):
     assert cache_admin.info()["exists"] is False and not root.exists()  # info creates nothing
     a = cache.store("cuda", "a", ".cubin", data=b"x" * 100)
     cache.store("cuda", "b", ".cubin", data=b"y" * 50)
-    cache.store("grid_emulate", "c", ".so", data=b"z")
+    cache.store("emulate", "c", ".so", data=b"z")
     (root / "compiled").mkdir()  # first-run markers (cli.first_run): known
     (root / "mine").mkdir()
     _age(a, 2)
@@ -218,7 +218,7 @@ def test_info_and_clear(root):
     assert report["kinds"]["eri_gen"]["entries"] == 0
     assert cache_admin.clear("cuda") == {"cuda": 2}
     assert cache_admin.info()["kinds"]["cuda"]["entries"] == 0
-    assert cache_admin.clear() == {"grid_emulate": 1}
+    assert cache_admin.clear() == {"emulate": 1}
     assert (root / "compiled").is_dir()  # only the kinds are removed
 
 

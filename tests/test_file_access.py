@@ -31,7 +31,8 @@ ALLOWED = {
     "grid/picture.py": "matplotlib writes the atomic writer's temporary file",
     "atom/plot.py": "matplotlib writes the atomic writer's temporary file",
     "mp2/cpu_device.py": "scratch HDF5 of (ia|P) in a private temporary directory",
-    "gpu/compile.py": "cubins through the cache (hartree.cache)",
+    "device/compile.py": "cubins through the cache (hartree.cache)",
+    "device/cuda_source.py": "the package's hand-written .cu files (importlib.resources)",
     "integrals/rys.py": "package data tables (numpy.load of the shipped .npz)",
     "gpu/tables.py": "package data tables (numpy.load of the shipped .npz)",
 }

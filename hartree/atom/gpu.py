@@ -14,8 +14,8 @@ is then three GEMVs and two sparse products on the device; the densities go up a
 come down as flat vectors (≈ 0.9 MB for Rn with 45 functions per symmetry).
 
 Memory: A_X is T² doubles (T = Σ_b n_b(n_b+1)/2), B is (Σ_b n_b²)²; Rn n=45 needs
-2·7245² + 14175² doubles = 2.45 GB.  Backends: :class:`CupyBackend` (NVRTC via
-:func:`hartree.gpu.compile.compile_kernels`); the tests add a g++ emulation backend that
+2·7245² + 14175² doubles = 2.45 GB.  Backends: :class:`hartree.device.backend.CudaBackend`
+(NVRTC, disk cache); the tests pass :class:`hartree.device.emulator.EmulatedBackend`, which
 runs the same CUDA source on the CPU.
 """
 
@@ -53,56 +53,25 @@ def launch_shape(n, mapping, max_blocks):
     return "_1d", (nb, 1), (gpu_kernels.BLOCK_1D, 1)
 
 
-class CupyBackend:
-    """Device arrays, kernel launches and products through CuPy (imported on construction)."""
+def load_kernels(backend):
+    """(module, resources) of the kernels on a backend: compiled (or read from the disk
+    cache) and loaded; resources {kernel: {num_regs, local_size_bytes, shared_size_bytes}}
+    on a GPU, {} on the emulator."""
+    key = {"kind": "atom_two_electron", "generator": gpu_kernels.GENERATOR_VERSION}
+    (module,) = backend.compile([(gpu_kernels.source(), key, None)])
+    resources = module.resources(KERNELS) if hasattr(module, "resources") else {}
+    return module, resources
 
-    name = "gpu"
 
-    def __init__(self):
-        try:
-            import cupy
-            import cupyx.scipy.sparse as cusparse
-        except Exception as exc:
-            raise DeviceError(f"the atomic GPU path needs cupy ({type(exc).__name__}: {exc})") from exc
-        from ..gpu.compile import compile_kernels, resource_report
-        from ..gpu.device import gpu_status
+def default_backend():
+    """The CUDA backend of the current device; DeviceError without a usable GPU."""
+    from ..device.backend import CudaBackend
+    from ..device.selection import gpu_status
 
-        ok, text = gpu_status()
-        if not ok:
-            raise DeviceError(f"no usable GPU for the atomic SCF: {text}")
-        self.xp, self.sparse, self.device = cupy, cusparse, text
-        key = {"kind": "atom_two_electron", "generator": gpu_kernels.GENERATOR_VERSION}
-        (self.module,) = compile_kernels([(gpu_kernels.source(), key)])
-        self.resources = resource_report(self.module, KERNELS)
-
-    def asarray(self, a):
-        return self.xp.asarray(a)
-
-    def empty(self, shape):
-        return self.xp.empty(shape, dtype=np.float64)
-
-    def zeros(self, shape):
-        return self.xp.zeros(shape, dtype=np.float64)
-
-    def csr(self, data, indices, indptr, shape):
-        return self.sparse.csr_matrix(
-            (self.xp.asarray(data), self.xp.asarray(indices), self.xp.asarray(indptr)), shape=shape
-        )
-
-    def launch(self, name, n, args, mapping="2d"):
-        """Run kernel ``name`` over the upper triangle of an n x n matrix (:func:`launch_shape`)."""
-        sms = self.xp.cuda.Device().attributes["MultiProcessorCount"]
-        suffix, grid, block = launch_shape(n, mapping, 16 * sms)
-        self.module.get_function(name + suffix)(grid, block, args)
-
-    def scalar_int(self, v):
-        return np.int32(v)
-
-    def tonumpy(self, a):
-        return self.xp.asnumpy(a)
-
-    def synchronize(self):
-        self.xp.cuda.Device().synchronize()
+    ok, text = gpu_status()
+    if not ok:
+        raise DeviceError(f"no usable GPU for the atomic SCF: {text}")
+    return CudaBackend()
 
 
 def _function_table(ops):
@@ -135,7 +104,7 @@ class DeviceTwoElectron:
     """Stored two-electron matrices on a device; ``two_electron(dms)`` -> (js, ks) numpy.
 
     ops: :class:`hartree.atom.operators.Operators` with ``sets`` (one-electron part only
-    is needed).  backend: :class:`CupyBackend` (default) or an emulation backend.
+    is needed).  backend: :func:`default_backend` (default, CUDA) or the emulator.
     mapping: '2d' (tiles, default) or '1d' (the thesis' grid-stride loop), see gpu_kernels.
     ``timings``: seconds for 'integrals' (tables, uploads and kernels, synchronized), the
     'kernels' alone, and the last 'fock' (one two_electron call, transfers included).
@@ -146,8 +115,9 @@ class DeviceTwoElectron:
             raise ValueError(f"mapping must be one of {MAPPINGS}")
         self.ops = ops
         self.mapping = mapping
-        self.be = be = backend or CupyBackend()
-        self.device = getattr(be, "device", be.name)
+        self.be = be = backend or default_backend()
+        self.device = be.device_name()
+        self.module, self.resources = load_kernels(be)
         self.timings = {}
         t0 = time.perf_counter()
         nb = len(ops.blocks)
@@ -190,9 +160,9 @@ class DeviceTwoElectron:
                     "atom_exchange_tri",
                     nrow,
                     (
-                        be.scalar_int(nrow),
+                        np.int32(nrow),
                         *(be.asarray(r.astype(np.int32)) for r in rows),
-                        be.scalar_int(nb),
+                        np.int32(nb),
                         dev["ck"],
                         *fargs,
                         mat,
@@ -222,9 +192,9 @@ class DeviceTwoElectron:
                     "atom_exchange_ls",
                     nrow,
                     (
-                        be.scalar_int(nrow),
+                        np.int32(nrow),
                         *(be.asarray(r.astype(np.int32)) for r in rows),
-                        be.scalar_int(nb),
+                        np.int32(nb),
                         dev["ck"],
                         *fargs,
                         mat,
@@ -242,7 +212,7 @@ class DeviceTwoElectron:
                 "atom_coulomb_prim",
                 nprim,
                 (
-                    be.scalar_int(nprim),
+                    np.int32(nprim),
                     be.asarray(unique[:, 0].astype(np.int32)),
                     be.asarray(unique[:, 1].copy()),
                     self.coulomb,
@@ -265,8 +235,10 @@ class DeviceTwoElectron:
         self.nprim = nprim
         be.synchronize()
         t1 = time.perf_counter()
+        max_blocks = 16 * be.multiprocessor_count()
         for name, n, args in launches:  # the thesis' eint2: every stored integral
-            be.launch(name, n, args, mapping)
+            suffix, grid, block = launch_shape(n, mapping, max_blocks)
+            self.module.launch(name + suffix, grid, block, args)
         be.synchronize()
         t2 = time.perf_counter()
         self.timings["kernels"] = t2 - t1
@@ -276,7 +248,9 @@ class DeviceTwoElectron:
         order = np.lexsort((cols, rows))
         rows, cols, vals = rows[order], cols[order], vals[order]
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=shape[0]))])
-        return self.be.csr(vals, cols.astype(np.int32), indptr.astype(np.int32), shape)
+        be = self.be
+        data = (be.asarray(vals), be.asarray(cols.astype(np.int32)), be.asarray(indptr.astype(np.int32)))
+        return be.sparse.csr_matrix(data, shape=shape)
 
     @property
     def integral_count(self):
@@ -310,8 +284,8 @@ class DeviceTwoElectron:
             k = mat @ xp_d[idx]
             kflat[idx] = k
             kflat[idxt] = k
-        j = be.tonumpy(jflat)
-        kk = be.tonumpy(kflat)
+        j = be.to_numpy(jflat)
+        kk = be.to_numpy(kflat)
         js, ks = [], []
         for b, d in enumerate(self.ops.dims):
             sl = slice(self.offsets[b], self.offsets[b + 1])

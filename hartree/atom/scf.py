@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..errors import ConvergenceError, DeviceError, InputError
+from ..errors import ConvergenceError, InputError
 from .angular import blocks_for
 from .config import SYMBOLS, average_level, configuration
 from .operators import CPUTwoElectron, _is_pair, block_exponents, build_one_electron
@@ -129,16 +129,12 @@ def two_electron_engine(ops, device="auto"):
     Returns an object with ``two_electron(dms)``, ``two_electron_block(b, dm)``,
     ``timings`` and ``device``; raises DeviceError for 'gpu' without a usable GPU.
     """
-    if device != "cpu":
-        from ..gpu.device import gpu_status
+    from ..device.selection import resolve_device
 
-        ok, why = gpu_status()
-        if ok:
-            from .gpu import DeviceTwoElectron
+    if resolve_device(device) == "gpu":
+        from .gpu import DeviceTwoElectron
 
-            return DeviceTwoElectron(ops)
-        if device == "gpu":
-            raise DeviceError(f"device 'gpu' was asked for but no CUDA GPU is usable: {why}")
+        return DeviceTwoElectron(ops)
     return CPUTwoElectron(ops)
 
 

@@ -21,7 +21,7 @@ DESCRIPTION = """\
 hartree keeps what it generates and compiles in a cache directory, $HARTREE_CACHE_DIR or
 ~/.cache/hartree: CUDA kernels compiled by NVRTC (cuda), the generated numba ERI module
 with numba's compiled code (eri_gen), and the g++ builds used by the CPU emulation of the
-GPU kernels in tests (emulate, grid_emulate, atom_emulate).  Every entry is checked
+GPU kernels in tests (emulate).  Every entry is checked
 (SHA-256) before it is used, and the directories must be private (mode 0700, yours).
 
   info    where the cache is, and per kind: entries, size, oldest and newest use

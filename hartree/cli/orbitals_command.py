@@ -12,10 +12,10 @@ import time
 import numpy as np
 
 from ..constants import ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM
+from ..device.selection import resolve_device
 from ..errors import InputError
 from ..grid import Lattice, lattice_around, lattice_from_axes
 from ..grid.api import compute, requested
-from ..grid.orbitals import resolve_device
 from ..grid.sources import load_wavefunction
 from ..grid.stream import Outputs, write_lattice
 from ..io.files import atomic_output, atomic_path, read_text
@@ -226,7 +226,7 @@ def _describe(args, lattice):
 
 def _device_text(device):
     if device == "gpu":
-        from ..gpu.device import gpu_status
+        from ..device.selection import gpu_status
 
         return f"gpu ({gpu_status()[1]})"
     return "cpu"

@@ -15,6 +15,7 @@ from rich.markup import escape
 from .._version import __version__
 from ..basis import load_basis
 from ..constants import BOHR_IN_ANGSTROM
+from ..device.selection import resolve_device
 from ..errors import BasisError, ConvergenceError, InputError
 from ..io.molden import check_molden_supported, write_molden
 from ..io.paths import check_outputs
@@ -30,7 +31,6 @@ from ..scf.driver import (
     device_text,
     make_engine,
     not_converged_text,
-    resolve_device,
     resolve_gpus,
 )
 from ..scf.kernel import validate as validate_method
@@ -383,8 +383,8 @@ def _write_outputs(console, args, result, mp2=None):
 
 
 def _cached_kernels():
-    """Number of compiled kernel files in the on-disk cache (hartree.gpu.compile)."""
-    from ..gpu.compile import cache_dir
+    """Number of compiled kernel files in the on-disk cache (hartree.device.compile)."""
+    from ..device.compile import cache_dir
 
     try:
         return sum(1 for f in os.listdir(cache_dir()) if f.endswith(".cubin"))

@@ -53,7 +53,7 @@ class GPUEngine:
     def backends(self):
         """The backend objects, one per device (created on first use)."""
         if self._backends is None:
-            from .jk import CudaBackend
+            from ..device.backend import CudaBackend
 
             try:
                 devs = self.devices if self.devices else [None]
@@ -64,10 +64,8 @@ class GPUEngine:
 
     def use(self):
         """Context manager: device 0 of this engine is the current device (the SCF loop's
-        arrays are allocated there); a no-op context for backends without devices."""
-        from .multi import _use
-
-        return _use(self.backends()[0])
+        arrays are allocated there); a no-op context on the emulator."""
+        return self.backends()[0].use()
 
     def _jk_builder(self):
         if self._builder is None:

@@ -1,6 +1,6 @@
 """J/K on several GPUs of one host: a shared work queue, one host thread per device.
 
-    builder = MultiJK(basis, [CudaBackend(0), CudaBackend(1)])
+    builder = MultiJK(basis, [CudaBackend(0), CudaBackend(1)])   # hartree.device.backend
     J, K = builder.jk(dms)           # same interface and result as DirectJK.jk
 
 Scheme (dynamic scheduling, as VMD does for orbital slices):
@@ -12,18 +12,17 @@ Scheme (dynamic scheduling, as VMD does for orbital slices):
    item costs more than ~1/8 of a device's share; the list is re-sorted costliest first.
 3. Every device gets a replica builder (same sorted pairs, no Schwarz kernels re-run), a
    copy of the densities and its own zeroed J/K accumulators.  One host thread per device
-   pulls the next item from the shared queue whenever its device has capacity (at most
+   pulls the next item from the shared queue (:mod:`hartree.device.work_queue`) whenever
+   its device has capacity (at most
    ``nstreams`` launches and 1/ (4 ndev) of the total cost in flight), so a faster or
    less loaded device takes more items.
 4. The partial sums are copied to device 0 and added:  J = Σ_d J_d,  K = Σ_d K_d (the
    quartet sets of the items are disjoint and cover the screened quartet list once),
    then symmetrised and transformed to the final AOs on device 0 (step 4).
 
-Backends are :class:`hartree.gpu.jk.CudaBackend` (one per GPU) or any object with the
-same methods; tests drive several emulated "devices" on the CPU.
+Backends are :class:`hartree.device.backend.CudaBackend` (one per GPU) or any object with
+the same methods; tests drive several emulated "devices" on the CPU.
 """
-
-import threading
 
 from . import codegen
 from .jk_direct import DirectJK
@@ -99,28 +98,6 @@ def split_items(launches, ndev, threshold, dmax_all, pieces=8):
     return out
 
 
-class _Queue:
-    """Items handed out in order (costliest first) to whichever thread asks."""
-
-    def __init__(self, items):
-        self._items = list(items)
-        self._next = 0
-        self._lock = threading.Lock()
-        self.taken = {}
-
-    def pull_for(self, dev):
-        def pull():
-            with self._lock:
-                if self._next >= len(self._items):
-                    return None
-                item = self._items[self._next]
-                self._next += 1
-                self.taken[dev] = self.taken.get(dev, 0) + 1
-                return item
-
-        return pull
-
-
 class MultiJK:
     """J/K builder spread over several devices; the interface of :class:`DirectJK`.
 
@@ -154,37 +131,14 @@ class MultiJK:
     def prepare(self, with_j=True, with_k=True):
         """Compile (or load from cache) every kernel on every device; the class list."""
         for b in self.builders:
-            with _use(b.backend):
+            with b.backend.use():
                 b.prepare(with_j, with_k)
         return self.builders[0].quartet_classes()
-
-    def _on_all(self, fn):
-        """Run fn(index, builder) for every device in its own thread (device 0 in this
-        thread), under that device's context; re-raises the first error."""
-        errors, results = [None] * self.ndev, [None] * self.ndev
-
-        def work(d):
-            try:
-                with _use(self.builders[d].backend):
-                    results[d] = fn(d, self.builders[d])
-            except BaseException as exc:  # handed to the calling thread below
-                errors[d] = exc
-
-        threads = [threading.Thread(target=work, args=(d,), name=f"hartree-gpu{d}") for d in range(1, self.ndev)]
-        for t in threads:
-            t.start()
-        work(0)
-        for t in threads:
-            t.join()
-        for exc in errors:
-            if exc is not None:
-                raise exc
-        return results
 
     def jk(self, dms, with_j=True, with_k=True):
         """J, K (None where not asked) as :meth:`DirectJK.jk`, on all devices."""
         b0 = self.builders[0]
-        with _use(b0.backend):
+        with b0.backend.use():
             dm_cart, dmax_sh, dmax_all, single = b0.screen_density(dms)
             nset = dm_cart.shape[0]
             if not (with_j or with_k) or dmax_all <= 0 or self.ndev == 1:
@@ -200,9 +154,9 @@ class MultiJK:
             b0.backend.synchronize()  # inputs complete before other GPUs copy them
         mods_of = []
         for b in self.builders:  # compile/load first, one device at a time
-            with _use(b.backend):
+            with b.backend.use():
                 mods_of.append(b._compile(b.quartet_classes(), with_j, with_k))
-        queue = _Queue(items)
+        queue = WorkQueue(items)
         cap = sum(t[0] for t in items) / (4.0 * self.ndev)
 
         def work(d, b):
@@ -210,7 +164,7 @@ class MultiJK:
             dmc = dm_cart if d == 0 else _copy(b.backend, dm_cart)
             dsh = dmax_sh if d == 0 else _copy(b.backend, dmax_sh)
             vj, vk = b.zeros_out(nset, with_j, with_k)
-            pull = queue.pull_for(d)
+            pull = queue.puller(d)
             b.run_items(
                 mods,
                 (),
@@ -227,9 +181,9 @@ class MultiJK:
             b.backend.synchronize()
             return vj, vk
 
-        parts = self._on_all(work)
+        parts = on_each_device(self.backends, lambda d, _backend: work(d, self.builders[d]), queue)
         self.last_split = {d: queue.taken.get(d, 0) for d in range(self.ndev)}
-        with _use(b0.backend):
+        with b0.backend.use():
             vj, vk = parts[0]
             for d in range(1, self.ndev):  # J = Σ_d J_d, K = Σ_d K_d on device 0
                 if with_j:
@@ -240,6 +194,5 @@ class MultiJK:
 
 
 def _copy(backend, x):
-    """x on the backend's device (cupy: peer copy; host backends: the same array)."""
-    to_here = getattr(backend, "to_here", None)
-    return to_here(x) if to_here is not None else x
+    """x on the backend's device (cupy: peer copy; the emulator: the same array)."""
+    return backend.to_here(x)

@@ -12,9 +12,11 @@ evaluate_orbitals, evaluate_density, ao_blocks), select (orbital names), sources
 (wavefunctions from a result JSON or a Molden file), picture (isosurface PNG).
 GPU (``device="gpu"`` or "auto" in evaluate_orbitals/evaluate_density, ``--device`` in
 ``hartree orbitals``): gpu (slabs, screening lists, fused orbital kernel, AO values +
-GEMM, densities; cupy imported only when called), gpu_codegen (CUDA C generated at run
-time: general kernel and per-molecule JIT kernel), multi (a host thread per GPU pulling
-slabs from a queue), gpu_emulate (the generated kernels through g++, for tests).
+GEMM, densities; cupy imported only when called), gpu_basis (the basis flattened per
+atom for the kernels), gpu_codegen (CUDA C generated at run time around the templates
+orbital_*.cu: general kernel and per-molecule JIT kernel), gpu_separable (the separable
+expansion on the GPU).  Devices, compilation, the g++ emulator of the tests and the
+multi-GPU queue of slabs are the device layer, :mod:`hartree.device`.
 """
 
 from .lattice import Lattice, lattice_around, lattice_from_axes

@@ -10,9 +10,10 @@ The command line (``hartree orbitals``) is a thin layer over :func:`compute`.
 
 import numpy as np
 
+from ..device.selection import resolve_device
 from ..errors import InputError
 from .lattice import lattice_around
-from .orbitals import evaluate_density, evaluate_orbitals, resolve_device
+from .orbitals import evaluate_density, evaluate_orbitals
 from .select import select_orbitals
 from .sources import Wavefunction, from_result, load_wavefunction
 
@@ -39,7 +40,7 @@ def compute(wfn, items, where, dtype=np.float64, device="cpu"):
     """{label: values} for the requested items on a Lattice or (n, 3) points (bohr), a.u.
 
     Orbitals come out as lattice.shape (or (n,)) arrays, densities likewise.
-    device: 'cpu', 'gpu' or 'auto' (see hartree.grid.orbitals.resolve_device); on the GPU
+    device: 'cpu', 'gpu' or 'auto' (see hartree.device.selection.resolve_device); on the GPU
     the orbitals of one spin are evaluated together (shared basis-function values).
     """
     device = resolve_device(device)

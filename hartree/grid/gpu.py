@@ -6,12 +6,12 @@
 
 Work plan (after VMD, Stone et al. 2009):
 
-1. The basis is flattened per atom (:func:`grid_basis`): shells of each atom together,
+1. The basis is flattened per atom (:func:`hartree.grid.gpu_basis.grid_basis`): shells of each atom together,
    per-shell radius (:func:`hartree.grid.cpu.shell_cutoffs`) and per-primitive radius
    beyond which the primitive adds less than threshold/nprim to any function
    (exponent screening), and atom kinds for the JIT kernel.
 2. The lattice is cut into slabs of whole x planes (listed points: runs of points); slabs
-   are handed to one host thread per GPU through a queue (:mod:`hartree.grid.multi`).
+   are handed to one host thread per GPU through a queue (:mod:`hartree.device.work_queue`).
 3. Per slab: ``orb_screen`` lists the atoms near each tile (128 threads x PPT points),
    then ``orb_mo`` (up to MAX_NORB orbitals fused: every basis-function value is used for
    all of them) or ``orb_ao`` (basis-function values of the slab, AO-major) followed by one
@@ -28,19 +28,20 @@ molecule has at most JIT_MAX_KINDS atom kinds.  FP64 by default; FP32 on request
 (screening at FP32_THRESHOLD; values good to ~1e-6 of the largest, tested to 1e-5 in
 tests/grid/test_gpu.py).
 
-cupy is imported inside the functions only; ``backend`` lets the tests run the same code
-through the g++ emulation (:mod:`hartree.grid.gpu_emulate`).
+Kernels are compiled and launched through the device layer: ``backend`` is a
+:class:`hartree.device.backend.CudaBackend` (default; one per device listed in ``devices``)
+or, in the tests, :class:`hartree.device.emulator.EmulatedBackend` (the same code through
+g++ on the CPU).  cupy is imported inside the functions only.
 """
-
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..device.work_queue import run_dynamic
 from ..errors import DeviceError, InputError
 from . import gpu_codegen as cg
-from .cpu import DEFAULT_THRESHOLD, prepare_basis
+from .cpu import DEFAULT_THRESHOLD
+from .gpu_basis import grid_basis
 from .lattice import Lattice
-from .multi import run_dynamic
 
 #: Default screening threshold of FP32 runs (a.u.; far below FP32 rounding of the values).
 FP32_THRESHOLD = 1e-10
@@ -60,192 +61,6 @@ SLAB_BYTES = 256 * 2**20
 SLAB_POINTS = 1 << 23
 
 
-@dataclass(frozen=True)
-class ShellKind:
-    """One shell of an atom kind: l, first AO relative to the atom's, primitive indices into
-    the kind's unique exponents, coefficients c_p N f(l), squared radius (bohr^2)."""
-
-    l: int
-    ao_offset: int
-    prims: tuple
-    coefs: tuple
-    rcut2: float
-
-
-@dataclass(frozen=True)
-class AtomKind:
-    """Atoms with identical shells: unique exponents (bohr^-2) with their squared radii,
-    the shells, and the atom's squared radius (largest shell radius)."""
-
-    exponents: tuple
-    exp_rcut2: tuple
-    shells: tuple
-    rcut2: float
-
-
-@dataclass(frozen=True, eq=False)
-class GridBasis:
-    """Basis flattened per atom for the kernels (arrays described in gpu_codegen.EVAL_PARAMS).
-
-    atom_xyz (natm, 3) bohr; atom_rcut2 (natm,) bohr^2; atom_shell (natm+1,) shell ranges
-    in sorted order; atom_ao0, atom_kind (natm,); sh_* (nshell,); p_* (nprim,);
-    kinds: list of AtomKind, or None when the shells of an atom do not share a centre or
-    their AOs are not contiguous (then only the general kernel runs).
-    """
-
-    nao: int
-    pure: bool
-    ls: tuple
-    atom_xyz: np.ndarray
-    atom_rcut2: np.ndarray
-    atom_shell: np.ndarray
-    atom_ao0: np.ndarray
-    atom_kind: np.ndarray
-    kinds: object
-    sh_l: np.ndarray
-    sh_nprim: np.ndarray
-    sh_p0: np.ndarray
-    sh_ao0: np.ndarray
-    sh_rcut2: np.ndarray
-    p_exp: np.ndarray
-    p_coef: np.ndarray
-    p_rcut2: np.ndarray
-
-    @property
-    def natm(self):
-        return int(self.atom_xyz.shape[0])
-
-
-def primitive_cutoffs(l, exponents, coefs, nprim, threshold):
-    """Squared radius (bohr^2) per primitive beyond which K_l |c| r^l exp(-a r^2) stays below
-    threshold / nprim (K_l = 2^l (2l+1) bounds |spherical| by the cartesian monomials, as in
-    :func:`hartree.grid.cpu.shell_cutoffs`).  Same 0.01-bohr radial grid, rounded outward."""
-    r = np.linspace(0.0, 60.0, 6001)
-    a = np.asarray(exponents, dtype=float)[:, None]
-    c = np.abs(np.asarray(coefs, dtype=float))[:, None] * 2.0**l * (2 * l + 1)
-    bound = c * r**l * np.exp(-a * r * r)
-    out = np.empty(a.shape[0])
-    for q in range(a.shape[0]):
-        above = np.flatnonzero(bound[q] >= threshold / nprim)
-        rmax = r[min(above[-1] + 1, r.size - 1)] if above.size else 0.0
-        out[q] = rmax * rmax if rmax < r[-1] else np.inf
-    return out
-
-
-def grid_basis(basis, threshold=DEFAULT_THRESHOLD):
-    """GridBasis of a Basis (pure function of the basis and the threshold)."""
-    prepared = prepare_basis(basis, threshold)  # coefficients incl. f(l), shell radii
-    order = np.argsort(basis.shell_atom, kind="stable")
-    atoms, first = np.unique(basis.shell_atom[order], return_index=True)
-    atom_shell = np.append(first, order.size).astype(np.int32)
-    sh_l = prepared.shell_l[order]
-    sh_nprim = prepared.shell_nprim[order]
-    sh_ao0 = prepared.ao_loc[order]
-    sh_rcut2 = prepared.rcut2[order]
-    centres = basis.shell_center[order]
-    p_exp, p_coef, p_rcut2, sh_p0 = [], [], [], []
-    memo = {}  # identical shells on many atoms: once
-    for s, shell in enumerate(order):
-        p0 = int(prepared.shell_prim_start[shell])
-        n = int(prepared.shell_nprim[shell])
-        sh_p0.append(sum(len(x) for x in p_exp))
-        exps = prepared.exponents[p0 : p0 + n]
-        coefs = prepared.coefficients[p0 : p0 + n]
-        p_exp.append(exps)
-        p_coef.append(coefs)
-        key = (int(sh_l[s]), exps.tobytes(), coefs.tobytes())
-        if key not in memo:
-            memo[key] = primitive_cutoffs(int(sh_l[s]), exps, coefs, n, threshold)
-        p_rcut2.append(np.minimum(memo[key], sh_rcut2[s]))
-    p_exp, p_coef, p_rcut2 = (np.concatenate(x) if x else np.zeros(0) for x in (p_exp, p_coef, p_rcut2))
-    natm = atoms.size
-    atom_xyz = np.array([centres[atom_shell[i]] for i in range(natm)]).reshape(natm, 3)
-    atom_rcut2 = np.array([sh_rcut2[atom_shell[i] : atom_shell[i + 1]].max() for i in range(natm)])
-    atom_ao0 = np.array([sh_ao0[atom_shell[i] : atom_shell[i + 1]].min() for i in range(natm)], dtype=np.int32)
-    kinds, atom_kind = _atom_kinds(
-        atom_shell,
-        centres,
-        atom_xyz,
-        atom_ao0,
-        sh_l,
-        sh_nprim,
-        sh_ao0,
-        sh_rcut2,
-        np.array(sh_p0),
-        p_exp,
-        p_coef,
-        p_rcut2,
-        basis.pure,
-    )
-    return GridBasis(
-        nao=int(basis.nao),
-        pure=bool(basis.pure),
-        ls=tuple(sorted(set(int(v) for v in sh_l))),
-        atom_xyz=np.ascontiguousarray(atom_xyz),
-        atom_rcut2=atom_rcut2,
-        atom_shell=atom_shell,
-        atom_ao0=atom_ao0,
-        atom_kind=atom_kind,
-        kinds=kinds,
-        sh_l=sh_l.astype(np.int32),
-        sh_nprim=sh_nprim.astype(np.int32),
-        sh_p0=np.array(sh_p0, dtype=np.int32),
-        sh_ao0=sh_ao0.astype(np.int32),
-        sh_rcut2=sh_rcut2,
-        p_exp=p_exp,
-        p_coef=p_coef,
-        p_rcut2=p_rcut2,
-    )
-
-
-def _atom_kinds(
-    atom_shell, centres, atom_xyz, atom_ao0, sh_l, sh_nprim, sh_ao0, sh_rcut2, sh_p0, p_exp, p_coef, p_rcut2, pure
-):
-    """(list of AtomKind, kind index per atom), or (None, zeros) when the JIT layout does not apply."""
-    from ..basis import ncart, nsph
-
-    natm = atom_xyz.shape[0]
-    table, kinds, atom_kind = {}, [], np.zeros(natm, dtype=np.int32)
-    for i in range(natm):
-        s0, s1 = atom_shell[i], atom_shell[i + 1]
-        if not np.all(centres[s0:s1] == atom_xyz[i]):
-            return None, atom_kind
-        size = sum((nsph if pure else ncart)(int(sh_l[s])) for s in range(s0, s1))
-        offsets = sh_ao0[s0:s1] - atom_ao0[i]
-        if sorted(offsets.tolist()) != sorted(set(offsets.tolist())) or offsets.max(initial=0) >= size:
-            return None, atom_kind
-        uniq, shells = {}, []
-        for s in range(s0, s1):
-            q0, n = int(sh_p0[s]), int(sh_nprim[s])
-            prims = []
-            for q in range(q0, q0 + n):
-                a = float(p_exp[q])
-                if a not in uniq:
-                    uniq[a] = [len(uniq), float(p_rcut2[q])]
-                uniq[a][1] = max(uniq[a][1], float(p_rcut2[q]))
-                prims.append(uniq[a][0])
-            shells.append(
-                ShellKind(
-                    l=int(sh_l[s]),
-                    ao_offset=int(offsets[s - s0]),
-                    prims=tuple(prims),
-                    coefs=tuple(float(c) for c in p_coef[q0 : q0 + n]),
-                    rcut2=float(sh_rcut2[s]),
-                )
-            )
-        exps = sorted(uniq, key=lambda a: uniq[a][0])
-        kind = AtomKind(
-            exponents=tuple(exps),
-            exp_rcut2=tuple(uniq[a][1] for a in exps),
-            shells=tuple(shells),
-            rcut2=float(sh_rcut2[s0:s1].max()),
-        )
-        atom_kind[i] = table.setdefault(kind, len(table))
-        if atom_kind[i] == len(kinds):
-            kinds.append(kind)
-    return kinds, atom_kind
-
-
 def choose_kernel(gb, npoints, kernel="auto"):
     """'general' or 'jit' for a GridBasis and lattice size (see the module docstring)."""
     if kernel not in ("auto", "general", "jit"):
@@ -258,47 +73,6 @@ def choose_kernel(gb, npoints, kernel="auto"):
     if kernel == "auto":
         return "jit" if jit_ok and npoints * gb.natm >= JIT_WORK else "general"
     return kernel
-
-
-class CupyBackend:
-    """Launches through cupy (hartree.gpu.compile: NVRTC, memory and disk cache)."""
-
-    name = "cuda"
-
-    def __init__(self):
-        try:
-            import cupy
-        except Exception as exc:
-            raise DeviceError(f"the GPU grid kernels need cupy ({type(exc).__name__}: {exc})") from None
-        self.xp = cupy
-        self._functions = {}  # (module, kernel, device) -> cupy Function
-
-    def device_count(self):
-        return self.xp.cuda.runtime.getDeviceCount()
-
-    def device(self, index):
-        return self.xp.cuda.Device(index)
-
-    def module(self, source, key):
-        from ..gpu.compile import compile_kernels
-
-        return compile_kernels([(source, key)])[0]
-
-    def launch(self, module, name, grid, block, args):
-        key = (id(module), name, self.xp.cuda.Device().id)
-        function = self._functions.get(key)
-        if function is None:
-            function = self._functions[key] = module.get_function(name)
-        function((int(grid),), (int(block),), tuple(args))
-
-    def to_host(self, array, out):
-        if out.flags.c_contiguous:
-            array.get(out=out)
-        else:  # a block of rows of a larger host array
-            out[...] = array.get()
-
-    def synchronize(self):
-        self.xp.cuda.Stream.null.synchronize()
 
 
 class _Geometry:
@@ -364,7 +138,8 @@ class _DeviceRunner:
             "ppt": ppt,
             "generator": cg.VERSION,
         }
-        self.module = backend.module(source, key)
+        kernels = {"orb_screen": cg.SCREEN_PARAMS, "orb_mo" if kind == "mo" else "orb_ao": cg.EVAL_PARAMS}
+        (self.module,) = backend.compile([(source, key, kernels)])
         self.source = source
         self.dtype = np.float64 if real == "double" else np.float32
 
@@ -389,7 +164,7 @@ class _DeviceRunner:
     def screen(self, slab):
         """Run orb_screen on a slab: (launch geometry, count (ntile,), entries) on the device;
         count[t] = atoms listed for tile t (those whose radius reaches the tile's box)."""
-        xp, be = self.backend.xp, self.backend
+        xp = self.backend.xp
         mode, n0, n1, n2, lat, pts = self.lat_args(slab)
         if mode == 0:
             bx, by, bz = cg.tile_shape(self.ppt)
@@ -400,8 +175,7 @@ class _DeviceRunner:
         natm = self.gb.natm
         count = xp.empty(ntile, dtype=np.int32)
         entries = xp.empty(ntile * max(natm, 1) * cg.entry_bytes(self.real), dtype=np.uint8)
-        be.launch(
-            self.module,
+        self.module.launch(
             "orb_screen",
             -(-ntile // 128),
             128,
@@ -425,7 +199,7 @@ class _DeviceRunner:
 
     def run(self, slab, out=None):
         """Device array of the slab: (norb, npts) for 'mo', (nao, npts) for 'ao'."""
-        xp, be = self.backend.xp, self.backend
+        xp = self.backend.xp
         npts = slab[1]
         (mode, nt1, nt2, n0, n1, n2, lat, pts, ntile), count, entries = self.screen(slab)
         natm = self.gb.natm
@@ -437,8 +211,7 @@ class _DeviceRunner:
                 else xp.empty((rows, npts), dtype=self.dtype)
             )
         name = "orb_mo" if self.kind == "mo" else "orb_ao"
-        be.launch(
-            self.module,
+        self.module.launch(
             name,
             ntile,
             cg.TILE,
@@ -465,16 +238,21 @@ class _DeviceRunner:
 
 
 def _backend(backend):
-    return backend if backend is not None else CupyBackend()
+    """`backend`, or the CUDA backend of the current device."""
+    if backend is not None:
+        return backend
+    from ..device.backend import CudaBackend
+
+    return CudaBackend()
 
 
-def _devices(backend, devices):
+def _backends(backend, devices):
+    """One backend per device of `devices` (GPU ordinals; default: GPU 0), of the kind of `backend`."""
     if devices is None:
-        n = backend.device_count()
-        if n < 1:
+        if backend.device_count() < 1:
             raise DeviceError("no CUDA device is visible")
-        return [0]
-    return list(devices)
+        devices = [0]
+    return [backend.for_device(d) for d in devices]
 
 
 def _prepare(basis, where, dtype, threshold, kernel):
@@ -527,12 +305,12 @@ def orbitals(
             method = "direct" if norb <= cg.MAX_NORB else "ao"
     if method not in ("direct", "ao", "separable"):
         raise InputError(f"unknown GPU method {method!r}; use auto, separable, direct or ao")
-    devs = _devices(be, devices)
+    backends = _backends(be, devices)
     out = np.empty((norb, geometry.npoints), dtype=np.float64 if real == "double" else np.float32)
     if method == "separable":
         if not rectilinear:
             raise InputError("the separable method needs a lattice with axes along x, y and z")
-        _separable(be, devs, basis, coeff, geometry, real, out, slab_points)
+        _separable(backends, basis, coeff, geometry, real, out, slab_points)
         return out
     real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
     if method == "direct":
@@ -540,12 +318,11 @@ def orbitals(
             chunk = coeff[:, m0 : m0 + cg.MAX_NORB]
             budget = slab_points or _slab_points(gb, real, chunk.shape[1])
             _run(
-                be,
-                devs,
+                backends,
                 geometry,
                 budget,
                 lambda: (gb, real, flavour, "mo", chunk.shape[1], chunk.T),
-                lambda runner, slab: be.to_host(
+                lambda runner, slab: runner.backend.to_host(
                     runner.run(slab), out[m0 : m0 + chunk.shape[1], slab[0] : slab[0] + slab[1]]
                 ),
                 ppt,
@@ -555,11 +332,10 @@ def orbitals(
 
     def finish(runner, slab):
         ao = runner.run(slab)
-        be.to_host(runner.upload("ct", ct) @ ao, out[:, slab[0] : slab[0] + slab[1]])
+        runner.backend.to_host(runner.upload("ct", ct) @ ao, out[:, slab[0] : slab[0] + slab[1]])
 
     _run(
-        be,
-        devs,
+        backends,
         geometry,
         slab_points or _slab_points(gb, real, gb.nao),
         lambda: (gb, real, flavour, "ao", 1, None),
@@ -584,7 +360,7 @@ def density(
     """sum over sets of sum_i n_i psi_i^2, numpy (npoints,): sets = [(C^T (nocc, nao), n (nocc,))]."""
     be = _backend(backend)
     real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
-    devs = _devices(be, devices)
+    backends = _backends(be, devices)
     out = np.empty(geometry.npoints, dtype=np.float64 if real == "double" else np.float32)
 
     def finish(runner, slab):
@@ -595,11 +371,10 @@ def density(
             if len(n):
                 psi = runner.upload(f"c{k}", ct) @ ao  # (nocc, npts)
                 rho += runner.upload(f"n{k}", n) @ (psi * psi)
-        be.to_host(rho, out[slab[0] : slab[0] + slab[1]])
+        runner.backend.to_host(rho, out[slab[0] : slab[0] + slab[1]])
 
     _run(
-        be,
-        devs,
+        backends,
         geometry,
         slab_points or _slab_points(gb, real, gb.nao),
         lambda: (gb, real, flavour, "ao", 1, None),
@@ -623,15 +398,14 @@ def ao_values(
     """Basis-function values, numpy (nao, npoints) (AO-major), as the 'ao' kernel stores them."""
     be = _backend(backend)
     real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
-    devs = _devices(be, devices)
+    backends = _backends(be, devices)
     out = np.empty((gb.nao, geometry.npoints), dtype=np.float64 if real == "double" else np.float32)
     _run(
-        be,
-        devs,
+        backends,
         geometry,
         slab_points or _slab_points(gb, real, gb.nao),
         lambda: (gb, real, flavour, "ao", 1, None),
-        lambda runner, slab: be.to_host(runner.run(slab), out[:, slab[0] : slab[0] + slab[1]]),
+        lambda runner, slab: runner.backend.to_host(runner.run(slab), out[:, slab[0] : slab[0] + slab[1]]),
         ppt,
     )
     return out
@@ -648,7 +422,7 @@ def separable_terms_bound(basis):
     return len(np.unique(rows, axis=0)) * (int(basis.max_l) + 1)
 
 
-def _separable(backend, devices, basis, coeff, geometry, real, out, slab_points=None):
+def _separable(backends, basis, coeff, geometry, real, out, slab_points=None):
     """Orbitals by the separable expansion, slabs of x planes over the devices (out: host)."""
     from .gpu_separable import SeparableRunner, planes_per_slab
     from .separable import lattice_tables, make_plan
@@ -659,14 +433,13 @@ def _separable(backend, devices, basis, coeff, geometry, real, out, slab_points=
     dtype = np.float64 if real == "double" else np.float32
     n1n2 = lattice.shape[1] * lattice.shape[2]
     budget = planes_per_slab(plan.nterm, lattice.shape, dtype) * n1n2
-    slabs = geometry.slabs(min(budget, slab_points or budget), pieces=4 * len(devices) if len(devices) > 1 else 1)
+    slabs = geometry.slabs(min(budget, slab_points or budget), pieces=4 * len(backends) if len(backends) > 1 else 1)
     for m in range(coeff.shape[1]):
         run_dynamic(
             slabs,
-            devices,
-            backend.device,
-            lambda device: SeparableRunner(backend, basis, coeff[:, m], lattice, real, plan, tables),
-            lambda runner, slab: backend.to_host(
+            backends,
+            lambda backend: SeparableRunner(backend, basis, coeff[:, m], lattice, real, plan, tables),
+            lambda runner, slab: runner.backend.to_host(
                 runner.run_slab(slab[2], slab[3]), out[m, slab[0] : slab[0] + slab[1]]
             ),
         )
@@ -679,15 +452,15 @@ def _slab_points(gb, real, rows):
     return int(max(cg.TILE, min(SLAB_POINTS, SLAB_BYTES // max(per_point, 1))))
 
 
-def _run(backend, devices, geometry, max_points, spec, finish, ppt=None):
-    """Cut the geometry into slabs and feed them to one host thread per device."""
-    slabs = geometry.slabs(max_points, pieces=4 * len(devices) if len(devices) > 1 else 1)
+def _run(backends, geometry, max_points, spec, finish, ppt=None):
+    """Cut the geometry into slabs and feed them to one host thread per device (backend)."""
+    slabs = geometry.slabs(max_points, pieces=4 * len(backends) if len(backends) > 1 else 1)
 
-    def setup(device):
+    def setup(backend):
         gb, real, flavour, kind, norb, coef = spec()
         return _DeviceRunner(backend, gb, real, flavour, kind, norb, coef, geometry, ppt)
 
-    return run_dynamic(slabs, devices, backend.device, setup, finish)
+    return run_dynamic(slabs, backends, setup, finish)
 
 
 def make_runner(basis, coeff, where, dtype=np.float64, kernel="auto", threshold=None, backend=None, ppt=None):
@@ -704,6 +477,4 @@ def make_runner(basis, coeff, where, dtype=np.float64, kernel="auto", threshold=
 def device_text(backend=None):
     """'NVIDIA H100 80GB HBM3 (cupy 14.2.0)' for reports."""
     be = _backend(backend)
-    props = be.xp.cuda.runtime.getDeviceProperties(be.xp.cuda.Device().id)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    return f"{name} (cupy {be.xp.__version__})"
+    return f"{be.device_name()} (cupy {be.xp.__version__})"

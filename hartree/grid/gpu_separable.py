@@ -102,20 +102,20 @@ class SeparableRunner:
             r(weight[order]),
         ]
         self.zmat = r(ztab[plan.term_group, plan.term_k, :])  # (nterm, nz)
-        self.module = backend.module(source(real), {"kind": "grid_sep_b", "real": real, "generator": VERSION})
+        key = {"kind": "grid_sep_b", "real": real, "generator": VERSION}
+        (self.module,) = backend.compile([(source(real), key, {"sep_b": SEP_PARAMS})])
         self.planes = planes_per_slab(plan.nterm, lattice.shape, self.dtype)
         self.b = xp.empty(self.planes * lattice.shape[1] * self.nterm, dtype=self.dtype)
 
     def run_slab(self, ix0, na, out=None):
         """Values of x planes ix0..ix0+na-1 (na <= self.planes): device array (na * ny * nz,)."""
-        xp, be = self.backend.xp, self.backend
+        xp = self.backend.xp
         nx, ny, nz = self.lattice.shape
         if out is None:
             out = xp.empty(na * ny * nz, dtype=self.dtype)
         total = na * ny * self.nterm
         b = self.b[:total]
-        be.launch(
-            self.module,
+        self.module.launch(
             "sep_b",
             -(-total // 256),
             256,

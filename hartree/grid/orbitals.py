@@ -29,6 +29,7 @@ the largest value; see the tests).
 
 import numpy as np
 
+from ..device.selection import resolve_device
 from ..errors import InputError
 from .cpu import DEFAULT_THRESHOLD, eval_ao, prepare_basis
 from .lattice import Lattice
@@ -37,14 +38,6 @@ from .separable import ao_rows, cartesian_coefficients, lattice_tables, make_pla
 
 #: Points per block in the "ao" path (block x nao values held at once).
 POINT_BLOCK = 4096
-
-
-def resolve_device(device):
-    """'cpu' or 'gpu' for device = 'cpu' | 'gpu' | 'auto' (asked now, never at import);
-    see :func:`hartree.gpu.device.resolve_device`."""
-    from ..gpu.device import resolve_device as _resolve
-
-    return _resolve(device)
 
 
 def _points_and_shape(where):

@@ -10,7 +10,7 @@ when no CUDA GPU is usable) or 'auto' (the GPU when cupy imports and a CUDA devi
 present, else the CPU, silently).  The GPU is looked for at call time, never at import.
 
 ``gpus`` (GPU runs only): which devices share the J/K work: None or 'all' (default:
-every visible device), '0,1', an int or a list of ints (:func:`hartree.gpu.device.parse_gpus`).
+every visible device), '0,1', an int or a list of ints (:func:`hartree.device.selection.parse_gpus`).
 The SCF arrays live on the first one.  Memory: before the SCF starts, the estimated
 device memory (``hartree.gpu.memory``) is compared with what the first GPU has; if it
 does not fit, or the GPU runs out of memory during the SCF, 'auto' reruns on the CPU and
@@ -20,8 +20,8 @@ J/K batching decisions of the GPU engine are appended to ``result.notes``.
 
 from __future__ import annotations
 
+from ..device.selection import resolve_device
 from ..errors import ConvergenceError, InputError
-from ..gpu.device import resolve_device  # noqa: F401  (re-exported: scf.run, the CLI)
 from .kernel import kernel, validate
 from .options import SCFOptions
 
@@ -48,7 +48,7 @@ def resolve_gpus(gpus=None, nao=None):
 
     gpus=None (not chosen) means every visible GPU, except below MULTI_GPU_MIN_NAO basis
     functions (``nao``), where it means the first one; 'all' always means every one."""
-    from ..gpu.device import gpu_names, parse_gpus
+    from ..device.selection import gpu_names, parse_gpus
 
     ids = parse_gpus(gpus, len(gpu_names()))
     if gpus is None and nao is not None and nao < MULTI_GPU_MIN_NAO and ids:
@@ -60,7 +60,7 @@ def device_text(device, gpus=None):
     """Readable name of a resolved device: 'gpu 0 (NVIDIA H100 80GB HBM3)',
     'gpu 0,1 (2 x NVIDIA H200)' or 'cpu'; gpus: resolved ordinals (default: the first)."""
     if device == "gpu":
-        from ..gpu.device import gpu_names, gpu_status
+        from ..device.selection import gpu_names, gpu_status
 
         names = gpu_names()
         ids = list(gpus) if gpus else [0]

@@ -1,7 +1,7 @@
 """GPU path of the atomic SCF (hartree.atom.gpu): the CUDA source and its algebra.
 
 CPU tests: the CUDA C compiles with NVRTC (libnvrtc from the nvidia-cuda-nvrtc wheel, no
-GPU needed), and the same source built with g++ behind an emulation shim gives J and K
+GPU needed), and the same source built with g++ behind the emulation shim (hartree.device.emulator) gives J and K
 equal to the CPU engine (hartree.atom.operators.two_electron, itself checked against PySCF)
 to 1e-13 relative.  GPU tests (marked gpu, skipped without cupy and a device): SCF energies
 with device='gpu' equal device='cpu' to 1e-10 Eh.
@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 from bases import exponents
 
-from hartree.atom import AtomSCFOptions, gpu_emulate, gpu_kernels, kernel, make_nucleus, run
+from hartree.atom import AtomSCFOptions, gpu_kernels, kernel, make_nucleus, run
 from hartree.atom.gpu import KERNELS, DeviceTwoElectron
 from hartree.atom.operators import build_operators, two_electron, two_electron_block
+from hartree.device.selection import gpu_available
 from hartree.errors import DeviceError, InputError
-from hartree.gpu.device import gpu_available
 
 
 def test_cuda_source_compiles_with_nvrtc():
-    from hartree.gpu import nvrtc
+    from hartree.device import nvrtc
 
     if not nvrtc.available():
         pytest.skip("libnvrtc not found")
@@ -31,9 +31,11 @@ def test_cuda_source_compiles_with_nvrtc():
 
 @pytest.fixture(scope="module")
 def emulated():
-    if not gpu_emulate.available():
+    from hartree.device import emulator
+
+    if not emulator.available():
         pytest.skip("g++ not found")
-    return gpu_emulate.EmulatedBackend()
+    return emulator.EmulatedBackend(opt="-O2")
 
 
 def _random_densities(dims, seed=3):

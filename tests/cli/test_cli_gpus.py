@@ -8,7 +8,7 @@ from .conftest import run_main
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    from hartree.gpu import device
+    from hartree.device import selection as device
 
     monkeypatch.setattr(device, "gpu_status", lambda: (False, "cupy cannot be imported (test)"))
 
@@ -41,7 +41,7 @@ def test_default_gpus_use_one_device_for_small_molecules(monkeypatch):
     """gpus=None: all visible GPUs from MULTI_GPU_MIN_NAO basis functions up, the first
     below (a second GPU made a 190-function SCF 10x slower on the device); an explicit
     choice ('all', '0,1') is always honoured."""
-    import hartree.gpu.device as gdev
+    import hartree.device.selection as gdev
     from hartree.scf.driver import MULTI_GPU_MIN_NAO, resolve_gpus
 
     monkeypatch.setattr(gdev, "gpu_names", lambda: ["GPU A", "GPU B"])

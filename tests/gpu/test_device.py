@@ -9,7 +9,7 @@ from hartree.molecule import Molecule
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    from hartree.gpu import device
+    from hartree.device import selection as device
 
     monkeypatch.setattr(device, "gpu_status", lambda: (False, "cupy cannot be imported (test)"))
 
@@ -35,7 +35,7 @@ def test_auto_without_gpu_uses_cpu(no_gpu):
 
 
 def test_unknown_device_name():
-    from hartree.scf.driver import resolve_device
+    from hartree.device.selection import resolve_device
 
     with pytest.raises(InputError, match="unknown device"):
         resolve_device("tpu")
@@ -73,13 +73,14 @@ def test_stored_scf_reference_matches_cpu_engine():
 # The emulated backend stands in for the GPU; HARTREE_GPU_MEMORY imposes a small budget.
 def _water_engine(backend=None):
     from hartree.basis import load_basis
-    from hartree.gpu import GPUEngine, emulate
+    from hartree.device import emulator
+    from hartree.gpu import GPUEngine
 
-    if not emulate.available():
+    if not emulator.available():
         pytest.skip("g++ not available")
     mol = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
     basis = load_basis(mol, "sto-3g")
-    return mol, basis, GPUEngine(mol, basis, backends=[backend or emulate.EmulatedBackend()])
+    return mol, basis, GPUEngine(mol, basis, backends=[backend or emulator.EmulatedBackend()])
 
 
 def _dms(nao, nset=3):
@@ -130,9 +131,9 @@ def test_out_of_memory_retries_with_smaller_batches():
     """An allocation failure for 3 densities at once -> retried in smaller batches."""
     import numpy as np
 
-    from hartree.gpu import emulate
+    from hartree.device import emulator
 
-    class Tight(emulate.EmulatedBackend):
+    class Tight(emulator.EmulatedBackend):
         def compile(self, specs):
             return [_Failing(m) for m in super().compile(specs)]
 

@@ -10,17 +10,18 @@ import threading
 import numpy as np
 import pytest
 
-from hartree.gpu import codegen, emulate
+from hartree.device import emulator
+from hartree.gpu import codegen
 from hartree.molecule import Molecule
 
 from .cases import CASES, build
 
-needs_gxx = pytest.mark.skipif(not emulate.available(), reason="g++ not available")
+needs_gxx = pytest.mark.skipif(not emulator.available(), reason="g++ not available")
 
 _LOCK = threading.Lock()
 
 
-class TwinDevice(emulate.EmulatedBackend):
+class TwinDevice(emulator.EmulatedBackend):
     """An emulated device for the multi-device tests: its own accumulators and host
     thread, kernels run by g++ code.  Launches are serialised by a lock (older shims kept
     block indices in globals).  With a `meet` barrier, the first J/K launch of each device
@@ -70,11 +71,11 @@ def test_split_items_cover_each_quartet_once():
     from hartree.gpu.jk_direct import DirectJK
     from hartree.gpu.multi import split_items
 
-    if not emulate.available():
+    if not emulator.available():
         pytest.skip("g++ not available (the builder runs the Schwarz kernels)")
     mol = hydrogen_chain()
     basis = load_basis(mol, "6-31g")
-    b = DirectJK(basis, emulate.EmulatedBackend(), threshold=0.0)
+    b = DirectJK(basis, emulator.EmulatedBackend(), threshold=0.0)
     launches = b.launch_list(1.0)
     items = split_items(launches, 2, 0.0, 1.0, pieces=8)
     assert len(items) > len(launches)  # the big class was cut
@@ -108,7 +109,7 @@ def test_two_emulated_devices_match_one(which):
         dms = d + d.transpose(0, 2, 1)
     else:
         mol, basis, dms = build(CASES[0])
-    J1, K1 = DirectJK(basis, emulate.EmulatedBackend()).jk(dms)
+    J1, K1 = DirectJK(basis, emulator.EmulatedBackend()).jk(dms)
     meet = threading.Barrier(2)
     devs = [TwinDevice(meet), TwinDevice(meet)]
     multi = MultiJK(basis, devs)
@@ -185,7 +186,7 @@ def test_inflight_bookkeeping_of_the_stream_path():
     mol = hydrogen_chain()
     basis = load_basis(mol, "6-31g")
     dm = np.eye(basis.nao) / basis.nao
-    J1, K1 = DirectJK(basis, emulate.EmulatedBackend()).jk(dm)
+    J1, K1 = DirectJK(basis, emulator.EmulatedBackend()).jk(dm)
     devs = [StreamedTwin(), StreamedTwin()]
     multi = MultiJK(basis, devs)
     J2, K2 = multi.jk(dm)
@@ -195,8 +196,8 @@ def test_inflight_bookkeeping_of_the_stream_path():
 
 
 def test_parse_gpus():
+    from hartree.device.selection import parse_gpus
     from hartree.errors import DeviceError, InputError
-    from hartree.gpu.device import parse_gpus
 
     assert parse_gpus(None, 2) == [0, 1] and parse_gpus("all", 3) == [0, 1, 2]
     assert parse_gpus("1,0", 2) == [1, 0] and parse_gpus(1, 2) == [1]

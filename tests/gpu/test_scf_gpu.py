@@ -84,8 +84,8 @@ def test_scf_gpu_matches_cpu(case):
 
 
 def test_auto_device_picks_the_gpu():
+    from hartree.device.selection import resolve_device
     from hartree.scf import run
-    from hartree.scf.driver import resolve_device
 
     assert resolve_device("auto") == "gpu" and resolve_device("cpu") == "cpu"
     mol = Molecule.from_string("H 0 0 0; H 0 0 0.74")

@@ -232,7 +232,7 @@ def _points(folder):
 def test_device_option(sources, tmp_path, capsys):
     """--device cpu computes (and says so); --device gpu without a usable GPU is exit code 4
     with one line naming the reason, before any output file is written."""
-    from hartree.gpu.device import gpu_status
+    from hartree.device.selection import gpu_status
 
     folder, result, pmol = sources
     code = main(

@@ -1,21 +1,22 @@
 """The GPU grid path without a GPU: generated CUDA compiled by NVRTC (CI catches a broken
-generator), and the same sources run serially through g++ (hartree.grid.gpu_emulate) against
+generator), and the same sources run serially through g++ (hartree.device.emulator) against
 the CPU values, which test_values.py checks against PySCF.  Tolerances as for the GPU:
 FP64 1e-10 absolute (values are O(1)), FP32 1e-5 of the largest value."""
 
 import numpy as np
 import pytest
 
+from hartree.device import emulator
+from hartree.device.work_queue import run_dynamic
 from hartree.errors import InputError
-from hartree.grid import evaluate_ao, evaluate_density, evaluate_orbitals, gpu, gpu_emulate, lattice_around
+from hartree.grid import evaluate_ao, evaluate_density, evaluate_orbitals, gpu, lattice_around
 from hartree.grid import gpu_codegen as cg
-from hartree.grid.multi import run_dynamic
 from hartree.grid.select import spin_occupations
 
 from .gpu_cases import CHAIN, WATER, coefficients, scattered_points, system
 
-needs_gxx = pytest.mark.skipif(not gpu_emulate.available(), reason="needs g++")
-BE = gpu_emulate.EmulatedBackend()
+needs_gxx = pytest.mark.skipif(not emulator.available(), reason="needs g++")
+BE = emulator.EmulatedBackend(opt="-O1")
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def qz():
 
 
 def _nvrtc():
-    from hartree.gpu import nvrtc
+    from hartree.device import nvrtc
 
     if not nvrtc.available():
         pytest.skip("libnvrtc not found")
@@ -132,14 +133,11 @@ def test_emulated_points_density_and_two_host_threads():
 
 
 def test_dynamic_scheduler_runs_every_item_once_and_reports_errors():
-    import contextlib
-
     seen = []
     done = run_dynamic(
         list(range(23)),
-        [0, 1, 2],
-        lambda d: contextlib.nullcontext(),
-        lambda d: d,
+        [BE, BE, BE],
+        lambda backend: backend,
         lambda state, item: seen.append(item),
     )
     assert sorted(seen) == list(range(23)) and sorted(done) == list(range(23))
@@ -150,7 +148,7 @@ def test_dynamic_scheduler_runs_every_item_once_and_reports_errors():
             raise ValueError("slab 5")
 
     with pytest.raises(ValueError, match="slab 5"):
-        run_dynamic(list(range(10)), [0, 1], lambda d: contextlib.nullcontext(), lambda d: d, fail)
+        run_dynamic(list(range(10)), [BE, BE], lambda backend: backend, fail)
 
 
 def test_primitive_radii_bound_each_primitive(qz):

@@ -1,9 +1,12 @@
-"""Is a CUDA GPU usable here?  Asked at call time, never at import.
+"""Device selection, one policy for every caller: is a CUDA GPU usable, which GPUs, CPU or GPU.
 
-    ok, text = gpu_status()   # (True, "NVIDIA H100 80GB HBM3") or (False, "cupy cannot ...")
+    ok, text = gpu_status()          # (True, "NVIDIA H100 80GB HBM3") or (False, "cupy cannot ...")
+    resolve_device("auto")           # 'gpu' when cupy imports and a device opens, else 'cpu'
+    parse_gpus("0,1", len(gpu_names()))   # [0, 1], checked against the visible devices
 
-Used by ``hartree.scf.run(device='auto'|'gpu')`` to choose between the CPU engine and
-:class:`hartree.gpu.GPUEngine`.  cupy is imported inside the function only.
+Asked at call time, never at import (cupy is imported inside the functions only).  Used by
+the SCF (``hartree.scf.run(device=...)``, ``--gpus``), the orbital lattices
+(:mod:`hartree.grid`), the atomic SCF (:mod:`hartree.atom.scf`), RI-MP2 and the command line.
 """
 
 

@@ -19,7 +19,7 @@ from .. import cache
 from .nvrtc import DEFAULT_OPTIONS
 
 #: NVRTC options: FP64 without fast-math (FMA contraction allowed: it only adds accuracy);
-#: the same as the CPU-side NVRTC wrapper's (hartree.gpu.nvrtc), which CI uses
+#: the same as the CPU-side NVRTC wrapper's (hartree.device.nvrtc), which CI uses
 BASE_OPTIONS = DEFAULT_OPTIONS
 
 _memory = {}

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from hartree.errors import DeviceError
 
-#: NVRTC options used by hartree.gpu.compile (FP64, no fast math; FMA contraction allowed)
+#: NVRTC options used by hartree.device.compile (FP64, no fast math; FMA contraction allowed)
 DEFAULT_OPTIONS = ("-std=c++17", "--fmad=true")
 
 _lib = None
