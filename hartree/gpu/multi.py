@@ -24,22 +24,9 @@ Backends are :class:`hartree.device.backend.CudaBackend` (one per GPU) or any ob
 the same methods; tests drive several emulated "devices" on the CPU.
 """
 
+from ..device.work_queue import WorkQueue, on_each_device
 from . import codegen
 from .jk_direct import DirectJK
-
-
-def _use(backend):
-    """The backend's device context (a no-op context for backends without devices)."""
-    use = getattr(backend, "use", None)
-    return use() if use is not None else _Null()
-
-
-class _Null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def localize(builder, item):
@@ -111,11 +98,11 @@ class MultiJK:
             raise ValueError("MultiJK needs at least one backend")
         self.basis = basis
         self.backends = list(backends)
-        with _use(self.backends[0]):
+        with self.backends[0].use():
             first = DirectJK(basis, self.backends[0], threshold, table)
         self.builders = [first]
         for b in self.backends[1:]:
-            with _use(b):
+            with b.use():
                 self.builders.append(DirectJK(basis, b, threshold, like=first))
         self.xp = first.xp
         self.threshold = first.threshold
