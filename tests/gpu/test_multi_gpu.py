@@ -218,7 +218,7 @@ def test_two_backends_on_one_gpu_match_single(which):
     """Threads + queue + reduction on real CUDA streams (both 'devices' are GPU 0); the
     40-atom H chain has (ss|ss) split into many triangle blocks."""
     from hartree.basis import load_basis
-    from hartree.gpu.backend import CudaBackend
+    from hartree.device.backend import CudaBackend
     from hartree.gpu.jk_direct import DirectJK
     from hartree.gpu.multi import MultiJK
 
