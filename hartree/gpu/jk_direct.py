@@ -108,7 +108,7 @@ class DirectJK:
         )
         self._dummy = xp.zeros(2, dtype=np.int32)
         #: with ``profile``: per class {"quartets": listed quartets, "tile_lanes": threads
-        #: of the tiles that pass the tile test (the old one-tile-per-block mapping)}
+        #: of the tiles that pass the tile test (what a kernel with one tile per block would keep busy)}
         self.stats = {}
         #: after a batched J/K: entries listed, buffer entries, waves, chunks
         self.last_lists = None

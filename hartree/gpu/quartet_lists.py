@@ -148,8 +148,8 @@ def tile_bit_words(P, Q):
 
 def tile_lanes(P, Q, tri, dmax_all, threshold):
     """Threads of the TILE x TILE tiles of (P, Q) that pass the tile test
-    max Q_ij max Q_kl max|D| >= threshold and hold a unique quartet: the lanes the old
-    one-tile-per-block kernels kept busy (for occupancy statistics).  O(n log n) in the
+    max Q_ij max Q_kl max|D| >= threshold and hold a unique quartet: the lanes a kernel
+    with one tile per block keeps busy (occupancy statistics against the listed quartets).  O(n log n) in the
     tile counts: ket tiles sorted by their largest Schwarz factor."""
     T = codegen.TILE
     tb, tk = np.asarray(P.tile_q_host), np.asarray(Q.tile_q_host)

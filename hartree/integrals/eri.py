@@ -17,7 +17,7 @@ import numpy as np
 from hartree.errors import BasisError
 from hartree.integrals.eri_kernel import LMAX_ERI, alloc_scratch, quartet_block_call
 from hartree.integrals.eri_pairs import build_shell_pairs, c2s_stack
-from hartree.integrals.rys import load_rys_table
+from hartree.integrals.rys import rys_table_array
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class ShellPairs:
       schwarz      float64 (npair,)      Q_ab = sqrt(max |(ab|ab)|), hartree^(1/2)
       c2s          float64 (lmax+1, ncart, 2lmax+1) stacked cart2sph matrices
       lmax         int, largest l of the basis
-      rys_table    tuple of arrays, rys.load_rys_table() (passed down to the kernels)
+      rys_table    one read-only float64 array, rys.rys_table_array() (passed down to the kernels)
     """
 
     pair_shells: np.ndarray
@@ -52,7 +52,7 @@ class ShellPairs:
             raise BasisError(f"ERIs support angular momentum up to l={LMAX_ERI}, basis has l={lmax}")
         pair_shells, pair_start, pair_ab, pp = build_shell_pairs(basis)
         c2s = c2s_stack(lmax)
-        table = load_rys_table()
+        table = rys_table_array()
         schwarz = _schwarz(
             pair_shells, pair_start, pair_ab, pp, basis.shell_l, basis.pure, c2s, lmax, numba.get_num_threads(), table
         )

@@ -290,7 +290,7 @@ def quartet_block(
     Writes out[:na*nb*nc*nd], the block in C order (a, b, c, d) (spherical when
     ``pure``), hartree, and returns (na, nb, nc, nd).  The other arrays are scratch from
     alloc_scratch (passed one by one: no tuples or array rebinding in the hot path, which
-    would cost reference-count traffic); ``rys_table``: rys.load_rys_table().
+    would cost reference-count traffic); ``rys_table``: rys.rys_table_array().
     """
     na, nb, nc, nd = cart_block(
         P,

@@ -18,7 +18,7 @@ from functools import cache
 import numpy as np
 
 from hartree.integrals import one_electron_kernels as _k
-from hartree.integrals.rys import load_rys_table
+from hartree.integrals.rys import rys_table_array
 
 MAX_L = 6  # i functions; raise freely (only array sizes depend on it)
 
@@ -128,7 +128,7 @@ def _matrix(basis, op, origin=None, charges=None, coords=None):
         origin,
         charges,
         coords,
-        load_rys_table(),
+        rys_table_array(),
         out,
     )
     return out
@@ -183,7 +183,7 @@ def shell_pair_block(basis, ish, jsh, operator="overlap", *, origin=None, charge
     charges, coords = _as_charges(charges, coords)
     arrays = _basis_arrays(basis)
     block = _k.shell_pair_cart_block(
-        op, int(ish), int(jsh), *arrays, cart_xyz_table(), origin, charges, coords, load_rys_table()
+        op, int(ish), int(jsh), *arrays, cart_xyz_table(), origin, charges, coords, rys_table_array()
     )
     pure = bool(basis.pure) if cartesian is None else not cartesian
     if not pure:

@@ -112,7 +112,7 @@ def prim_pair_accumulate(
 
     Shapes: ``A``, ``B``, ``origin`` (3,), bohr; ``cart_xyz`` (lmax+1, ncart_max, 3)
     exponents of each cartesian component; ``charges`` (ncharge,), ``coords``
-    (ncharge, 3) bohr; ``rys_table`` from :func:`hartree.integrals.rys.load_rys_table`;
+    (ncharge, 3) bohr; ``rys_table`` from :func:`hartree.integrals.rys.rys_table_array`;
     ``block`` (ncomp, ncart(la), ncart(lb)).  ``s1d``, ``t1d``,
     ``rys1d``, ``rys_u``, ``rys_w`` are scratch arrays large enough for ``la``, ``lb``.
     """

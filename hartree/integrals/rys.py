@@ -9,7 +9,7 @@ allocation-free, callable from other njit kernels:
 * ``T``: float64 >= 0 (the Boys argument, e.g. rho |P-Q|^2; a tiny negative T from
   rounding is extrapolated smoothly, T = inf gives zeros);
 * ``roots``, ``weights``: caller-allocated float64 1-D arrays, length >= nroots;
-* ``table``: the read-only float64 1-D array returned by ``load_rys_table()``
+* ``table``: the read-only float64 1-D array returned by ``rys_table_array()``
   (memoised: get it once in the Python driver and pass it down to the njit kernels as an
   ordinary argument).
 
@@ -24,7 +24,7 @@ convenience returning two new arrays.  A nroots outside 1..MAX_NROOTS raises Val
 
 Usage::
 
-    table = load_rys_table()                 # Python side, once
+    table = rys_table_array()                 # Python side, once
 
     @numba.njit(cache=True)
     def kernel(..., table):
@@ -118,7 +118,7 @@ _COEF0 = _AW0 + (MAX_NROOTS + 1) * MAX_NROOTS
 
 
 @functools.lru_cache(maxsize=1)
-def load_rys_table():
+def rys_table_array():
     """The run-time table for rys_roots_weights (memoised; read on first use, ~20 ms).
 
     Returns one read-only float64 1-D array (about 2.1 MB) laid out as described above
@@ -216,5 +216,5 @@ def roots_weights(nroots, T):
         raise ValueError(f"T={T} must be >= 0")
     r = np.empty(nroots)
     w = np.empty(nroots)
-    rys_roots_weights(nroots, T, r, w, load_rys_table())
+    rys_roots_weights(nroots, T, r, w, rys_table_array())
     return r, w

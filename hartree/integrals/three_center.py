@@ -18,7 +18,7 @@ import numpy as np
 from hartree.errors import BasisError
 from hartree.integrals import three_center_kernels as _k
 from hartree.integrals.one_electron import cart2sph_table
-from hartree.integrals.rys import load_rys_table
+from hartree.integrals.rys import rys_table_array
 
 __all__ = ["int3c2e", "int2c2e", "mo_int3c2e", "aux_shell_batches", "significant_pairs"]
 
@@ -128,7 +128,7 @@ def int3c2e(basis, aux, aux_shells=None, out=None, screening=1e-14):
         bool(basis.pure),
         bool(aux.pure),
         _c2s(lmax),
-        load_rys_table(),
+        rys_table_array(),
         out,
     )
     return out
@@ -180,7 +180,7 @@ def int2c2e(aux):
         bool(aux.pure),
         bool(aux.pure),
         _c2s(lmax),
-        load_rys_table(),
+        rys_table_array(),
         out,
     )
     out = out.reshape(naux, naux)

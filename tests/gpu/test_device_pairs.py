@@ -100,10 +100,11 @@ def test_replica_reproduces_the_sorted_pairs(builder):
 def test_tile_slices_are_views_of_the_class(builder):
     T = codegen.TILE
     P = max(builder.pairs.values(), key=lambda p: p.npair)
-    assert len(P.tile_q_host) >= 3
-    S = P.tiles(1, 3)
-    i0, i1 = T, min(3 * T, P.npair)
-    assert S.npair == i1 - i0 and (S.tile_start, S.tile_stop) == (1, 3)
+    t1 = min(3, len(P.tile_q_host))
+    assert t1 >= 2
+    S = P.tiles(1, t1)
+    i0, i1 = T, min(t1 * T, P.npair)
+    assert S.npair == i1 - i0 and (S.tile_start, S.tile_stop) == (1, t1)
     assert _same(S.sh, P.sh[i0:i1]) and _same(S.pst, P.pst[i0 : i1 + 1]) and S.prim is P.prim
-    assert _same(S.tile_q_host, P.tile_q_host[1:3]) and S.q_max == float(P.q_host[i0:i1].max())
+    assert _same(S.tile_q_host, P.tile_q_host[1:t1]) and S.q_max == float(P.q_host[i0:i1].max())
     assert S.tiles(0, 1).tile_start == 1  # recorded absolute

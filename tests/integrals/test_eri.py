@@ -168,9 +168,9 @@ def test_translation_invariance(shift, seed):
 def test_low_root_rys_from_boys_moments():
     """One- and two-root rules from the Boys table (eri_prim.rys_low) against rys.py."""
     from hartree.integrals.eri_prim import BOYS_TMAX, rys_low
-    from hartree.integrals.rys import load_rys_table, rys_roots_weights
+    from hartree.integrals.rys import rys_roots_weights, rys_table_array
 
-    table = load_rys_table()
+    table = rys_table_array()
     ts = np.concatenate(
         [[0.0, 1e-13, 1e-5, 0.3], np.linspace(0.01, 60.0, 701), BOYS_TMAX + np.array([-1e-9, 0.0, 1e-9]), [250.0, 1e4]]
     )

@@ -27,7 +27,7 @@ def _load_tool():
 
 
 tool = _load_tool()
-TABLE = rys.load_rys_table()
+TABLE = rys.rys_table_array()
 TMAX = rys.read_rys_npz()["tmax"]
 WIDTH = float(rys.read_rys_npz()["width"])
 
@@ -126,7 +126,7 @@ def _kernel(Ts, n, table):
 
 
 def test_callable_from_njit_without_python():
-    assert TABLE is rys.load_rys_table() and not TABLE.flags.writeable
+    assert TABLE is rys.rys_table_array() and not TABLE.flags.writeable
     Ts = np.array([0.0, 2.5, 80.0, 1e4])
     out = _kernel(Ts, 5, TABLE)
     for k, T in enumerate(Ts):
