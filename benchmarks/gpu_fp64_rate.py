@@ -93,14 +93,13 @@ def main(argv=None):
 
     import cupy
 
-    from hartree.gpu import GPUEngine
     from hartree.scf import guess as scf_guess
 
     sys.path.insert(0, HERE)
     from gpu_jk import dgemm_rate
 
     mol, basis, eng = _engine(args.molecule, args.basis)
-    dm = scf_guess.sad_density(mol, basis, GPUEngine, THRESHOLD)
+    dm = scf_guess.sad_density(mol, basis, eng, THRESHOLD)
     eng.prepare()
     dm_gpu = cupy.asarray(dm)
     sync = cupy.cuda.get_current_stream().synchronize

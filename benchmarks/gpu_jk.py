@@ -97,7 +97,7 @@ def sad_density(mol, basis):
     from hartree.gpu import GPUEngine
     from hartree.scf import guess as scf_guess
 
-    return scf_guess.sad_density(mol, basis, GPUEngine, DIRECT_SCF_TOL)
+    return scf_guess.sad_density(mol, basis, GPUEngine(mol, basis, DIRECT_SCF_TOL), DIRECT_SCF_TOL)
 
 
 def dgemm_rate(n=8192, repeat=5):

@@ -28,9 +28,11 @@ from ..scf import SCFOptions
 from ..scf import run as run_scf
 from ..scf.checkpoint import plan as checkpoint_plan
 from ..scf.driver import (
+    PREPARE_FALLBACK_NOTE,
     device_text,
     make_engine,
     not_converged_text,
+    prepare_gpu_engine,
     resolve_gpus,
 )
 from ..scf.kernel import validate as validate_method
@@ -449,19 +451,11 @@ def execute(args, console):
     engine = None
     if device == "gpu":
         engine = make_engine(molecule, basis, _DEFAULTS.screening_threshold, "gpu", gpus)
-        try:
-            prepare_gpu(console, engine, args.quiet)
-        except Exception as error:  # out of GPU memory: CPU ('auto') or one line
-            from ..gpu.memory import GPUMemoryError, _is_oom
-
-            if not _is_oom(error):
-                raise
-            if requested != "auto":
-                raise GPUMemoryError(
-                    "the GPU ran out of memory while preparing the kernels; run with --device cpu"
-                ) from None
-            console.print("note: the GPU ran out of memory while preparing; running on the CPU", markup=False)
-            engine, requested, gpus_arg, device = None, "cpu", None, "cpu"
+        # out of GPU memory while compiling: None ('auto': run on the CPU) or one line (the driver decides)
+        engine = prepare_gpu_engine(engine, requested, lambda eng: prepare_gpu(console, eng, args.quiet))
+        if engine is None:
+            console.print(f"note: {PREPARE_FALLBACK_NOTE}", markup=False)
+            requested, gpus_arg, device = "cpu", None, "cpu"
     if device == "cpu" and not args.quiet:
         first_run.announce(console, "scf-cpu")
     progress = ScfProgress(console, show_lines=not args.quiet, label=method.upper())

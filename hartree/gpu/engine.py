@@ -1,4 +1,4 @@
-"""GPUEngine: the engine interface of docs/architecture.md on one or several NVIDIA GPUs.
+"""GPUEngine: the :class:`hartree.engine.IntegralEngine` contract on one or several NVIDIA GPUs.
 
     engine = GPUEngine(molecule, basis, screening_threshold=1e-13, devices=[0, 1])
     J, K = engine.jk(dms)            # dms (nset, nao, nao) symmetric; numpy or cupy
@@ -12,15 +12,30 @@ CUDA), so an SCF that asks for them never sees host copies.  ``jk`` returns arra
 the module its input came from (numpy in -> numpy out, cupy in -> cupy out).  J/K work is
 split into batches of densities when the GPU memory is short (:mod:`hartree.gpu.memory`);
 such decisions are appended to ``engine.notes``.  No device is touched before the first
-call that needs one.
+call that needs one (an engine can be built, and inspected, without a GPU).
+
+The full ERI tensor is not offered (it is not part of the contract; the CPU engine has it
+for tests).
 """
+
+from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hartree.errors import DeviceError
+
+if TYPE_CHECKING:
+    from hartree.basis import Basis
+    from hartree.molecule import Molecule
+
+#: a numpy or cupy array (the engine's array module, or the module its input came in)
+Array = Any
 
 
 class GPUEngine:
@@ -33,7 +48,15 @@ class GPUEngine:
     emulated ones in tests); backend: a single backend (kept for compatibility).
     """
 
-    def __init__(self, molecule, basis, screening_threshold=1e-13, backend=None, devices=None, backends=None):
+    def __init__(
+        self,
+        molecule: Molecule,
+        basis: Basis,
+        screening_threshold: float = 1e-13,
+        backend: Any = None,
+        devices: Sequence[int] | None = None,
+        backends: Sequence[Any] | None = None,
+    ) -> None:
         self.molecule = molecule
         self.basis = basis
         self.screening_threshold = float(screening_threshold)
@@ -45,12 +68,12 @@ class GPUEngine:
         self._one = None
         self._one_cache = {}
         #: sentences for the user (batching, out-of-memory retries), in order
-        self.notes = []
+        self.notes: list[str] = []
         #: seconds spent compiling/loading kernels in :meth:`prepare` (None before)
         self.prepare_seconds = None
 
     # ------------------------------------------------------------------ device side
-    def backends(self):
+    def backends(self) -> list[Any]:
         """The backend objects, one per device (created on first use)."""
         if self._backends is None:
             from ..device.backend import CudaBackend
@@ -62,10 +85,23 @@ class GPUEngine:
                 raise DeviceError("GPUEngine needs cupy (pip install cupy-cuda13x)") from exc
         return self._backends
 
-    def use(self):
+    def use(self) -> contextlib.AbstractContextManager:
         """Context manager: device 0 of this engine is the current device (the SCF loop's
         arrays are allocated there); a no-op context on the emulator."""
         return self.backends()[0].use()
+
+    def for_molecule(self, molecule: Molecule, basis: Basis) -> GPUEngine:
+        """A GPUEngine on this one's first device (its backend object, so its compiled
+        kernels too) with the same screening threshold, for another molecule and basis."""
+        return GPUEngine(molecule, basis, screening_threshold=self.screening_threshold, backends=self.backends()[:1])
+
+    def free_cached_memory(self) -> None:
+        """Return cupy's cached, unused blocks to the driver on every device (after an
+        out-of-memory error); nothing for backends that keep no cache."""
+        for b in self.backends():
+            free = getattr(b, "free_cached", None)
+            if free is not None:
+                free()
 
     def _jk_builder(self):
         if self._builder is None:
@@ -89,12 +125,12 @@ class GPUEngine:
                 self._one = OneElectronGPU(self.basis, self.backends()[0])
         return self._one
 
-    def pending_kernels(self, with_j=True, with_k=True):
+    def pending_kernels(self, with_j: bool = True, with_k: bool = True) -> int:
         """Number of J/K quartet-class modules not loaded yet (each is compiled, or read
         from the disk cache, by :meth:`prepare` or the first ``jk``)."""
         return len(self._jk_builder().missing_kernels(with_j, with_k))
 
-    def prepare(self, with_j=True, with_k=True):
+    def prepare(self, with_j: bool = True, with_k: bool = True) -> GPUEngine:
         """Build pair data and Schwarz factors, compile every kernel (cached) on every
         device, including the one-electron kernels; sets ``prepare_seconds``."""
         t0 = time.perf_counter()
@@ -104,7 +140,7 @@ class GPUEngine:
         self.prepare_seconds = time.perf_counter() - t0
         return self
 
-    def array_module(self):
+    def array_module(self) -> ModuleType:
         """The array module J/K live in on this engine: cupy (CUDA) or numpy (emulated).
 
         The SCF kernel uploads the one-electron matrices once with ``xp.asarray`` (a no-op
@@ -114,18 +150,23 @@ class GPUEngine:
         return self.backends()[0].xp
 
     @property
-    def scf_note(self):
-        """Sentence for ``SCFResult.notes`` saying where the SCF ran."""
+    def scf_note(self) -> str | None:
+        """Sentence for ``SCFResult.notes`` saying where the SCF ran; None with emulated
+        backends (numpy: the SCF loop runs on the host)."""
+        backends = self._backends  # not created here: reading the note touches no device
+        if backends is not None and backends[0].xp is np:
+            return None
         n = self.ndevices
         jk = f"J/K (shared by {n} GPUs)" if n > 1 else "J/K"
         return f"one-electron integrals, {jk}, Fock, DIIS and diagonalisation on the GPU"
 
     @property
-    def ndevices(self):
+    def ndevices(self) -> int:
+        """Number of devices sharing the J/K work."""
         return len(self._backends) if self._backends is not None else len(self.devices or [0])
 
     @property
-    def device(self):
+    def device(self) -> str:
         """Text naming the device(s), e.g. 'cuda:0 (NVIDIA H100 80GB HBM3, cupy 14.2.0)'
         or 'cuda:0,1 (2 x NVIDIA H200, cupy 14.2.0)'."""
         backends = self._backends
@@ -149,7 +190,9 @@ class GPUEngine:
         many = f", {n} emulated devices" if n > 1 else ""
         return f"{backends[0].name} (emulated GPU kernels on the CPU{many})"
 
-    def jk(self, dms, with_j=True, with_k=True, threshold=None):
+    def jk(
+        self, dms: Array, with_j: bool = True, with_k: bool = True, threshold: float | None = None
+    ) -> tuple[Array | None, Array | None]:
         """J_μν = Σ (μν|λσ) D_λσ and K_μν = Σ (μλ|νσ) D_λσ for each density.
 
         dms: (nset, nao, nao) or (nao, nao), symmetric.  Returns (J, K) of the same
@@ -176,32 +219,34 @@ class GPUEngine:
                 self._one_cache[name] = fn(self._one_electron())
         return self._one_cache[name]
 
-    def overlap(self):
-        """S_μν (nao, nao), engine array module."""
+    def overlap(self) -> Array:
+        """S_μν (nao, nao), dimensionless, engine array module."""
         return self._cached("S", lambda o: o.overlap())
 
-    def kinetic(self):
-        """T_μν = <μ|-∇²/2|ν> (nao, nao), engine array module."""
+    def kinetic(self) -> Array:
+        """T_μν = <μ|-∇²/2|ν> (nao, nao), hartree, engine array module."""
         return self._cached("T", lambda o: o.kinetic())
 
-    def nuclear(self):
-        """V_μν = -Σ_C Z_C <μ|1/|r-C||ν> (nao, nao), point nuclei, engine array module."""
-        mol = self.molecule
-        return self._cached("V", lambda o: o.nuclear(mol.numbers, mol.coords))
+    def nuclear(self, charges: Sequence[float] | None = None, coords: Array | None = None) -> Array:
+        """V_μν = -Σ_C Z_C <μ|1/|r-C||ν> (nao, nao), hartree, engine array module: charges
+        (ncharge,) in e at coords (ncharge, 3) in bohr, both or neither; default (cached):
+        the molecule's nuclei."""
+        if charges is None and coords is None:
+            mol = self.molecule
+            return self._cached("V", lambda o: o.nuclear(mol.numbers, mol.coords))
+        if charges is None or coords is None:
+            raise TypeError("nuclear() takes both charges and coords, or neither")
+        with self.use():
+            return self._one_electron().nuclear(charges, coords)
 
-    def hcore(self):
+    def hcore(self) -> Array:
+        """T + V (the molecule's nuclei), (nao, nao), hartree, engine array module."""
         return self.kinetic() + self.nuclear()
 
-    def dipole(self, origin=(0.0, 0.0, 0.0)):
-        """<μ| r - origin |ν> (3, nao, nao), engine array module."""
+    def dipole(self, origin: Sequence[float] = (0.0, 0.0, 0.0)) -> Array:
+        """<μ| r - origin |ν> (3, nao, nao), bohr, engine array module."""
         with self.use():
             return self._one_electron().dipole(origin)
-
-    def eri(self):
-        """Full ERI tensor (small systems/tests): taken from the CPU engine."""
-        from hartree.integrals.engine import CPUEngine
-
-        return CPUEngine(self.molecule, self.basis, self.screening_threshold).eri()
 
 
 @contextlib.contextmanager

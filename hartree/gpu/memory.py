@@ -7,6 +7,7 @@ Never ask the device for more than it has:
   "123456789"; also how tests impose a small artificial budget on the emulated backend).
 * :func:`jk_bytes` / :func:`scf_bytes` - estimates (bytes) of what a J/K call on ``nset``
   densities and a whole SCF keep alive at once.
+* :func:`is_out_of_memory` - whether an exception is the GPU running out of memory.
 * :func:`batched_jk` - J/K of nset densities in batches of densities that fit the budget;
   on an out-of-memory error it frees cupy's cache, halves the batch and tries again.  A
   single density that does not fit raises :class:`GPUMemoryError` (a DeviceError: the
@@ -87,8 +88,10 @@ def scf_bytes(basis, nspin, diis_space=8):
     return 8 * basis.nao**2 * (6 + nspin * (12 + 2 * diis_space))
 
 
-def _is_oom(exc):
-    """cupy's OutOfMemoryError (or a CUDA allocation error), recognised without cupy."""
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True for a GPU out-of-memory error: cupy's OutOfMemoryError, a CUDA allocation error
+    or a cuBLAS allocation failure, recognised without importing cupy (the one test of it:
+    the J/K batching here and the SCF driver's CPU fallback both ask this function)."""
     if type(exc).__name__ == "OutOfMemoryError":
         return True
     text = str(exc)
@@ -135,7 +138,7 @@ def batched_jk(builder, dms, with_j, with_k, backend, notes=None):
             K = xp.concatenate(out_k) if with_k else None
             return J, K
         except Exception as exc:
-            if not _is_oom(exc):
+            if not is_out_of_memory(exc):
                 raise
             for b in getattr(builder, "backends", [backend]):
                 free = getattr(b, "free_cached", None)

@@ -1,4 +1,4 @@
-"""CPU integral engine: the one object SCF methods ask for integrals (numba backend).
+"""CPU integral engine (numba): the :class:`hartree.engine.IntegralEngine` contract on the host.
 
     engine = CPUEngine(molecule, basis, screening_threshold=1e-13)
     S, H = engine.overlap(), engine.hcore()
@@ -9,6 +9,13 @@ the engine (an SCF calls ``jk`` 15-30 times); one-electron matrices are cached t
 All matrices are numpy float64 in the final AO basis of ``basis``, atomic units.
 """
 
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 import numba
 import numpy as np
 
@@ -16,6 +23,10 @@ from hartree.integrals import one_electron
 from hartree.integrals.eri import ShellPairs, eri_full
 from hartree.integrals.jk import jk as _jk
 from hartree.integrals.jk import schwarz_order
+
+if TYPE_CHECKING:
+    from hartree.basis import Basis
+    from hartree.molecule import Molecule
 
 
 class CPUEngine:
@@ -28,14 +39,34 @@ class CPUEngine:
       ``direct_scf_tol``.
     """
 
-    def __init__(self, molecule, basis, screening_threshold=1e-13):
+    def __init__(self, molecule: Molecule, basis: Basis, screening_threshold: float = 1e-13) -> None:
         self.molecule = molecule
         self.basis = basis
         self.screening_threshold = float(screening_threshold)
         self.device = f"cpu (numba, {numba.get_num_threads()} threads)"
+        #: sentences for the user (the CPU engine takes no decisions worth one: stays empty)
+        self.notes: list[str] = []
         self._pairs = None
         self._order = None
         self._cache = {}
+
+    # ---------------------------------------------------------------- contract: host side
+    @property
+    def scf_note(self) -> None:
+        """None: an SCF on this engine runs on the host with numpy (nothing to say)."""
+        return None
+
+    def array_module(self) -> ModuleType:
+        """numpy: every matrix of this engine is a numpy array."""
+        return np
+
+    def use(self) -> contextlib.AbstractContextManager:
+        """A no-op context (no device to make current)."""
+        return contextlib.nullcontext()
+
+    def for_molecule(self, molecule: Molecule, basis: Basis) -> CPUEngine:
+        """A CPUEngine with this one's screening threshold for another molecule and basis."""
+        return CPUEngine(molecule, basis, screening_threshold=self.screening_threshold)
 
     # ---------------------------------------------------------------- one-electron
     def _cached(self, key, compute):
@@ -45,40 +76,48 @@ class CPUEngine:
             self._cache[key] = value
         return self._cache[key].copy()
 
-    def overlap(self):
+    def overlap(self) -> np.ndarray:
         """Overlap S, (nao, nao), dimensionless."""
         return self._cached("S", lambda: one_electron.overlap(self.basis))
 
-    def kinetic(self):
+    def kinetic(self) -> np.ndarray:
         """Kinetic energy T, (nao, nao), hartree."""
         return self._cached("T", lambda: one_electron.kinetic(self.basis))
 
-    def nuclear(self):
-        """Attraction to the point nuclei V, (nao, nao), hartree."""
-        charges = np.asarray(self.molecule.numbers, dtype=np.float64)
-        return self._cached("V", lambda: one_electron.nuclear(self.basis, charges, self.molecule.coords))
+    def nuclear(self, charges: Sequence[float] | None = None, coords: np.ndarray | None = None) -> np.ndarray:
+        """Attraction to point charges V, (nao, nao), hartree: charges (ncharge,) in e at coords
+        (ncharge, 3) in bohr, both or neither; default (cached): the molecule's nuclei."""
+        if charges is None and coords is None:
+            numbers = np.asarray(self.molecule.numbers, dtype=np.float64)
+            return self._cached("V", lambda: one_electron.nuclear(self.basis, numbers, self.molecule.coords))
+        if charges is None or coords is None:
+            raise TypeError("nuclear() takes both charges and coords, or neither")
+        return one_electron.nuclear(self.basis, np.asarray(charges, dtype=np.float64), coords)
 
-    def hcore(self):
+    def hcore(self) -> np.ndarray:
         """Core Hamiltonian T + V, (nao, nao), hartree."""
         return self.kinetic() + self.nuclear()
 
-    def dipole(self, origin=(0.0, 0.0, 0.0)):
+    def dipole(self, origin: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
         """<m| r - origin |n>, (3, nao, nao), bohr (electron position, no charge sign)."""
         return one_electron.dipole(self.basis, np.asarray(origin, dtype=np.float64))
 
     # ---------------------------------------------------------------- two-electron
-    def shell_pairs(self):
+    def shell_pairs(self) -> ShellPairs:
         """The engine's ShellPairs (built on first call, then reused)."""
         if self._pairs is None:
             self._pairs = ShellPairs.build(self.basis)
             self._order = schwarz_order(self._pairs.schwarz)
         return self._pairs
 
-    def eri(self):
-        """Full ERI tensor (mn|ls), (nao, nao, nao, nao), hartree; small systems only."""
+    def eri(self) -> np.ndarray:
+        """Full ERI tensor (mn|ls), (nao, nao, nao, nao), hartree; small systems and tests only
+        (not part of the engine contract)."""
         return eri_full(self.basis, self.shell_pairs())
 
-    def jk(self, dms, with_j=True, with_k=True, threshold=None):
+    def jk(
+        self, dms: np.ndarray, with_j: bool = True, with_k: bool = True, threshold: float | None = None
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Coulomb J and exchange K of symmetric densities, direct with screening.
 
         dms: (nao, nao) or (nset, nao, nao).  Returns (J, K) with the shape of ``dms``;

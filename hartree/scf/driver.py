@@ -14,16 +14,39 @@ every visible device), '0,1', an int or a list of ints (:func:`hartree.device.se
 The SCF arrays live on the first one.  Memory: before the SCF starts, the estimated
 device memory (``hartree.gpu.memory``) is compared with what the first GPU has; if it
 does not fit, or the GPU runs out of memory during the SCF, 'auto' reruns on the CPU and
-says so (warning and ``result.notes``), while 'gpu' raises a DeviceError (one line).
-J/K batching decisions of the GPU engine are appended to ``result.notes``.
+says so (warning and ``result.notes``), while 'gpu' raises a DeviceError (one line).  The
+same decision for a GPU that runs out of memory while its kernels are prepared before the
+SCF (the CLI does that, to show compilation): :func:`prepare_gpu_engine`.  These are the
+only places that turn a GPU out-of-memory error into a CPU run or an error message.
+The engine's notes (e.g. J/K batching decisions of the GPU engine) are appended to
+``result.notes``.
+
+The SCF itself uses only the engine contract (:class:`hartree.engine.IntegralEngine`);
+this module alone knows the GPU engine, for its memory estimate and fallback.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..device.selection import resolve_device
 from ..errors import ConvergenceError, InputError
 from .kernel import kernel, validate
 from .options import SCFOptions
+from .result import SCFResult
+
+if TYPE_CHECKING:
+    from ..basis import Basis
+    from ..engine import IntegralEngine
+    from ..gpu.engine import GPUEngine
+    from ..molecule import Molecule
+
+#: what the CLI prints (after "note: ") when the GPU ran out of memory while preparing its
+#: kernels and --device auto lets the SCF run on the CPU instead
+PREPARE_FALLBACK_NOTE = "the GPU ran out of memory while preparing; running on the CPU"
 
 
 def _resolve_basis(molecule, basis, cartesian):
@@ -72,7 +95,13 @@ def device_text(device, gpus=None):
     return "cpu"
 
 
-def make_engine(molecule, basis, screening_threshold, device="cpu", gpus=None):
+def make_engine(
+    molecule: Molecule,
+    basis: Basis,
+    screening_threshold: float,
+    device: str = "cpu",
+    gpus: Sequence[int] | None = None,
+) -> IntegralEngine:
     """The engine for a resolved device: CPUEngine, or GPUEngine on the ordinals gpus."""
     if device == "gpu":
         from ..gpu import GPUEngine
@@ -83,44 +112,72 @@ def make_engine(molecule, basis, screening_threshold, device="cpu", gpus=None):
     return CPUEngine(molecule, basis, screening_threshold=screening_threshold)
 
 
-def gpu_memory_check(engine, basis, options):
+def gpu_memory_check(engine: GPUEngine, basis: Basis, options: SCFOptions) -> str | None:
     """None when the SCF fits the first GPU of ``engine`` (hartree.gpu.memory estimates),
     else a sentence saying how much it needs and has."""
     from ..gpu.memory import budget_bytes, gib, jk_bytes, scf_bytes
 
     nspin = 1 if options.method == "rhf" else 2
-    need = scf_bytes(basis, nspin, options.diis_space) + jk_bytes(basis, 1, ndev=getattr(engine, "ndevices", 1))
+    need = scf_bytes(basis, nspin, options.diis_space) + jk_bytes(basis, 1, ndev=engine.ndevices)
     have = budget_bytes(engine.backends()[0])
     if need <= have:
         return None
     return f"the SCF needs about {gib(need)} of GPU memory ({basis.nao} functions), {gib(have)} usable"
 
 
+def prepare_gpu_engine(
+    engine: GPUEngine, device_requested: str, prepare: Callable[[GPUEngine], Any] | None = None
+) -> GPUEngine | None:
+    """Compile (or load from the disk cache) a GPU engine's kernels before the SCF.
+
+    prepare: called with the engine to do the work (default ``engine.prepare()``; the CLI
+    passes one that shows a status line).  Returns the engine, or None when the GPU ran out
+    of memory and device_requested is 'auto': the caller then runs on the CPU and says
+    :data:`PREPARE_FALLBACK_NOTE`.  With any other device_requested an out-of-memory error
+    raises GPUMemoryError (a DeviceError: one line); other errors propagate.
+    """
+    from ..gpu.memory import GPUMemoryError, is_out_of_memory
+
+    try:
+        if prepare is None:
+            engine.prepare()
+        else:
+            prepare(engine)
+    except Exception as error:
+        if not is_out_of_memory(error):
+            raise
+        if device_requested != "auto":
+            raise GPUMemoryError(
+                "the GPU ran out of memory while preparing the kernels; run with --device cpu"
+            ) from None
+        return None
+    return engine
+
+
+def _with_engine_notes(result: SCFResult, engine: IntegralEngine) -> SCFResult:
+    """The result with the engine's notes that it does not carry yet appended."""
+    notes = tuple(n for n in engine.notes if n not in result.notes)
+    return dataclasses.replace(result, notes=result.notes + notes) if notes else result
+
+
 def _gpu_kernel(molecule, basis, options, engine, device_requested):
     """kernel() on a GPU engine under its first device; out-of-memory handled as the
     module docstring says.  Returns the SCFResult."""
-    import dataclasses
-    import warnings
-
-    from ..gpu.memory import GPUMemoryError, _is_oom
+    from ..gpu.memory import GPUMemoryError, is_out_of_memory
 
     why = gpu_memory_check(engine, basis, options)
     if why is None:
         try:
             with engine.use():
                 result = kernel(molecule, basis, options, engine)
-            notes = tuple(n for n in engine.notes if n not in result.notes)
-            return dataclasses.replace(result, notes=result.notes + notes)
+            return _with_engine_notes(result, engine)
         except GPUMemoryError as exc:
             why = str(exc)
         except Exception as exc:
-            if not _is_oom(exc):
+            if not is_out_of_memory(exc):
                 raise
             why = f"the GPU ran out of memory during the SCF ({type(exc).__name__})"
-        for b in engine.backends():
-            free = getattr(b, "free_cached", None)
-            if free is not None:
-                free()
+        engine.free_cached_memory()
     if device_requested != "auto":
         raise GPUMemoryError(f"{why}; run with --device cpu (or device='cpu')")
     msg = f"{why}: ran on the CPU instead"
@@ -131,16 +188,16 @@ def _gpu_kernel(molecule, basis, options, engine, device_requested):
 
 
 def run(
-    molecule,
-    basis="6-31g**",
-    method="rhf",
+    molecule: Molecule,
+    basis: str | dict | Basis = "6-31g**",
+    method: str = "rhf",
     *,
-    engine=None,
-    device="auto",
-    gpus=None,
-    allow_unconverged=False,
-    **option_overrides,
-):
+    engine: IntegralEngine | None = None,
+    device: str = "auto",
+    gpus: str | int | Sequence[int] | None = None,
+    allow_unconverged: bool = False,
+    **option_overrides: Any,
+) -> SCFResult:
     """Run an SCF calculation and return its SCFResult.
 
     basis: a basis-set name, a file path, a per-element dict, or a Basis.
@@ -165,10 +222,12 @@ def run(
     if engine is None:
         gpu_ids = resolve_gpus(gpus, basis.nao) if device == "gpu" else None
         engine = make_engine(molecule, basis, options.screening_threshold, device, gpu_ids)
-    if hasattr(engine, "notes") and hasattr(engine, "backends"):
+    from ..gpu.engine import GPUEngine
+
+    if isinstance(engine, GPUEngine):  # device memory estimate and out-of-memory fallback
         result = _gpu_kernel(molecule, basis, options, engine, requested)
     else:
-        result = kernel(molecule, basis, options, engine)
+        result = _with_engine_notes(kernel(molecule, basis, options, engine), engine)
     if not result.converged and not allow_unconverged:
         raise ConvergenceError(
             not_converged_text(options.method, result, "more cycles (max_cycle), level_shift=0.3 or another guess"),
@@ -194,8 +253,16 @@ class _Driver:
     method = None
 
     def __init__(
-        self, molecule, basis="6-31g**", *, engine=None, device="auto", gpus=None, allow_unconverged=False, **options
-    ):
+        self,
+        molecule: Molecule,
+        basis: str | dict | Basis = "6-31g**",
+        *,
+        engine: IntegralEngine | None = None,
+        device: str = "auto",
+        gpus: str | int | Sequence[int] | None = None,
+        allow_unconverged: bool = False,
+        **options: Any,
+    ) -> None:
         self.molecule = molecule
         self.basis = basis
         self.engine = engine
@@ -205,7 +272,7 @@ class _Driver:
         self.options = SCFOptions(method=self.method, **options)
         self.result = None
 
-    def run(self):
+    def run(self) -> SCFResult:
         """Run the SCF, store and return the SCFResult (ConvergenceError if not converged)."""
         fields = {k: getattr(self.options, k) for k in self.options.__dataclass_fields__ if k != "method"}
         self.result = run(

@@ -92,70 +92,172 @@ def _multiplet_occupations(e, nelec, tol=1e-5):
     return occ
 
 
-def atomic_density(engine_cls, z, basis_atom, screening_threshold=1e-13, max_cycle=60):
+def atomic_density(z, s, h, jk, max_cycle=60):
     """Spherically averaged, spin-restricted fractional-occupation HF density of one
-    neutral atom (nao_atom, nao_atom) in its own basis, as numpy.
+    neutral atom (nao_atom, nao_atom) in its own basis, in the array module of ``s``.
 
-    The atom sits at its centre in the molecule (translation does not matter).
-    Self-consistent field with F = h + J - K/2 and multiplet-averaged aufbau
-    occupations, accelerated by DIIS; a loose tolerance is enough for a guess.
+    s, h: the atom's overlap and core Hamiltonian (its own nucleus only), (nao_atom,
+    nao_atom); jk: d (nao_atom, nao_atom) -> (J[d], K[d]) of the same shape and module.
+    Self-consistent field with F = h + J - K/2 and multiplet-averaged aufbau occupations,
+    accelerated by DIIS; a loose tolerance is enough for a guess.  Densities, Fock
+    matrices and DIIS stay in the module of ``s``; only the orbital energies (for the
+    occupations) and scalars come to the host.
     """
-    centre = basis_atom.shell_center[0] if basis_atom.nshell else np.zeros(3)
-    atom = Molecule(numbers=[int(z)], coords=np.asarray(centre).reshape(1, 3), charge=0)
-    eng = engine_cls(atom, basis_atom, screening_threshold=screening_threshold)
-    s = to_numpy(eng.overlap())
-    h = to_numpy(eng.hcore())
+    xp = array_module(s)
     x, _ = orthogonalizer(s)
     nelec = int(z)
     e, c = eigh_orth(h, x)
-    occ = _multiplet_occupations(e, nelec)
+    occ = xp.asarray(_multiplet_occupations(to_numpy(e), nelec))
     d = (c * occ) @ c.T
     diis = DIISHistory(8)
     e_old = None
     for _ in range(max_cycle):
-        vj, vk = eng.jk(d[None], with_j=True, with_k=True)
-        f = h + to_numpy(vj)[0] - 0.5 * to_numpy(vk)[0]
-        energy = float(np.sum(d * (h + 0.5 * (f - h))))
+        vj, vk = jk(d)
+        f = h + vj - 0.5 * vk
+        energy = float(xp.sum(d * (h + 0.5 * (f - h))))
         err = fk.commutator_errors([f], [d], s, x)
         diis.push(f[None], err, d[None], f[None], energy)
-        if e_old is not None and abs(energy - e_old) < 1e-8 and np.abs(err).max() < 1e-5:
+        if e_old is not None and abs(energy - e_old) < 1e-8 and float(xp.abs(err).max()) < 1e-5:
             break
         e_old = energy
         f_use = diis.combine(cdiis_coefficients([en[1] for en in diis.entries]))[0] if len(diis) > 1 else f
         e, c = eigh_orth(f_use, x)
-        occ = _multiplet_occupations(e, nelec)
+        occ = xp.asarray(_multiplet_occupations(to_numpy(e), nelec))
         d = (c * occ) @ c.T
     return d
 
 
-def sad_density(molecule, basis, engine_cls, screening_threshold=1e-13):
+def _atom_centre(basis_atom):
+    """(3,) position (bohr) of a one-atom basis: its first shell's centre (origin if none)."""
+    return np.asarray(basis_atom.shell_center[0] if basis_atom.nshell else np.zeros(3), dtype=np.float64)
+
+
+def host_atomic_density(z, basis_atom, screening_threshold=1e-13):
+    """:func:`atomic_density` of a free atom on the host (numpy): one- and two-electron
+    integrals of the atom's own basis from the CPU integral code (no engine object); J/K
+    screened with ``screening_threshold`` (hartree) as the CPU engine does."""
+    from ..integrals import one_electron
+    from ..integrals.eri import ShellPairs
+    from ..integrals.jk import jk, schwarz_order
+
+    charges = np.asarray([int(z)], dtype=np.float64)
+    coords = _atom_centre(basis_atom).reshape(1, 3)
+    s = one_electron.overlap(basis_atom)
+    h = one_electron.kinetic(basis_atom) + one_electron.nuclear(basis_atom, charges, coords)
+    pairs = ShellPairs.build(basis_atom)
+    order = schwarz_order(pairs.schwarz)
+    thr = float(screening_threshold)
+
+    def atom_jk(d):
+        vj, vk = jk(basis_atom, d[None], with_j=True, with_k=True, threshold=thr, pairs=pairs, order=order)
+        return vj[0], vk[0]
+
+    return atomic_density(z, s, h, atom_jk)
+
+
+def engine_atomic_densities(engine, atoms):
+    """:func:`atomic_density` of several free atoms with one engine for all of them.
+
+    atoms: list of (z, basis_atom) (one-atom bases).  ``engine.for_molecule`` builds one
+    engine, on the engine's device, over the atoms at their own centres; each atom's S, T
+    and V (its own nucleus only) and, every iteration, J/K of its density placed in its
+    diagonal block are that engine's, restricted to the block (the block of J and K of a
+    density that lives in one atom's block holds that atom's integrals only).  Densities
+    stay in the engine's array module throughout.  Returns the densities, in that module.
+    """
+    xp = engine.array_module()
+    numbers = [int(z) for z, _ in atoms]
+    centres = np.array([_atom_centre(b) for _, b in atoms]).reshape(-1, 3)
+    free_atoms = Molecule(numbers=numbers, coords=centres, charge=0)
+    free_basis = _joined(free_atoms, [b for _, b in atoms])
+    free = engine.for_molecule(free_atoms, free_basis)
+    nao = free_basis.nao
+    slices = free_basis.atom_slices()
+    overlap, kinetic = xp.asarray(free.overlap()), xp.asarray(free.kinetic())
+    out = []
+    for k, z in enumerate(numbers):
+        block = slice(int(slices[k, 2]), int(slices[k, 3]))
+        nuclear = xp.asarray(free.nuclear([float(z)], centres[k : k + 1]))
+        s = xp.ascontiguousarray(overlap[block, block])
+        h = xp.ascontiguousarray(kinetic[block, block] + nuclear[block, block])
+
+        def atom_jk(d, block=block):
+            dm = xp.zeros((1, nao, nao))
+            dm[0, block, block] = d
+            vj, vk = free.jk(dm, with_j=True, with_k=True)
+            return vj[0, block, block], vk[0, block, block]
+
+        out.append(atomic_density(z, s, h, atom_jk))
+    return out
+
+
+def _joined(molecule, bases):
+    """One Basis over ``molecule`` holding the shells of the one-atom ``bases`` in order."""
+    from ..basis import Basis
+
+    def cat(name):
+        return np.concatenate([np.asarray(getattr(b, name)) for b in bases])
+
+    nprim = cat("shell_nprim")
+    return Basis(
+        name=bases[0].name,
+        pure=bases[0].pure,
+        shell_atom=np.concatenate([np.full(b.nshell, k) for k, b in enumerate(bases)]).astype(np.int64),
+        shell_l=cat("shell_l"),
+        shell_nprim=nprim,
+        shell_prim_start=np.concatenate([[0], np.cumsum(nprim)[:-1]]).astype(np.int64),
+        shell_center=cat("shell_center").reshape(-1, 3),
+        exponents=cat("exponents"),
+        coefficients=cat("coefficients"),
+        atom_symbols=tuple(molecule.symbols),
+    )
+
+
+def sad_density(molecule, basis, engine, screening_threshold=1e-13):
     """Block-diagonal total density (nao, nao) from neutral atomic densities (numpy).
 
-    Atomic densities are cached per (element, atom basis, engine class).  The
-    sum is not idempotent and its trace with S is the neutral electron count;
-    the first Fock matrix is built from it directly.
+    Atomic densities are cached per (element, atom basis, engine class).  Those not in
+    the cache are computed on the host with the CPU integral code when the engine's
+    array module is numpy (:func:`host_atomic_density`), else with one engine for all of
+    them on the engine's device (:func:`engine_atomic_densities`): no engine per element,
+    and no density crosses between host and device during the atomic iterations.  The
+    sum is not idempotent and its trace with S is the neutral electron count; the first
+    Fock matrix is built from it directly.
     """
     nao = basis.nao
     d = np.zeros((nao, nao))
     slices = basis.atom_slices()
+    engine_cls = type(engine)
+    blocks, missing = [], {}
     for ia, z in enumerate(molecule.numbers):
         a0, a1 = int(slices[ia, 2]), int(slices[ia, 3])
         if a1 == a0:
             continue
         b_atom = basis.for_atoms([ia])
         key = _atom_key(z, b_atom, engine_cls)
-        if key not in _SAD_CACHE:
+        blocks.append((a0, a1, key))
+        if key not in _SAD_CACHE and key not in missing:
+            missing[key] = (int(z), b_atom)
+    found = {key: _SAD_CACHE[key] for _, _, key in blocks if key in _SAD_CACHE}
+    if missing:
+        if engine.array_module() is np:
+            dens = [host_atomic_density(z, b, screening_threshold) for z, b in missing.values()]
+        else:
+            dens = [to_numpy(a) for a in engine_atomic_densities(engine, list(missing.values()))]
+        for key, da in zip(missing, dens):
             if len(_SAD_CACHE) >= _SAD_CACHE_MAX:
                 _SAD_CACHE.pop(next(iter(_SAD_CACHE)))
-            _SAD_CACHE[key] = atomic_density(engine_cls, z, b_atom, screening_threshold)
-        d[a0:a1, a0:a1] = _SAD_CACHE[key]
+            _SAD_CACHE[key] = found[key] = da
+    for a0, a1, key in blocks:
+        d[a0:a1, a0:a1] = found[key]
     return d
 
 
 def sad_guess(method, molecule, basis, engine, screening_threshold=1e-13):
-    """SAD guess in the method's density convention (UHF/ROHF: D/2 per spin)."""
-    d = sad_density(molecule, basis, type(engine), screening_threshold)
-    xp = array_module(engine.overlap())
+    """SAD guess in the method's density convention (UHF/ROHF: D/2 per spin), in the
+    engine's array module."""
+    d = sad_density(molecule, basis, engine, screening_threshold)
+    xp = engine.array_module()
     return Guess(split_total_density(method, xp.asarray(d)), None, None, SAD_DESCRIPTION)
 
 

@@ -19,20 +19,21 @@ Each cycle (Roothaan 1951; Pople & Nesbet 1954 for UHF; Roothaan 1960 for ROHF):
 The kernel never raises because the SCF did not converge: the result says
 ``converged=False``.  It raises InputError for impossible input.
 
-Device: the loop runs in the engine's array module (``engine.array_module()`` when the
-engine has one, e.g. cupy for :class:`hartree.gpu.GPUEngine`; numpy otherwise).  The
-one-electron matrices (S, h) come from the engine in its array module (the GPU engine
-computes them on the device); Fock, densities, DIIS and the diagonalisations
-(``xp.linalg.eigh``) then stay there.
+Engine: the kernel uses only the engine contract (:class:`hartree.engine.IntegralEngine`).
+Device: the loop runs in the engine's array module (``engine.array_module()``: numpy for
+the CPU engine, cupy for :class:`hartree.gpu.GPUEngine` on CUDA).  The one-electron
+matrices (S, h) come from the engine in its array module (the GPU engine computes them on
+the device); Fock, densities, DIIS and the diagonalisations (``xp.linalg.eigh``) then stay
+there.
 Only scalars (energies, error norms, DIIS inner products) come back per cycle; the
 result's arrays are returned as numpy.
 """
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +47,11 @@ from .diis import DIISHistory
 from .linalg import eigh_orth, orthogonalizer
 from .options import IterationRecord, SCFOptions
 from .result import SCFResult
+
+if TYPE_CHECKING:
+    from ..basis import Basis
+    from ..engine import IntegralEngine
+    from ..molecule import Molecule
 
 SAD_DESCRIPTION = gs.SAD_DESCRIPTION
 
@@ -156,17 +162,12 @@ class _JKBuilder:
 
 
 def _early_threshold(engine, options):
-    """The early-cycle screening threshold for this engine, or None (off, not looser than
-    the engine's own, or an engine whose jk takes no ``threshold``)."""
+    """The early-cycle screening threshold for this engine, or None (off, or not looser
+    than the engine's own)."""
     early = options.early_screening
-    own = getattr(engine, "screening_threshold", options.screening_threshold)
-    if early is None or not early > own:
+    if early is None or not early > engine.screening_threshold:
         return None
-    try:
-        takes = "threshold" in inspect.signature(engine.jk).parameters
-    except (TypeError, ValueError):
-        takes = False
-    return float(early) if takes else None
+    return float(early)
 
 
 class _State:
@@ -267,7 +268,7 @@ def _guess_to(xp, guess):
     return gs.Guess(conv(guess.dm), conv(guess.mo_coeff), conv(guess.mo_occ), guess.description, conv(guess.mo_energy))
 
 
-def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
+def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: IntegralEngine) -> SCFResult:
     """Run the SCF; never raises on non-convergence (see module docstring)."""
     t_start = time.perf_counter()
     method = options.method
@@ -285,16 +286,13 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
     notes = []
     # The engine's array module (cupy for the GPU engine); the one-electron matrices come
     # from the engine (xp.asarray is a no-op when they already live there).
-    xp = engine.array_module() if hasattr(engine, "array_module") else np
+    xp = engine.array_module()
     clock = _StageClock(xp)
     s = xp.asarray(engine.overlap())
     h = xp.asarray(engine.hcore())
     clock.lap("one_electron")
-    if xp is not np:
-        notes.append(
-            getattr(engine, "scf_note", None)
-            or "one-electron integrals, J/K, Fock, DIIS and diagonalisation on the GPU"
-        )
+    if engine.scf_note:
+        notes.append(engine.scf_note)
     x, ndropped = orthogonalizer(s, options.lindep_threshold)
     if ndropped:
         msg = (
@@ -493,7 +491,7 @@ def kernel(molecule, basis, options: SCFOptions, engine) -> SCFResult:
         mulliken_charges=charges,
         s_squared=s2,
         wall_time=time.perf_counter() - t_start,
-        device=str(getattr(engine, "device", "unknown")),
+        device=str(engine.device),
         molecule=molecule,
         basis=basis,
         density=dm_final,

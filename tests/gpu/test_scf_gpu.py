@@ -124,3 +124,31 @@ def test_cli_names_the_gpus_and_says_when_compiling(tmp_path):
     assert re.search(r"GPU:\s+(compiled \d+ new kernel module|all kernels loaded)", out)
     e = float(re.search(r"E\(RHF/[^)]*\) = (-?\d+\.\d+) Eh", out).group(1))
     assert abs(e - ref["energy"]) < 1e-9
+
+
+def test_sad_guess_on_the_gpu_uses_one_engine_and_stays_on_the_device():
+    """The SAD atoms of a GPU SCF: one engine for all free atoms (none per element), their
+    densities cupy arrays (never on the host during the atomic iterations), and the guess
+    holds the neutral electron count."""
+    import cupy
+
+    from hartree.gpu import GPUEngine
+    from hartree.scf import guess as gs
+
+    class Counting(GPUEngine):
+        derived = 0
+
+        def for_molecule(self, molecule, basis):
+            Counting.derived += 1
+            return super().for_molecule(molecule, basis)
+
+    mol, basis, _ = build(CASES[0])
+    eng = Counting(mol, basis)
+    atoms = [(int(z), basis.for_atoms([i])) for i, z in enumerate(mol.numbers[:2])]  # O, H
+    dens = gs.engine_atomic_densities(eng, atoms)
+    assert Counting.derived == 1 and all(isinstance(d, cupy.ndarray) for d in dens)
+    gs._SAD_CACHE.clear()
+    guess = gs.sad_guess("rhf", mol, basis, eng)
+    assert isinstance(guess.dm, cupy.ndarray) and Counting.derived == 2
+    electrons = float(cupy.sum(guess.dm[0] * eng.overlap()))
+    assert abs(electrons - mol.nelectron) < 1e-6

@@ -58,20 +58,14 @@ def test_a_tighter_call_threshold_is_clamped_to_the_engine_threshold(glycine):
     assert np.array_equal(j0, j1) and np.array_equal(k0, k1)
 
 
-def test_engines_without_a_call_threshold_run_without_the_early_phase(glycine):
+def test_an_early_threshold_not_looser_than_the_engines_runs_without_the_early_phase(glycine):
+    """Every engine's jk takes a call threshold (the engine contract); an early threshold at
+    or below the engine's own screening threshold switches the early phase off."""
     mol, basis, eng = glycine
-
-    class Plain:  # an engine whose jk takes no threshold
-        screening_threshold = 1e-13
-
-        def __getattr__(self, name):
-            return getattr(eng, name)
-
-        def jk(self, dms, with_j=True, with_k=True):
-            return eng.jk(dms, with_j, with_k)
-
-    res = kernel(mol, basis, SCFOptions(conv_tol=1e-8, max_cycle=3, guess="core"), Plain())
-    assert res.timings["early_screening_builds"] == 0
+    for early in (eng.screening_threshold, 0.1 * eng.screening_threshold):
+        opts = SCFOptions(conv_tol=1e-8, max_cycle=3, guess="core", early_screening=early)
+        res = kernel(mol, basis, opts, eng)
+        assert res.timings["early_screening_builds"] == 0
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from hartree.scf.diis import adiis_coefficients, cdiis_coefficients, ediis_coeff
 from hartree.scf.guess import sad_density
 from hartree.scf.linalg import orthogonalizer
 from tests.helpers import to_pyscf, water
-from tests.scf.engines import engine_class, make_engine
+from tests.scf.engines import make_engine
 
 
 @pytest.fixture(scope="module")
@@ -353,7 +353,7 @@ def test_near_linear_dependencies_are_dropped_with_a_warning():
 def test_sad_density_and_quality(h2o, h2o_reference):
     mol, basis, eng = h2o
     s = eng.overlap()
-    d = sad_density(mol, basis, engine_class())
+    d = sad_density(mol, basis, eng)
     assert abs(np.sum(d * s) - mol.numbers.sum()) < 1e-6  # neutral atoms
     np.testing.assert_allclose(d, d.T, atol=1e-12)
     sad = kernel(mol, basis, SCFOptions(guess="sad"), eng)

@@ -1,0 +1,141 @@
+"""The integral-engine contract: every operation a method (SCF, its guess, the drivers) asks of
+an engine, and nothing else.
+
+    engine: IntegralEngine = CPUEngine(molecule, basis)     # or hartree.gpu.GPUEngine(...)
+    xp = engine.array_module()                              # numpy, or cupy on a GPU
+    S, H = engine.overlap(), engine.hcore()                 # (nao, nao) in xp
+    J, K = engine.jk(D)                                     # D (nset, nao, nao) -> same shape
+
+Two engines implement it: :class:`hartree.integrals.engine.CPUEngine` (numba) and
+:class:`hartree.gpu.engine.GPUEngine` (generated CUDA kernels, one or several GPUs).  Methods
+call only what is declared here; ``tests/test_engine_contract.py`` checks that both engines
+have every member with the same signature.
+
+Conventions: atomic units throughout (lengths bohr, energies hartree); matrices in the final
+AO basis of ``engine.basis`` (spherical or cartesian as the basis says), float64, in the
+engine's array module (``xp``) unless a method says otherwise; densities are symmetric.
+
+Room left for the integral kinds that come next (not declared yet: a method that needs one
+adds it here and to both engines, with a test in ``tests/test_engine_contract.py``):
+
+* 3-index and 2-index Coulomb integrals for density fitting (RI-MP2 today calls
+  :mod:`hartree.integrals.three_center` and :mod:`hartree.gpu.eri3c` directly), e.g.
+  ``int2c2e(aux_basis)`` -> (naux, naux) and ``int3c2e(aux_basis, aux_shells, out=None)`` ->
+  (nao, nao, naux_batch) for a range of auxiliary shells;
+* first derivatives (gradients): ``hcore_deriv(atom)``, ``overlap_deriv(atom)`` (3, nao, nao)
+  and ``jk_deriv(dms)`` -> per-atom (natm, 3) contractions of the derivative ERIs with the
+  density pairs, never the derivative tensor itself;
+* range-separated Coulomb: a keyword ``omega`` (bohr^-1) on ``jk`` for erf(omega r)/r;
+* AO values and derivatives on grid points (DFT): ``ao_values(points, deriv=0)`` ->
+  (nderiv, npoints, nao) for points (npoints, 3) in bohr.
+
+The full ERI tensor is not part of the contract (no method needs it; it is O(nao^4) memory):
+:meth:`hartree.integrals.engine.CPUEngine.eri` gives it for tests and small systems.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from hartree.basis import Basis
+    from hartree.molecule import Molecule
+
+#: an array of the engine's array module (numpy.ndarray or cupy.ndarray)
+Array = Any
+
+
+@runtime_checkable
+class IntegralEngine(Protocol):
+    """The operations methods need from an integral engine (module docstring).
+
+    Attributes, set by the constructor ``Engine(molecule, basis, screening_threshold=...)``:
+
+    molecule: the :class:`hartree.molecule.Molecule` (point nuclei at ``coords``, bohr).
+    basis: the :class:`hartree.basis.Basis` on that molecule (``nao`` functions).
+    screening_threshold: hartree; a shell quartet is skipped in :meth:`jk` when
+      sqrt((ab|ab)) sqrt((cd|cd)) max|D| falls below it (Haser & Ahlrichs, J. Comput. Chem.
+      10, 104 (1989)); PySCF's ``direct_scf_tol``.
+    notes: sentences for the user about decisions the engine took (J/K split into batches
+      when memory was short, retries after running out of memory), in order; empty when
+      there is nothing to say.  The SCF driver copies them into ``SCFResult.notes``.
+    """
+
+    molecule: Molecule
+    basis: Basis
+    screening_threshold: float
+    notes: list[str]
+
+    @property
+    def device(self) -> str:
+        """Text naming where the integrals run, for reports: 'cpu (numba, 16 threads)',
+        'cuda:0 (NVIDIA H100 80GB HBM3, cupy 14.2.0)'."""
+        ...
+
+    @property
+    def scf_note(self) -> str | None:
+        """Sentence for ``SCFResult.notes`` saying where an SCF on this engine runs, or None
+        when its loop runs on the host with numpy (nothing worth saying)."""
+        ...
+
+    def array_module(self) -> ModuleType:
+        """The module the engine's matrices live in (numpy, or cupy for a CUDA engine).  An
+        SCF keeps its Fock, density, DIIS and diagonalisation work in this module."""
+        ...
+
+    def use(self) -> AbstractContextManager:
+        """Context in which the engine's (first) device is the current one, so that arrays a
+        method allocates with :meth:`array_module` live beside the engine's; a no-op
+        context on the CPU."""
+        ...
+
+    def for_molecule(self, molecule: Molecule, basis: Basis) -> IntegralEngine:
+        """An engine of the same kind, on the same (first) device and with the same
+        ``screening_threshold``, for another molecule and basis (e.g. the free atoms of the
+        SAD guess); it shares what can be shared (device, compiled kernels)."""
+        ...
+
+    # ------------------------------------------------------------------ one-electron
+    def overlap(self) -> Array:
+        """Overlap S_mn = <m|n>, (nao, nao), dimensionless."""
+        ...
+
+    def kinetic(self) -> Array:
+        """Kinetic energy T_mn = <m| -nabla^2/2 |n>, (nao, nao), hartree."""
+        ...
+
+    def nuclear(self, charges: Sequence[float] | None = None, coords: Array | None = None) -> Array:
+        """Point-charge attraction V_mn = -sum_C Z_C <m| 1/|r - R_C| |n>, (nao, nao), hartree.
+
+        charges (ncharge,) in e and coords (ncharge, 3) in bohr, both or neither; default:
+        the molecule's nuclei (``molecule.numbers`` at ``molecule.coords``).
+        """
+        ...
+
+    def hcore(self) -> Array:
+        """Core Hamiltonian T + V (the molecule's nuclei), (nao, nao), hartree."""
+        ...
+
+    def dipole(self, origin: Sequence[float] = (0.0, 0.0, 0.0)) -> Array:
+        """Position integrals <m| (r - origin) |n>, (3, nao, nao), bohr (electron position,
+        without the electron's charge sign); origin (3,) in bohr."""
+        ...
+
+    # ------------------------------------------------------------------ two-electron
+    def jk(
+        self, dms: Array, with_j: bool = True, with_k: bool = True, threshold: float | None = None
+    ) -> tuple[Array | None, Array | None]:
+        """Coulomb and exchange matrices of symmetric densities, direct with screening:
+
+            J_mn = sum_ls (mn|ls) D_ls,      K_mn = sum_ls (ml|ns) D_ls       (hartree)
+
+        dms: (nao, nao) or (nset, nao, nao), numpy or the engine's array module.  Returns
+        (J, K) with the shape of ``dms`` (None for a matrix not asked for), in the module
+        ``dms`` came in.  threshold: this call's screening threshold in hartree (default and
+        lower bound: ``screening_threshold``; looser values serve early SCF cycles).
+        """
+        ...
