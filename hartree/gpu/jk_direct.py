@@ -355,7 +355,7 @@ class DirectJK:
 
     def list_capacity(self):
         """Entries one quartet-list buffer may hold (memory budget, see quartet_lists)."""
-        from .memory import budget_bytes
+        from ..device.memory import budget_bytes
 
         return quartet_lists.list_capacity(budget_bytes(self.backend))
 

@@ -12,7 +12,7 @@ present, else the CPU, silently).  The GPU is looked for at call time, never at 
 ``gpus`` (GPU runs only): which devices share the J/K work: None or 'all' (default:
 every visible device), '0,1', an int or a list of ints (:func:`hartree.device.selection.parse_gpus`).
 The SCF arrays live on the first one.  Memory: before the SCF starts, the estimated
-device memory (``hartree.gpu.memory``) is compared with what the first GPU has; if it
+device memory (``hartree.device.memory``, ``hartree.gpu.memory``) is compared with what the first GPU has; if it
 does not fit, or the GPU runs out of memory during the SCF, 'auto' reruns on the CPU and
 says so (warning and ``result.notes``), while 'gpu' raises a DeviceError (one line).  The
 same decision for a GPU that runs out of memory while its kernels are prepared before the
@@ -115,7 +115,8 @@ def make_engine(
 def gpu_memory_check(engine: GPUEngine, basis: Basis, options: SCFOptions) -> str | None:
     """None when the SCF fits the first GPU of ``engine`` (hartree.gpu.memory estimates),
     else a sentence saying how much it needs and has."""
-    from ..gpu.memory import budget_bytes, gib, jk_bytes, scf_bytes
+    from ..device.memory import budget_bytes, gib
+    from ..gpu.memory import jk_bytes, scf_bytes
 
     nspin = 1 if options.method == "rhf" else 2
     need = scf_bytes(basis, nspin, options.diis_space) + jk_bytes(basis, 1, ndev=engine.ndevices)
@@ -136,7 +137,7 @@ def prepare_gpu_engine(
     :data:`PREPARE_FALLBACK_NOTE`.  With any other device_requested an out-of-memory error
     raises GPUMemoryError (a DeviceError: one line); other errors propagate.
     """
-    from ..gpu.memory import GPUMemoryError, is_out_of_memory
+    from ..device.memory import GPUMemoryError, is_out_of_memory
 
     try:
         if prepare is None:
@@ -163,7 +164,7 @@ def _with_engine_notes(result: SCFResult, engine: IntegralEngine) -> SCFResult:
 def _gpu_kernel(molecule, basis, options, engine, device_requested):
     """kernel() on a GPU engine under its first device; out-of-memory handled as the
     module docstring says.  Returns the SCFResult."""
-    from ..gpu.memory import GPUMemoryError, is_out_of_memory
+    from ..device.memory import GPUMemoryError, is_out_of_memory
 
     why = gpu_memory_check(engine, basis, options)
     if why is None:

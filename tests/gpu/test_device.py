@@ -92,7 +92,7 @@ def _dms(nao, nset=3):
 
 
 def test_parse_bytes():
-    from hartree.gpu.memory import parse_bytes
+    from hartree.device.memory import parse_bytes
 
     assert parse_bytes("8GB") == 8_000_000_000 and parse_bytes("512MiB") == 512 * 2**20
     assert parse_bytes("1000") == 1000 and parse_bytes(" 1.5 kb ") == 1500

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from hartree.basis import load_basis
+from hartree.device.memory import GPUMemoryError, is_out_of_memory
 from hartree.errors import DeviceError
 from hartree.gpu.engine import GPUEngine
-from hartree.gpu.memory import GPUMemoryError, is_out_of_memory
 from hartree.molecule import Molecule
 from hartree.scf.driver import PREPARE_FALLBACK_NOTE, prepare_gpu_engine
 from hartree.scf.guess import engine_atomic_densities, host_atomic_density
