@@ -49,6 +49,26 @@ def gpu_names():
         return []
 
 
+def device_label(ids=None):
+    """Text naming CUDA devices for the user, e.g. 'cuda:0 (NVIDIA H100 80GB HBM3, cupy
+    14.2.0)' or 'cuda:0,1 (2 x NVIDIA H200, cupy 14.2.0)'; ids: device ordinals (None: the
+    current device).  'cuda (unavailable)' without cupy or a device."""
+    try:
+        import cupy
+
+        ids = [cupy.cuda.Device().id] if not ids else [int(i) for i in ids]
+        names = []
+        for i in ids:
+            name = cupy.cuda.runtime.getDeviceProperties(i)["name"]
+            names.append(name.decode() if isinstance(name, bytes) else str(name))
+        label = names[0] if len(set(names)) == 1 else " + ".join(names)
+        if len(ids) > 1 and len(set(names)) == 1:
+            label = f"{len(ids)} x {label}"
+        return f"cuda:{','.join(str(i) for i in ids)} ({label}, cupy {cupy.__version__})"
+    except Exception:  # no cupy / no device: still a readable string
+        return "cuda (unavailable)"
+
+
 def parse_gpus(spec, count):
     """Device ordinals for a --gpus value: None or 'all' (every visible device), '0,1',
     an int, or a sequence of ints; count = number of visible devices.

@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hartree.errors import DeviceError
-
 if TYPE_CHECKING:
     from hartree.basis import Basis
     from hartree.molecule import Molecule
@@ -78,11 +76,8 @@ class GPUEngine:
         if self._backends is None:
             from ..device.backend import CudaBackend
 
-            try:
-                devs = self.devices if self.devices else [None]
-                self._backends = [CudaBackend(d) for d in devs]
-            except ImportError as exc:
-                raise DeviceError("GPUEngine needs cupy (pip install cupy-cuda13x)") from exc
+            devs = self.devices if self.devices else [None]
+            self._backends = [CudaBackend(d) for d in devs]  # DeviceError without cupy
         return self._backends
 
     def use(self) -> contextlib.AbstractContextManager:
@@ -171,21 +166,9 @@ class GPUEngine:
         or 'cuda:0,1 (2 x NVIDIA H200, cupy 14.2.0)'."""
         backends = self._backends
         if backends is None or getattr(backends[0], "name", "") == "cuda":
-            try:
-                import cupy
+            from ..device.selection import device_label
 
-                ids = (
-                    [b.device_id for b in backends]
-                    if backends is not None
-                    else (self.devices or [cupy.cuda.Device().id])
-                )
-                names = [_device_name(cupy, i) for i in ids]
-                label = names[0] if len(set(names)) == 1 else " + ".join(names)
-                if len(ids) > 1 and len(set(names)) == 1:
-                    label = f"{len(ids)} x {label}"
-                return f"cuda:{','.join(str(i) for i in ids)} ({label}, cupy {cupy.__version__})"
-            except Exception:  # no cupy / no device: still a readable string
-                return "cuda (unavailable)"
+            return device_label([b.device_id for b in backends] if backends is not None else self.devices)
         n = len(backends)
         many = f", {n} emulated devices" if n > 1 else ""
         return f"{backends[0].name} (emulated GPU kernels on the CPU{many})"
@@ -261,9 +244,3 @@ def _screening(builder, threshold):
     finally:
         for b, t in zip(builders, saved):
             b.threshold = t
-
-
-def _device_name(cupy, i):
-    props = cupy.cuda.runtime.getDeviceProperties(int(i))
-    name = props["name"]
-    return name.decode() if isinstance(name, bytes) else str(name)

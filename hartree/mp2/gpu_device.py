@@ -167,9 +167,9 @@ class GPUDevice:
     def description(self) -> str:
         device = getattr(self.backend, "name", "cuda")
         if self.xp is not np:
-            from hartree.gpu.engine import GPUEngine
+            from hartree.device.selection import device_label
 
-            device = GPUEngine(self.molecule, self.basis).device
+            device = device_label()
         where = "device memory" if self.on_device else "host memory"
         return f"gpu: {device}; (ia|P) in {where}"
 
