@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..device.selection import DEVICES
 from ..errors import InputError
 from ..io.files import read_text
 from .angular import blocks_for
@@ -376,7 +377,7 @@ def parse_input(raw_lines, path="<input>"):
         ixtrp = _number(g, "ixtrp", path, kind=int, default=1)
         scf_kw["diis"] = ixtrp != 0  # 0: damping with dfctr only; 1: DIIS extrapolation of F
     device = _text(contrl, "device", "auto")
-    if device not in ("auto", "cpu", "gpu"):
+    if device not in DEVICES:
         raise InputError(f"{path}:{contrl.values['device'][1]}: device must be 'auto', 'cpu' or 'gpu', got '{device}'")
     options = AtomSCFOptions(light_speed=light, relativistic=relativistic, device=device, **scf_kw)
     return AtomInput(

@@ -2,14 +2,11 @@
 
 from dataclasses import dataclass
 
+from ..device.selection import DEVICES
 from ..errors import InputError
 
 #: default speed of light (a.u.), the value of the issue; the thesis uses 137.03599976
 DEFAULT_LIGHT_SPEED = 137.0359895
-
-#: devices of the two-electron part (:attr:`AtomSCFOptions.device`)
-DEVICES = ("auto", "cpu", "gpu")
-
 
 #: Largest speed of light (a.u.) accepted: at 1e10 the Dirac-Fock energy of He equals the
 #: Hartree-Fock one to 1e-10 Eh; beyond, c^2 terms only lose digits (and overflow near 1e154).

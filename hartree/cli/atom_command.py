@@ -27,6 +27,7 @@ from ..atom.wtbs import (
     thesis_basis,
     wtbs_exponents,
 )
+from ..device.selection import DEVICES
 from ..errors import InputError
 from ..io.files import json_text, write_text
 from ..io.paths import check_outputs
@@ -107,7 +108,7 @@ def add_arguments(parser):
     scf.add_argument("--damping", type=finite_float, default=0.3, help="dfctr, used with --no-diis")
     scf.add_argument(
         "--device",
-        choices=("auto", "cpu", "gpu"),
+        choices=DEVICES,
         default="auto",
         type=str.lower,
         help="where the two-electron integrals and Fock builds run (auto: the GPU when cupy sees one)",

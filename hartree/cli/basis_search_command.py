@@ -30,6 +30,7 @@ from ..atom.wtbs import (
     parse_nbs,
     thesis_basis,
 )
+from ..device.selection import DEVICES
 from ..errors import InputError
 from ..io.files import json_text, read_json, write_text
 from ..io.paths import check_outputs
@@ -93,7 +94,7 @@ def add_arguments(parser):
     phys.add_argument("--light-speed", type=positive_float, default=DEFAULT_LIGHT_SPEED, help="speed of light, a.u.")
     phys.add_argument(
         "--device",
-        choices=("auto", "cpu", "gpu"),
+        choices=DEVICES,
         default="auto",
         type=str.lower,
         help="where each SCF's two-electron part runs",

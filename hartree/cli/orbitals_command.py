@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ..constants import ANGSTROM_IN_BOHR, BOHR_IN_ANGSTROM
-from ..device.selection import resolve_device
+from ..device.selection import DEVICES, resolve_device
 from ..errors import InputError
 from ..grid import Lattice, lattice_around, lattice_from_axes
 from ..grid.api import compute, requested
@@ -116,7 +116,7 @@ def add_arguments(parser):
     )
     lat.add_argument(
         "--device",
-        choices=("auto", "cpu", "gpu"),
+        choices=DEVICES,
         default="auto",
         type=str.lower,
         help="where to compute: gpu (CUDA through cupy), cpu, or auto (the GPU when "

@@ -15,7 +15,7 @@ from rich.markup import escape
 from .._version import __version__
 from ..basis import load_basis
 from ..constants import BOHR_IN_ANGSTROM
-from ..device.selection import resolve_device
+from ..device.selection import DEVICES, resolve_device
 from ..errors import BasisError, ConvergenceError, InputError
 from ..io.molden import check_molden_supported, write_molden
 from ..io.paths import check_outputs
@@ -177,7 +177,7 @@ def add_arguments(parser):
     )
     scf.add_argument(
         "--device",
-        choices=("auto", "cpu", "gpu"),
+        choices=DEVICES,
         default="auto",
         type=str.lower,
         help="where the SCF runs: a CUDA GPU (through cupy), the CPU, or auto (the "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hartree.device.selection import DEVICES
 from hartree.errors import InputError
 from hartree.linalg.gemm_precision import PRECISIONS
 
@@ -40,7 +41,7 @@ class MP2Options:
     def __post_init__(self):
         if self.storage not in ("memory", "disk"):
             raise InputError(f"MP2 storage must be 'memory' or 'disk', got {self.storage!r}")
-        if self.device not in ("cpu", "gpu", "auto"):
+        if self.device not in DEVICES:
             raise InputError(f"MP2 device must be 'cpu', 'gpu' or 'auto', got {self.device!r}")
         if self.precision not in PRECISIONS:
             raise InputError(f"unknown MP2 precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
