@@ -14,6 +14,6 @@ static thread_local ht_dim3 blockIdx, threadIdx, blockDim, gridDim;   // one set
 template <class T> static inline T __ldg(const T* p) { return *p; }
 static inline double atomicAdd(double* p, double v) { double o = *p; *p += v; return o; }
 using std::sqrt; using std::fmax; using std::fabs; using std::min; using std::max;
-#define HT_EMULATION 1           // cooperative kernels (coop.py): one lane per group,
+#define HT_EMULATION 1           // cooperative kernels (cooperative_kernels.py): one lane per group,
 #define __syncwarp(...)          // groups run one after the other
 #define __syncthreads()

@@ -34,7 +34,7 @@ x groups per block; dynamic shared memory :func:`shared_bytes` (groups x doubles
 x 8).  Groups are part of a warp or one warp (barriers: __syncwarp with the group's lane
 mask) or one whole block (__syncthreads).  The
 group size is the constant ``GSZ`` of the class's namespace; under the CPU emulation shim
-(``codegen.CPU_SHIM`` defines ``HT_EMULATION``) it is 1, so the serial emulator runs the
+(``hartree/device/emulator_shim.cu`` defines ``HT_EMULATION``) it is 1, so the serial emulator runs the
 same source with one "lane" per group, every phase being a lane-strided loop
 (``for (x = lane; x < N; x += GSZ)``).
 """

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hartree.xp import sparse_module
+from hartree.arrays import sparse_module
 
 from . import ozaki
 

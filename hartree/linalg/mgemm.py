@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hartree.arrays import array_module
 from hartree.errors import DeviceError, InputError
-from hartree.xp import array_module
 
 from . import ozaki
 from .gemm_precision import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..xp import to_numpy
+from ..arrays import to_numpy
 from .fock import total_dm
 
 

@@ -45,11 +45,11 @@ import h5py
 import numpy as np
 
 from .._version import __version__
+from ..arrays import to_numpy
 from ..constants import MAX_MO_COEFFICIENT
 from ..errors import InputError
 from ..io.files import atomic_path
 from ..io.paths import check_output_path, same_file
-from ..xp import to_numpy
 
 FORMAT_VERSION = 2
 READABLE_FORMATS = (1, 2)

@@ -38,7 +38,7 @@ import itertools
 
 import numpy as np
 
-from ..xp import array_module, to_numpy
+from ..arrays import array_module, to_numpy
 
 
 def _inner(a, b):

@@ -14,7 +14,7 @@ one-electron tr(D h), Coulomb 1/2 tr(D J) and exchange parts.
 
 from __future__ import annotations
 
-from ..xp import array_module
+from ..arrays import array_module
 
 
 def spin_counts(nelectron, multiplicity):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import array_module, to_numpy
 from ..molecule import Molecule
-from ..xp import array_module, to_numpy
 from . import fock as fk
 from .diis import DIISHistory, cdiis_coefficients
 from .linalg import eigh_orth, inv_sqrt_sym, orthogonalizer

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..arrays import array_module, to_numpy
 from ..errors import ConvergenceError, InputError
-from ..xp import array_module, to_numpy
 from . import analysis
 from . import checkpoint as chk
 from . import fock as fk

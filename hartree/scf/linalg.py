@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..xp import array_module, to_numpy
+from ..arrays import array_module, to_numpy
 
 
 def orthogonalizer(s, threshold=1e-8):
