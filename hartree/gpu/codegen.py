@@ -11,6 +11,12 @@ For a class (la lb|lc ld) (la >= lb, lc >= ld) this module writes, as plain text
   :data:`GENERIC_LIMIT` components use loops over local arrays instead (with the (c, d)
   components of each (a, b) written out, and optionally run-time slice bounds).
 
+The scalar statements are not written here: they are the CUDA printing
+(:func:`program_lines`) of the class's program in :mod:`hartree.integrals.rys_program`
+(the intermediate representation that the numba generator prints too).  What this module
+adds is the frame around them: primitive loops, Rys roots, the coefficients (2)-(3) and, for
+the loop version (:func:`_root_body_loops`), the same recurrences rolled over local arrays.
+
 The J/K kernels that call these are written by :mod:`hartree.gpu.jk_kernels`.
 
 Equations (Rys, Dupuis & King, J. Comput. Chem. 4, 154 (1983); u = t² a Rys root,
@@ -32,6 +38,9 @@ hashed into the compile cache key together with :data:`GENERATOR_VERSION`.
 """
 
 from math import pi
+
+from hartree.basis.angular import cart_components, ncart
+from hartree.integrals.rys_program import Accumulate, Recurrence, nroots, quartet_program
 
 GENERATOR_VERSION = "5"
 
@@ -77,21 +86,6 @@ def is_generic(cls):
 
 def _unroll(size):
     return "#pragma unroll" if size <= UNROLL_LIMIT else "#pragma unroll 1"
-
-
-def ncart(l):
-    """Cartesian components of a shell of angular momentum l."""
-    return (l + 1) * (l + 2) // 2
-
-
-def cart_components(l):
-    """(i, j, k) exponents of x^i y^j z^k in PySCF order (i descending, then j)."""
-    return [(i, j, l - i - j) for i in range(l, -1, -1) for j in range(l - i, -1, -1)]
-
-
-def nroots(cls):
-    """Rys roots needed for a quartet class: (la+lb+lc+ld)//2 + 1."""
-    return sum(cls) // 2 + 1
 
 
 def class_name(cls):
@@ -166,61 +160,62 @@ def rys_function(table, n):
 
 
 # ----------------------------------------------------------------------------- 2-D integrals
-class RecurrenceEmitter:
-    """Emits the per-root 2-D integrals of one direction d, eqs. (4)-(7), on demand."""
+#: CUDA spelling of the coefficients of :mod:`hartree.integrals.rys_program` ({a}: the axis)
+_COEFFICIENT_NAMES = {
+    "c00": "c00{a}",
+    "c0p": "c0p{a}",
+    "b10": "b10",
+    "b01": "b01",
+    "b00": "b00",
+    "AB": "AB{a}",
+    "CD": "CD{a}",
+}
 
-    def __init__(self, d, la, lb, lc, ld, lines):
-        self.d, self.lines = d, lines
-        self.lab, self.lcd = la + lb, lc + ld
-        self.done = set()
 
-    def g(self, n, m):  # VRR, eqs. (4)-(5)
-        d = self.d
-        name = f"g{d}_{n}_{m}"
-        if name in self.done:
-            return name
-        if n == 0 and m == 0:
-            rhs = "wr" if d == "z" else "1.0"
-        elif m == 0:
-            rhs = f"c00{d} * {self.g(n - 1, 0)}"
-            if n > 1:
-                rhs += f" + {n - 1}.0 * b10 * {self.g(n - 2, 0)}"
+def node_name(node, defined=None):
+    """CUDA variable of a node of :mod:`hartree.integrals.rys_program`: gx_1_2, hx_1_1_2,
+    ex_1_1_2_1; a seed G(0, 0) that the program does not define (``defined``: the set of
+    targets of its recurrences) is the input g00<axis> (e.g. g00v, a run-time axis)."""
+    if node.kind == "g" and node.index == (0, 0) and defined is not None and node not in defined:
+        return f"g00{node.axis}"
+    return f"{node.kind}{node.axis}_" + "_".join(str(i) for i in node.index)
+
+
+def _rhs(rec, defined):
+    """Right-hand side of a Recurrence: Σ [multiplicity.0 *] [coefficient *] source; the seed
+    is wr (z: weight times the prefactor of eq. (1)) or 1.0."""
+    if not rec.terms:
+        return "wr" if rec.target.axis == "z" else "1.0"
+    out = []
+    for t in rec.terms:
+        f = [f"{t.multiplicity}.0"] if t.multiplicity is not None else []
+        if t.coefficient is not None:
+            f.append(_COEFFICIENT_NAMES[t.coefficient].format(a=rec.target.axis))
+        f.append(node_name(t.source, defined))
+        out.append(" * ".join(f))
+    return " + ".join(out)
+
+
+def program_lines(program):
+    """CUDA statements of the per-root part of a :class:`~hartree.integrals.rys_program.RysProgram`:
+    ``const double`` per Recurrence, ``eri[slot] +=`` per Accumulate, ``I[offset] =`` per Store."""
+    defined = {s.target for s in program.root if isinstance(s, Recurrence)}
+    lines = []
+    for s in program.root:
+        if isinstance(s, Recurrence):
+            lines.append(f"      const double {node_name(s.target)} = {_rhs(s, defined)};")
+        elif isinstance(s, Accumulate):
+            f = [node_name(n, defined) for n in s.factors]
+            lines.append(f"      eri[{s.slot}] += {f[0]} * {f[1]} * {f[2]};")
         else:
-            rhs = f"c0p{d} * {self.g(n, m - 1)}"
-            if m > 1:
-                rhs += f" + {m - 1}.0 * b01 * {self.g(n, m - 2)}"
-            if n > 0:
-                rhs += f" + {n}.0 * b00 * {self.g(n - 1, m - 1)}"
-        self.lines.append(f"      const double {name} = {rhs};")
-        self.done.add(name)
-        return name
-
-    def h(self, i, j, m):  # bra HRR, eq. (6)
-        if j == 0:
-            return self.g(i, m)
-        d = self.d
-        name = f"h{d}_{i}_{j}_{m}"
-        if name not in self.done:
-            a, b = self.h(i + 1, j - 1, m), self.h(i, j - 1, m)
-            self.lines.append(f"      const double {name} = {a} + AB{d} * {b};")
-            self.done.add(name)
-        return name
-
-    def e(self, i, j, k, l):  # ket HRR, eq. (7)
-        if l == 0:
-            return self.h(i, j, k)
-        d = self.d
-        name = f"e{d}_{i}_{j}_{k}_{l}"
-        if name not in self.done:
-            a, b = self.e(i, j, k + 1, l - 1), self.e(i, j, k, l - 1)
-            self.lines.append(f"      const double {name} = {a} + CD{d} * {b};")
-            self.done.add(name)
-        return name
+            lines.append(f"        I[{s.offset}] = {node_name(s.node, defined)};")
+    return lines
 
 
 def _root_body(la, lb, lc, ld, arange, brange):
-    """Statements for one Rys root: eqs. (2)-(7) and the accumulation of eq. (1) for the
-    components a in arange, b in brange (all c, d)."""
+    """Statements for one Rys root: eqs. (2)-(3), the program of
+    :func:`hartree.integrals.rys_program.quartet_program` (eqs. (4)-(7)) and the
+    accumulation of eq. (1) for the components a in arange, b in brange (all c, d)."""
     lines = [
         "      const double ur = u[r];",
         "      const double wr = w[r] * pref;",
@@ -231,20 +226,7 @@ def _root_body(la, lb, lc, ld, arange, brange):
     for d in "xyz":
         lines.append(f"      const double c00{d} = PA{d} - et_zs * ur * PQ{d};")
         lines.append(f"      const double c0p{d} = QC{d} + ze_zs * ur * PQ{d};")
-    em = {d: RecurrenceEmitter(d, la, lb, lc, ld, lines) for d in "xyz"}
-    ca, cb, cc, cd = (cart_components(l) for l in (la, lb, lc, ld))
-    nbs, nc, nd = len(brange), len(cc), len(cd)
-    acc = []
-    for ia in arange:
-        a = ca[ia]
-        for ib in brange:
-            b = cb[ib]
-            for ic, c in enumerate(cc):
-                for id_, dd in enumerate(cd):
-                    idx = (((ia - arange[0]) * nbs + ib - brange[0]) * nc + ic) * nd + id_
-                    f = [em[d].e(a[x], b[x], c[x], dd[x]) for x, d in enumerate("xyz")]
-                    acc.append(f"      eri[{idx}] += {f[0]} * {f[1]} * {f[2]};")
-    return lines + acc
+    return lines + program_lines(quartet_program((la, lb, lc, ld), arange, brange))
 
 
 def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):

@@ -41,15 +41,16 @@ same source with one "lane" per group, every phase being a lane-strided loop
 
 from typing import NamedTuple
 
+from ..integrals.rys_program import table_program
 from .codegen import (
     _PREF,
-    RecurrenceEmitter,
     cart_components,
     check_class,
     class_name,
     listed_quartet_lines,
     ncart,
     nroots,
+    program_lines,
 )
 
 #: lanes per pair of the cooperative Schwarz kernels (one warp: __syncwarp suffices
@@ -59,16 +60,6 @@ SCHWARZ_LANES = 32
 #: mode "ab" (a unit = one (a, b) pair, all (c, d)) when the class has at least this many
 #: (a, b) pairs, else mode "abc" (a unit = (a, b, c), all d): keeps most lanes busy
 AB_UNITS_MIN = 24
-
-
-class _RuntimeDirectionEmitter(RecurrenceEmitter):
-    """The 2-D recurrences for one direction chosen at run time (variables suffixed 'v';
-    G(0,0) is g00v: w_r for z, 1 for x and y)."""
-
-    def g(self, n, m):
-        if n == 0 and m == 0:
-            return "g00v"
-        return super().g(n, m)
 
 
 class TableLayout(NamedTuple):
@@ -219,8 +210,6 @@ def _roots_phase(table, n):
 def _tables_phase(cls):
     """Phase 2: lanes (slot, d, r) write the 2-D table of direction d, root r of the slot's
     primitive quartet (slot-major roots: the units phase sums them like roots)."""
-    la, lb, lc, ld = cls
-    LA1, LB1, LC1, LD1, S, N2D = table_layout(cls)
     L = (
         [
             "      for (int sdr = lane; sdr < nact * 3 * NR; sdr += GSZ) {",
@@ -246,13 +235,9 @@ def _tables_phase(cls):
             "        double* I = sI + (d * NRS + sl * NR + r) * N2D;",
         ]
     )
-    em = _RuntimeDirectionEmitter("v", la, lb, lc, ld, L)
-    for i in range(LA1):  # each value stored as soon as it exists
-        for j in range(LB1):
-            for k in range(LC1):
-                for l in range(LD1):
-                    v = em.e(i, j, k, l)
-                    L.append(f"        I[{(i * LB1 + j) * S + k * LD1 + l}] = {v};")
+    # the axis is chosen at run time ('v'); its seed G(0,0) is g00v (w_r for z, 1 for x and y);
+    # each value is stored as soon as it exists
+    L += program_lines(table_program(cls, table_layout(cls).stride, "v"))
     return L + ["      }"]
 
 

@@ -16,6 +16,11 @@ kernels stay the reference; tests compare the two and both against PySCF):
 * after the primitive loops, the horizontal transfer eq. (3) (binomial form) on the bra
   and the ket, as straight-line expressions in the powers of A - B and C - D.
 
+The recurrences, accumulations and transfers are not written here: this module is the numba
+printer of :func:`hartree.integrals.rys_program.contracted_program` (the intermediate
+representation that :mod:`hartree.gpu.codegen` prints as CUDA); it adds the frame (primitive
+loops, Boys functions and roots, the pair data reads, the dispatcher and the driver).
+
 ``module_source(classes)`` adds ``cart_block_gen``, an if-chain over class ids
 (``class_id``), and the J/K driver that uses it (template in eri_codegen_driver.py);
 ``load_module()`` writes the text as an entry of kind ``eri_gen`` of :mod:`hartree.cache`
@@ -35,9 +40,9 @@ import math
 import sys
 
 from hartree import cache
-from hartree.integrals.eri_pairs import CART, CART_START
 from hartree.integrals.eri_prim import _BOYS_NTAYLOR as BOYS_NTAYLOR
 from hartree.integrals.eri_prim import BOYS_GRID, BOYS_TMAX
+from hartree.integrals.rys_program import Accumulate, Recurrence, components_range, contracted_program
 
 #: Bump when the emitted code changes meaning.
 GEN_VERSION = 2
@@ -65,18 +70,6 @@ def default_classes(lmax=GEN_LMAX, ltot=GEN_LTOT):
         for lc, ld in pairs:
             if pair_class(lc, ld) <= pair_class(la, lb) and la + lb + lc + ld <= ltot:
                 out.append((la, lb, lc, ld))
-    return out
-
-
-def _carts(l):
-    """Cartesian exponents of shell l in PySCF order."""
-    return [tuple(int(v) for v in CART[c]) for c in range(CART_START[l], CART_START[l + 1])]
-
-
-def _carts_range(l0, l1):
-    out = []
-    for l in range(l0, l1 + 1):
-        out += _carts(l)
     return out
 
 
@@ -135,68 +128,64 @@ def _roots_lines(nr, ltot, ind):
     return lines
 
 
-def _vrr_lines(r, n, m, ind):
-    """2-D integrals g<d><r>_<i>_<j>, i <= n, j <= m, eq. (2) of eri_kernel.py."""
+#: numba spelling of the coefficients of :mod:`hartree.integrals.rys_program` ({a}: the axis)
+_COEFFICIENT_NAMES = {"c00": "c00{a}", "c0p": "d00{a}", "b10": "b10", "b01": "b01", "b00": "b00"}
+
+
+def _node_name(node, r):
+    """Local of a VRR node G_d(n, m) of root r: g<d><r>_<n>_<m>."""
+    return f"g{node.axis}{r}_" + "_".join(str(i) for i in node.index)
+
+
+def _root_lines(program, r, ind):
+    """Root r of a contracted program: the coefficients of eqs. (2)-(3) that it uses, then its
+    recurrences (eqs. (4)-(5); the seed of z is w_r times the prefactor of eq. (1))."""
+    used = program.coefficients()
     lines = [f"{ind}eo = eta_s * u{r}", f"{ind}zo = zeta_s * u{r}"]
-    if n > 0 and m > 0:
+    if "b00" in used:
         lines.append(f"{ind}b00 = 0.5 * u{r} * izpe")
-    if n > 1:
+    if "b10" in used:
         lines.append(f"{ind}b10 = hz * (1.0 - eo)")
-    if m > 1:
+    if "b01" in used:
         lines.append(f"{ind}b01 = he * (1.0 - zo)")
     for d in "xyz":
-        if n > 0:
+        if "c00" in used:
             lines.append(f"{ind}c00{d} = pa{d} - eo * pq{d}")
-        if m > 0:
+        if "c0p" in used:
             lines.append(f"{ind}d00{d} = qc{d} + zo * pq{d}")
-    for d in "xyz":
-        g = f"g{d}{r}_"
-        lines.append(f"{ind}{g}0_0 = " + ("1.0" if d != "z" else f"w{r} * pref"))
-        for i in range(n):
-            e = f"c00{d} * {g}{i}_0"
-            if i > 0:
-                e += f" + {float(i)!r} * b10 * {g}{i - 1}_0"
-            lines.append(f"{ind}{g}{i + 1}_0 = {e}")
-        for j in range(m):
-            for i in range(n + 1):
-                e = f"d00{d} * {g}{i}_{j}"
-                if j > 0:
-                    e += f" + {float(j)!r} * b01 * {g}{i}_{j - 1}"
-                if i > 0:
-                    e += f" + {float(i)!r} * b00 * {g}{i - 1}_{j}"
-                lines.append(f"{ind}{g}{i}_{j + 1} = {e}")
+    for s in program.root:
+        if not isinstance(s, Recurrence):
+            continue
+        if not s.terms:
+            rhs = "1.0" if s.target.axis != "z" else f"w{r} * pref"
+        else:
+            parts = []
+            for t in s.terms:
+                f = [f"{float(t.multiplicity)!r}"] if t.multiplicity is not None else []
+                f += [_COEFFICIENT_NAMES[t.coefficient].format(a=s.target.axis), _node_name(t.source, r)]
+                parts.append(" * ".join(f))
+            rhs = " + ".join(parts)
+        lines.append(f"{ind}{_node_name(s.target, r)} = {rhs}")
     return lines
 
 
-def _hrr_terms(la, lb, ab):
-    """Eq. (3): [(a, b, [(coefficient expr, a + t)])] for the pair (la, lb)."""
-    out = []
-    for a in _carts(la):
-        for b in _carts(lb):
-            terms = []
-            for tx in range(b[0] + 1):
-                for ty in range(b[1] + 1):
-                    for tz in range(b[2] + 1):
-                        fac = []
-                        c = math.comb(b[0], tx) * math.comb(b[1], ty) * math.comb(b[2], tz)
-                        if c != 1:
-                            fac.append(f"{float(c)!r}")
-                        for d, bd, td in zip("xyz", b, (tx, ty, tz)):
-                            if bd - td > 0:
-                                fac.append(f"{ab}{d}{bd - td}")
-                        e = (a[0] + tx, a[1] + ty, a[2] + tz)
-                        terms.append((" * ".join(fac), e))
-            out.append((a, b, terms))
-    return out
+def _transfer_factor(term, ab):
+    """Coefficient of one term of a closed-form transfer: binomial (when not 1) times the
+    powers ab<d><p> of A-B (or C-D); '' when it is 1."""
+    fac = [f"{float(term.binomial)!r}"] if term.binomial != 1 else []
+    fac += [f"{ab}{d}{p}" for d, p in zip("xyz", term.powers) if p > 0]
+    return " * ".join(fac)
 
 
 def class_source(la, lb, lc, ld):
-    """Source text of the unrolled kernel for class (la lb | lc ld)."""
+    """Source text of the unrolled kernel for class (la lb | lc ld): the numba printing of
+    :func:`hartree.integrals.rys_program.contracted_program`."""
+    program = contracted_program((la, lb, lc, ld))
     n, m = la + lb, lc + ld
     ltot = n + m
-    nr = ltot // 2 + 1
-    es = _carts_range(la, n)
-    fs = _carts_range(lc, m)
+    nr = program.nroots
+    es = components_range(la, n)
+    fs = components_range(lc, m)
     eidx = {e: i for i, e in enumerate(es)}
     fidx = {f: i for i, f in enumerate(fs)}
     name = f"cart_{la}{lb}{lc}{ld}"
@@ -240,29 +229,32 @@ def class_source(la, lb, lc, ld):
         L.append(f"{ind}s0_0 += w0 * pref")
     else:
         for r in range(nr):
-            L += _vrr_lines(r, n, m, ind)
-        for e in es:
-            for f in fs:
-                prods = [f"gx{r}_{e[0]}_{f[0]} * gy{r}_{e[1]}_{f[1]} * gz{r}_{e[2]}_{f[2]}" for r in range(nr)]
-                L.append(f"{ind}s{eidx[e]}_{fidx[f]} += " + " + ".join(prods))
-    # horizontal transfers, eq. (3): s (e, f) -> h (ab, f) -> out (ab, cd)
+            L += _root_lines(program, r, ind)
+        # eq. (1), the roots unrolled: (e0|f0) summed over roots and primitive quartets
+        for s in program.root:
+            if isinstance(s, Accumulate):
+                prods = [" * ".join(_node_name(f, r) for f in s.factors) for r in range(nr)]
+                L.append(f"{ind}s{s.slot[0]}_{s.slot[1]} += " + " + ".join(prods))
+    # the transfers, eq. (6) in closed form: s (e, f) -> h (ab, f) -> out (ab, cd)
     for ab, l, P in (("ab", lb, "P"), ("cd", ld, "Q")):
         for d, k in zip("xyz", range(3)):
             if l > 0:
                 L.append(f"    {ab}{d}1 = pair_ab[{P}, {k}]")
             for pw in range(2, l + 1):
                 L.append(f"    {ab}{d}{pw} = {ab}{d}{pw - 1} * {ab}{d}1")
-    bra = _hrr_terms(la, lb, "ab")
-    ket = _hrr_terms(lc, ld, "cd")
-    nab = len(bra)
-    for iab, (_a, _b, terms) in enumerate(bra):
+    nab = len(program.bra_transfers)
+    for iab, tr in enumerate(program.bra_transfers):
         for jf in range(len(fs)):
-            expr = " + ".join((f"{c} * " if c else "") + f"s{eidx[e]}_{jf}" for c, e in terms)
+            expr = " + ".join(
+                (f"{c} * " if (c := _transfer_factor(t, "ab")) else "") + f"s{eidx[t.source]}_{jf}" for t in tr.terms
+            )
             L.append(f"    h{iab}_{jf} = {expr}")
-    ncd = len(ket)
+    ncd = len(program.ket_transfers)
     for iab in range(nab):
-        for jcd, (_c, _d, terms) in enumerate(ket):
-            expr = " + ".join((f"{cf} * " if cf else "") + f"h{iab}_{fidx[f]}" for cf, f in terms)
+        for jcd, tr in enumerate(program.ket_transfers):
+            expr = " + ".join(
+                (f"{c} * " if (c := _transfer_factor(t, "cd")) else "") + f"h{iab}_{fidx[t.source]}" for t in tr.terms
+            )
             L.append(f"    out[{iab * ncd + jcd}] = {expr}")
     return "\n".join(L) + "\n"
 

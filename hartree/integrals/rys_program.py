@@ -1,0 +1,287 @@
+"""The Rys program of one angular-momentum class as data: one intermediate representation,
+printed as CUDA C by :mod:`hartree.gpu.codegen` and as numba Python by
+:mod:`hartree.integrals.eri_codegen`.
+
+A program is a sequence of typed statements over *nodes* (named 2-D integrals of one
+cartesian axis and one Rys root).  The rules below are the only place where the recurrences
+are written; the printers only spell the statements in their language.  Equations (Rys,
+Dupuis & King, J. Comput. Chem. 4, 154 (1983); Head-Gordon & Pople, J. Chem. Phys. 89,
+5777 (1988) for the transfer equations; u = t² a Rys root, ζ = a+b, η = c+d):
+
+    (ab|cd) = 2π^(5/2) / (ζη sqrt(ζ+η)) K_AB K_CD Σ_r w_r I_x(r) I_y(r) I_z(r)      (1)
+    B00 = u / (2(ζ+η)),  B10 = (1 - η u/(ζ+η)) / (2ζ),  B01 = (1 - ζ u/(ζ+η)) / (2η)  (2)
+    C00 = (P-A) - η u/(ζ+η) (P-Q),   C00' = (Q-C) + ζ u/(ζ+η) (P-Q)                 (3)
+    G(n+1,0) = C00 G(n,0) + n B10 G(n-1,0)                                          (4)
+    G(n,m+1) = C00' G(n,m) + m B01 G(n,m-1) + n B00 G(n-1,m)                        (5)
+    I(i,j+1;m) = I(i+1,j;m) + (A-B) I(i,j;m)          (bra transfer)               (6)
+    I(i,j;k,l+1) = I(i,j;k+1,l) + (C-D) I(i,j;k,l)    (ket transfer)               (7)
+
+G(0,0) is the *seed*: 1 for x and y, w_r times the prefactor of (1) for z.
+
+Nodes: ``g`` G(n, m) (VRR, eqs. (4)-(5)); ``h`` I(i, j; m) (bra HRR, eq. (6)); ``e``
+I(i, j; k, l) (ket HRR, eq. (7)).  A node of ``h`` with j = 0 *is* G(i, m) and one of ``e``
+with l = 0 *is* h(i, j, k): :func:`node` returns the canonical one, so that a value is
+computed once.  The axis is 'x', 'y', 'z', or a name for an axis chosen at run time ('v').
+
+Statements:
+
+* :class:`Recurrence` -- node = Σ terms (coefficient × multiplicity × source node); no terms
+  means the seed;
+* :class:`Accumulate` -- cartesian component ``slot`` += Π_axes factor (eq. (1); summed over
+  roots and primitive quartets: the printers write those loops);
+* :class:`Store` -- a node's value written to a table slot (the cooperative kernels' shared
+  tables);
+* :class:`Transfer` -- the transfer equations applied to *contracted* cartesian
+  intermediates (e0|f0), in closed form (eq. (6) iterated: binomials and powers of A-B),
+  the schedule of the numba kernels.
+
+Two schedules of the same rules exist, and both printers can print either:
+
+* :func:`quartet_program`: per root, every node that the requested cartesian components
+  need, on demand (depth first, each node once) and the accumulation of the final
+  components -- the CUDA kernels (transfer per root and primitive quartet, in registers);
+* :func:`contracted_program`: per root, the full VRR table G(n, m), n <= la+lb, m <= lc+ld,
+  the accumulation of (e0|f0) over roots and primitives, and the transfers once per
+  contracted quartet -- the numba kernels (fewer transfers when the basis is contracted).
+
+Cartesian → spherical is not part of a program: the numba J/K driver applies it per quartet
+(``eri_kernel.spherical_``) and the GPU engine as matrix products on J/K.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from hartree.basis.angular import cart_components, ncart
+
+AXES = "xyz"
+
+#: the coefficients a term may carry: eqs. (2), (3), (6), (7)
+COEFFICIENTS = ("c00", "c0p", "b10", "b01", "b00", "AB", "CD")
+
+
+def nroots(cls) -> int:
+    """Rys roots needed for a quartet class: (la+lb+lc+ld)//2 + 1."""
+    return sum(cls) // 2 + 1
+
+
+class Node(NamedTuple):
+    """One 2-D integral of one axis (and one root): kind 'g' (n, m), 'h' (i, j, m) or 'e'
+    (i, j, k, l)."""
+
+    kind: str
+    axis: str
+    index: tuple[int, ...]
+
+
+class Term(NamedTuple):
+    """coefficient × multiplicity × source; coefficient None: the bare source; multiplicity
+    None: no integer factor (the n of n B10 G(n-1, 0) is an int, printed even when 1)."""
+
+    coefficient: str | None
+    multiplicity: int | None
+    source: Node
+
+
+class Recurrence(NamedTuple):
+    """target = Σ terms; no terms: the seed G(0, 0)."""
+
+    target: Node
+    terms: tuple[Term, ...]
+
+
+class Accumulate(NamedTuple):
+    """Component ``slot`` += factors[0] × factors[1] × factors[2] (x, y, z), eq. (1)."""
+
+    slot: int | tuple[int, int]
+    factors: tuple[Node, Node, Node]
+
+
+class Store(NamedTuple):
+    """Table entry ``offset`` = value of ``node``."""
+
+    node: Node
+    offset: int
+
+
+class TransferTerm(NamedTuple):
+    """binomial × Π_d (A-B)_d^powers[d] × source component."""
+
+    binomial: int
+    powers: tuple[int, int, int]
+    source: tuple[int, int, int]
+
+
+class Transfer(NamedTuple):
+    """Closed form of eq. (6) (or (7)) for one pair of cartesian components (a, b):
+    (a b| = Σ_t Π_d C(b_d, t_d) (A-B)_d^(b_d - t_d) (a + t, 0|."""
+
+    a: tuple[int, int, int]
+    b: tuple[int, int, int]
+    terms: tuple[TransferTerm, ...]
+
+
+def node(kind: str, axis: str, *index: int) -> Node:
+    """The canonical node: h(i, 0, m) is g(i, m), e(i, j, k, 0) is h(i, j, k)."""
+    if kind == "e" and index[3] == 0:
+        return node("h", axis, *index[:3])
+    if kind == "h" and index[1] == 0:
+        return Node("g", axis, (index[0], index[2]))
+    return Node(kind, axis, tuple(index))
+
+
+def rule(target: Node) -> Recurrence:
+    """The recurrence that defines ``target`` (canonical): eqs. (4)-(7); terms in the order
+    their sources are evaluated."""
+    axis, idx = target.axis, target.index
+    if target.kind == "g":
+        n, m = idx
+        if n == 0 and m == 0:
+            return Recurrence(target, ())
+        if m == 0:  # eq. (4)
+            terms = [Term("c00", None, node("g", axis, n - 1, 0))]
+            if n > 1:
+                terms.append(Term("b10", n - 1, node("g", axis, n - 2, 0)))
+        else:  # eq. (5)
+            terms = [Term("c0p", None, node("g", axis, n, m - 1))]
+            if m > 1:
+                terms.append(Term("b01", m - 1, node("g", axis, n, m - 2)))
+            if n > 0:
+                terms.append(Term("b00", n, node("g", axis, n - 1, m - 1)))
+        return Recurrence(target, tuple(terms))
+    if target.kind == "h":  # eq. (6)
+        i, j, m = idx
+        return Recurrence(
+            target, (Term(None, None, node("h", axis, i + 1, j - 1, m)), Term("AB", None, node("h", axis, i, j - 1, m)))
+        )
+    i, j, k, l = idx  # eq. (7)
+    return Recurrence(
+        target,
+        (Term(None, None, node("e", axis, i, j, k + 1, l - 1)), Term("CD", None, node("e", axis, i, j, k, l - 1))),
+    )
+
+
+class Schedule:
+    """Statements in evaluation order: :meth:`request` appends the recurrences a node needs
+    (depth first, terms in order, each node once) and returns the node.  With
+    ``seed_given`` the seeds are inputs (defined by the caller's code), not statements."""
+
+    def __init__(self, seed_given: bool = False):
+        self.statements: list = []
+        self.done: set[Node] = set()
+        self.seed_given = seed_given
+
+    def request(self, target: Node) -> Node:
+        if target in self.done:
+            return target
+        rec = rule(target)
+        if not rec.terms and self.seed_given:
+            return target
+        for term in rec.terms:
+            self.request(term.source)
+        self.statements.append(rec)
+        self.done.add(target)
+        return target
+
+
+class RysProgram(NamedTuple):
+    """The statements of one class: ``root`` runs once per Rys root (and primitive quartet),
+    the transfers once per contracted quartet after the primitive loops (bra (la, lb) on
+    the accumulated (e0|f0), then ket (lc, ld) on the result)."""
+
+    cls: tuple[int, int, int, int]
+    nroots: int
+    root: tuple  #: Recurrence / Accumulate / Store statements
+    bra_transfers: tuple[Transfer, ...] = ()
+    ket_transfers: tuple[Transfer, ...] = ()
+
+    def coefficients(self) -> set[str]:
+        """The coefficients of eqs. (2)-(3), (6)-(7) that the root statements use."""
+        return {t.coefficient for s in self.root if isinstance(s, Recurrence) for t in s.terms} - {None}
+
+
+def quartet_program(cls, arange=None, brange=None) -> RysProgram:
+    """Per-root program of the components a in arange, b in brange (indices into
+    :func:`hartree.basis.cart_components`; default all), every c and d: the nodes on demand, axes
+    interleaved in the order the components ask for them, then one :class:`Accumulate` per
+    component (slot = ((a - a0) nb' + b - b0) nc + c) nd + d)."""
+    la, lb, lc, ld = cls
+    arange = list(arange if arange is not None else range(ncart(la)))
+    brange = list(brange if brange is not None else range(ncart(lb)))
+    sched = Schedule()
+    ca, cb, cc, cd = (cart_components(l) for l in cls)
+    nbs, nc, nd = len(brange), len(cc), len(cd)
+    acc = []
+    for ia in arange:
+        a = ca[ia]
+        for ib in brange:
+            b = cb[ib]
+            for ic, c in enumerate(cc):
+                for id_, d in enumerate(cd):
+                    idx = (((ia - arange[0]) * nbs + ib - brange[0]) * nc + ic) * nd + id_
+                    f = tuple(sched.request(node("e", ax, a[x], b[x], c[x], d[x])) for x, ax in enumerate(AXES))
+                    acc.append(Accumulate(idx, f))
+    return RysProgram(tuple(cls), nroots(cls), tuple(sched.statements + acc))
+
+
+def table_program(cls, stride: int, axis: str = "v") -> RysProgram:
+    """Per-root program of the whole table I[i][j][k][l] (i <= la, j <= lb, k <= lc, l <= ld)
+    of one axis (default: chosen at run time, seed given), each value stored as soon as it
+    exists at offset (i (lb+1) + j) stride + k (ld+1) + l; stride >= (lc+1)(ld+1)."""
+    la, lb, lc, ld = cls
+    sched = Schedule(seed_given=True)
+    for i in range(la + 1):
+        for j in range(lb + 1):
+            for k in range(lc + 1):
+                for l in range(ld + 1):
+                    v = sched.request(node("e", axis, i, j, k, l))
+                    sched.statements.append(Store(v, (i * (lb + 1) + j) * stride + k * (ld + 1) + l))
+    return RysProgram(tuple(cls), nroots(cls), tuple(sched.statements))
+
+
+def components_range(l0: int, l1: int) -> list[tuple[int, int, int]]:
+    """Cartesian components of every shell l0 <= l <= l1, in order."""
+    out = []
+    for l in range(l0, l1 + 1):
+        out += cart_components(l)
+    return out
+
+
+def transfers(la: int, lb: int) -> tuple[Transfer, ...]:
+    """Eq. (6) in closed form for every (a, b) of shells (la, lb), b the inner index."""
+    out = []
+    for a in cart_components(la):
+        for b in cart_components(lb):
+            terms = []
+            for tx in range(b[0] + 1):
+                for ty in range(b[1] + 1):
+                    for tz in range(b[2] + 1):
+                        c = math.comb(b[0], tx) * math.comb(b[1], ty) * math.comb(b[2], tz)
+                        pw = (b[0] - tx, b[1] - ty, b[2] - tz)
+                        terms.append(TransferTerm(c, pw, (a[0] + tx, a[1] + ty, a[2] + tz)))
+            out.append(Transfer(a, b, tuple(terms)))
+    return tuple(out)
+
+
+def contracted_program(cls) -> RysProgram:
+    """Per root: the full tables G_d(n, m), n <= la+lb, m <= lc+ld (rows of eq. (4), then
+    the columns of eq. (5)), and the accumulation of (e0|f0), la <= |e| <= la+lb,
+    lc <= |f| <= lc+ld (slot (index of e, index of f) in :func:`components_range`);
+    contracted: the bra transfers of (la, lb), then the ket transfers of (lc, ld)."""
+    la, lb, lc, ld = cls
+    n, m = la + lb, lc + ld
+    sched = Schedule()
+    for ax in AXES:
+        sched.request(node("g", ax, 0, 0))
+        for i in range(n):
+            sched.request(node("g", ax, i + 1, 0))
+        for j in range(m):
+            for i in range(n + 1):
+                sched.request(node("g", ax, i, j + 1))
+    acc = [
+        Accumulate((ie, jf), tuple(node("g", ax, e[x], f[x]) for x, ax in enumerate(AXES)))
+        for ie, e in enumerate(components_range(la, n))
+        for jf, f in enumerate(components_range(lc, m))
+    ]
+    return RysProgram(tuple(cls), nroots(cls), tuple(sched.statements + acc), transfers(la, lb), transfers(lc, ld))
