@@ -180,10 +180,10 @@ def main():
                 t0 = time.perf_counter()
                 runner, slab, _ = gpu.make_runner(basis, coeff, lattice, dtype=dtype, kernel=flavour, ppt=ppt)
                 buf = cupy.empty((1, lattice.npoints), dtype=dtype)
-                runner.run(slab, out=buf)
+                runner.evaluate(slab, out=buf)
                 cupy.cuda.Stream.null.synchronize()
                 first = time.perf_counter() - t0
-                median, best = event_median(cupy, lambda: runner.run(slab, out=buf), args.repeat)
+                median, best = event_median(cupy, lambda: runner.evaluate(slab, out=buf), args.repeat)
                 key = f"{real}_{flavour}_ppt{ppt}"
                 timings[key] = {"median_ms": median, "min_ms": best, "first_call_s_incl_compile": first}
                 if ppt == ppts[0]:
@@ -192,11 +192,11 @@ def main():
                 record["gpu_compute"] = timings
                 save()
     from hartree.device.backend import CudaBackend
-    from hartree.grid.gpu_separable import SeparableRunner
+    from hartree.grid import gpu_separable
 
     for real, dtype in (("fp32", np.float32), ("fp64", np.float64)):
         t0 = time.perf_counter()
-        sep = SeparableRunner(CudaBackend(), basis, coeff, lattice, "float" if real == "fp32" else "double")
+        sep = gpu_separable.runner(CudaBackend(), basis, coeff, lattice, "float" if real == "fp32" else "double")
         buf = cupy.empty(SHAPE, dtype=dtype)
         sep.run(out=buf)
         cupy.cuda.Stream.null.synchronize()
@@ -218,7 +218,7 @@ def main():
         for real, dtype in (("fp32", np.float32), ("fp64", np.float64)):
             runner, slab, _ = gpu.make_runner(basis, block, lattice, dtype=dtype, kernel="jit")
             buf = cupy.empty((5, lattice.npoints), dtype=dtype)
-            median, best = event_median(cupy, lambda: runner.run(slab, out=buf), args.repeat)
+            median, best = event_median(cupy, lambda: runner.evaluate(slab, out=buf), args.repeat)
             timings[f"{real}_jit_5_orbitals_fused"] = {
                 "median_ms": median,
                 "min_ms": best,
@@ -321,7 +321,7 @@ def scaling(cupy, repeat, save_hook):
         for real, dtype in (("fp32", np.float32), ("fp64", np.float64)):
             runner, slab, _ = gpu.make_runner(basis, coeff, lattice, dtype=dtype, kernel="jit")
             buf = cupy.empty((1, lattice.npoints), dtype=dtype)
-            median, _ = event_median(cupy, lambda: runner.run(slab, out=buf), repeat)
+            median, _ = event_median(cupy, lambda: runner.evaluate(slab, out=buf), repeat)
             row[f"{real}_jit_ms"] = median
             row[f"{real}_jit_ms_per_million_points"] = median / lattice.npoints * 1e6
             if real == "fp64":

@@ -8,17 +8,24 @@ True
 The command line (``hartree orbitals``) is a thin layer over :func:`compute`.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..device.selection import resolve_device
 from ..errors import InputError
-from .lattice import lattice_around
+from .lattice import Lattice, lattice_around
 from .orbitals import evaluate_density, evaluate_orbitals
-from .select import select_orbitals
+from .select import OrbitalChoice, select_orbitals
 from .sources import Wavefunction, from_result, load_wavefunction
 
 
-def requested(wfn, mo=None, density=False, spin_density=False):
+def requested(
+    wfn: Wavefunction, mo: str | None = None, density: bool = False, spin_density: bool = False
+) -> list[tuple[str, str, OrbitalChoice | None]]:
     """[(label, kind, OrbitalChoice or None)]; kind is "mo", "density" or "spin".
 
     mo: a selection such as "homo,lumo+1" (see hartree.grid.select); None means "homo"
@@ -36,7 +43,13 @@ def requested(wfn, mo=None, density=False, spin_density=False):
     return items
 
 
-def compute(wfn, items, where, dtype=np.float64, device="cpu"):
+def compute(
+    wfn: Wavefunction,
+    items: list[tuple[str, str, OrbitalChoice | None]],
+    where: Lattice | np.ndarray,
+    dtype: DTypeLike = np.float64,
+    device: str = "cpu",
+) -> dict[str, np.ndarray]:
     """{label: values} for the requested items on a Lattice or (n, 3) points (bohr), a.u.
 
     Orbitals come out as lattice.shape (or (n,)) arrays, densities likewise.
@@ -65,17 +78,17 @@ def compute(wfn, items, where, dtype=np.float64, device="cpu"):
 
 
 def on_lattice(
-    source,
-    mo=None,
-    density=False,
-    spin_density=False,
-    spacing=0.1,
-    margin=4.0,
-    unit="angstrom",
-    lattice=None,
-    dtype=np.float64,
-    device="auto",
-):
+    source: Any,
+    mo: str | None = None,
+    density: bool = False,
+    spin_density: bool = False,
+    spacing: float = 0.1,
+    margin: float = 4.0,
+    unit: str = "angstrom",
+    lattice: Lattice | None = None,
+    dtype: DTypeLike = np.float64,
+    device: str = "auto",
+) -> tuple[Lattice, dict[str, np.ndarray]]:
     """(Lattice, {label: values}) for a result file path, an SCFResult or a Wavefunction.
 
     spacing, margin in ``unit``; or pass a ready ``lattice`` (hartree.grid.Lattice).

@@ -8,15 +8,17 @@ R(r) = sum_p c_p exp(-a_p r^2) over the shell's primitives, then multiply by the
 cartesian monomials x^i y^j z^k (i+j+k = l).  Unlike Algorithm 1, which folds the
 MO coefficients into the loop, we store the basis-function values of a block
 of points, so that several orbitals (or a density) reuse them through one GEMM
-(:mod:`hartree.grid.orbitals`).
+(the methods of :mod:`hartree.grid.evaluate`, run on the CPU by
+:class:`hartree.grid.cpu_device.CPUGrid`).
 
 Screening: each shell gets a cut-off radius beyond which every one of its
 functions is below ``threshold`` in absolute value (:func:`shell_cutoffs`);
 points outside it skip the shell (its values stay 0).  The cost thus grows
 linearly with molecule size for large molecules.
 
-A GPU backend implements the same contract: ``eval_ao(points, prepared) ->
-(npts, nao)`` on a :class:`PreparedBasis`.
+The GPU's counterpart is the generated ``orb_ao`` kernel of :mod:`hartree.grid.gpu_codegen`
+(same screening radii, :func:`shell_cutoffs`); both sit behind the point kernels of
+:class:`hartree.grid.device.GridDevice`.
 """
 
 from dataclasses import dataclass

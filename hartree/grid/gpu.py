@@ -3,21 +3,26 @@
     from hartree.grid import gpu
     psi = gpu.orbitals(basis, mo_coeff[:, [homo]], lattice)            # (1, npoints) numpy
     rho = gpu.density(basis, [(c_occ.T, occupations)], lattice)          # (npoints,)
+    device = gpu.GPUGrid(devices=[0, 1])      # the GridDevice that the methods run on
 
-Work plan (after VMD, Stone et al. 2009):
+The methods (choice of method, blocks, GEMM with the coefficients, the density sum, the
+separable contraction, output assembly) are those of every device, written once in
+:mod:`hartree.grid.evaluate`; this module is the GPU's :class:`GPUGrid`: its kernels,
+block sizes, workers and policy.  Work plan (after VMD, Stone et al. 2009):
 
 1. The basis is flattened per atom (:func:`hartree.grid.gpu_basis.grid_basis`): shells of each atom together,
    per-shell radius (:func:`hartree.grid.cpu.shell_cutoffs`) and per-primitive radius
    beyond which the primitive adds less than threshold/nprim to any function
    (exponent screening), and atom kinds for the JIT kernel.
-2. The lattice is cut into slabs of whole x planes (listed points: runs of points); slabs
-   are handed to one host thread per GPU through a queue (:mod:`hartree.device.work_queue`).
+2. The lattice is cut into slabs of whole x planes (listed points: runs of whole tiles);
+   slabs are handed to one host thread per GPU through a queue
+   (:mod:`hartree.device.work_queue`).
 3. Per slab: ``orb_screen`` lists the atoms near each tile (128 threads x PPT points),
    then ``orb_mo`` (up to MAX_NORB orbitals fused: every basis-function value is used for
    all of them) or ``orb_ao`` (basis-function values of the slab, AO-major) followed by one
    GEMM with the orbital coefficients, and for densities rho = sum_i n_i psi_i^2
    (:mod:`gpu_codegen`).  Orbitals on rectilinear lattices take the separable expansion
-   instead by default (:mod:`hartree.grid.gpu_separable`: B kernel + GEMM per slab).
+   instead by default (:mod:`hartree.grid.gpu_separable`: B kernel, then the GEMM per slab).
 4. The slab's values are copied into the host array.
 
 Kernels: 'general' (basis in arrays; source depends only on precision, l values and
@@ -34,14 +39,19 @@ or, in the tests, :class:`hartree.device.emulator.EmulatedBackend` (the same cod
 g++ on the CPU).  cupy is imported inside the functions only.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..device.work_queue import run_dynamic
 from ..errors import DeviceError, InputError
+from . import evaluate
 from . import gpu_codegen as cg
 from .cpu import DEFAULT_THRESHOLD
-from .gpu_basis import grid_basis
-from .lattice import Lattice
+from .geometry import Geometry
+from .gpu_basis import GridBasis, grid_basis
+from .gpu_separable import B_BYTES, GPUSeparableKernels
+from .separable import planes_per_slab, separable_terms_bound
 
 #: Default screening threshold of FP32 runs (a.u.; far below FP32 rounding of the values).
 FP32_THRESHOLD = 1e-10
@@ -75,35 +85,16 @@ def choose_kernel(gb, npoints, kernel="auto"):
     return kernel
 
 
-class _Geometry:
-    """Where the points are: a lattice cut into x-plane slabs, or a point list cut into runs."""
+class GPUPointKernels:
+    """One device's uploaded basis, compiled module and buffers; evaluates blocks of points
+    (a :class:`hartree.grid.device.PointKernels`).
 
-    def __init__(self, where):
-        if isinstance(where, Lattice):
-            self.lattice, self.points = where, None
-            self.npoints = where.npoints
-        else:
-            pts = np.ascontiguousarray(where, dtype=np.float64)
-            if pts.ndim != 2 or pts.shape[1] != 3:
-                raise InputError(f"points must have shape (n, 3), got {pts.shape}")
-            self.lattice, self.points = None, pts
-            self.npoints = pts.shape[0]
-
-    def slabs(self, max_points, pieces=1):
-        """[(first point, number of points, first x plane or None, planes)] in C order."""
-        if self.lattice is not None:
-            n0, n1, n2 = self.lattice.shape
-            planes = max(1, min(n0, max_points // (n1 * n2), -(-n0 // pieces)))
-            return [(i * n1 * n2, min(planes, n0 - i) * n1 * n2, i, min(planes, n0 - i)) for i in range(0, n0, planes)]
-        size = max(cg.TILE, (min(max_points, -(-self.npoints // pieces)) // cg.TILE) * cg.TILE)
-        return [(p, min(size, self.npoints - p), None, 0) for p in range(0, self.npoints, size)]
-
-
-class _DeviceRunner:
-    """One device's uploaded basis, compiled module and buffers; runs slabs."""
+    kind 'ao': basis-function values (``orb_ao``); 'mo': norb <= MAX_NORB orbitals of the
+    host coefficients coef (norb, nao) by the fused kernel (``orb_mo``).
+    """
 
     def __init__(self, backend, gb, real, flavour, kind, norb, coef, geometry, ppt=None):
-        xp = backend.xp
+        xp = self.xp = backend.xp
         self.backend, self.gb, self.real, self.kind, self.norb = backend, gb, real, kind, norb
         self.ppt = ppt = ppt or cg.PPT_DEFAULT[real]
         self.geometry = geometry
@@ -148,6 +139,10 @@ class _DeviceRunner:
         if name not in self.cache:
             self.cache[name] = self.backend.xp.asarray(np.ascontiguousarray(array, dtype=self.dtype))
         return self.cache[name]
+
+    def to_host(self, values, out):
+        """Copy device values into the host array out."""
+        self.backend.to_host(values, out)
 
     def lat_args(self, slab):
         """(mode, n0, n1, n2, lat (12,) origin of the slab + axes, points of the slab)."""
@@ -197,8 +192,8 @@ class _DeviceRunner:
         )
         return (mode, nt1, nt2, n0, n1, n2, lat, pts, ntile), count, entries
 
-    def run(self, slab, out=None):
-        """Device array of the slab: (norb, npts) for 'mo', (nao, npts) for 'ao'."""
+    def evaluate(self, slab, out=None):
+        """Device array of a block (Block) of points: (norb, npts) for 'mo', (nao, npts) for 'ao'."""
         xp = self.backend.xp
         npts = slab[1]
         (mode, nt1, nt2, n0, n1, n2, lat, pts, ntile), count, entries = self.screen(slab)
@@ -255,14 +250,88 @@ def _backends(backend, devices):
     return [backend.for_device(d) for d in devices]
 
 
-def _prepare(basis, where, dtype, threshold, kernel):
-    real = "float" if np.dtype(dtype) == np.float32 else "double"
+def _real(dtype):
+    """'float' for float32, else 'double' (the REAL of the kernels)."""
+    return "float" if np.dtype(dtype) == np.float32 else "double"
+
+
+@dataclass(frozen=True, eq=False)
+class GPUPrepared:
+    """Host data of the point kernels: the basis flattened per atom, REAL, kernel flavour."""
+
+    gb: GridBasis
+    real: str
+    flavour: str
+
+
+def _prepare(basis, geometry, dtype, threshold, kernel):
+    real = _real(dtype)
     if threshold is None:
         threshold = FP32_THRESHOLD if real == "float" else DEFAULT_THRESHOLD
-    geometry = _Geometry(where)
     gb = grid_basis(basis, threshold)
-    flavour = choose_kernel(gb, geometry.npoints, kernel)
-    return real, geometry, gb, flavour
+    return GPUPrepared(gb, real, choose_kernel(gb, geometry.npoints, kernel))
+
+
+class GPUGrid:
+    """One or more CUDA GPUs as the device of the lattice methods (:class:`hartree.grid.device.GridDevice`).
+
+    backend: :class:`hartree.device.backend.CudaBackend` (default: the current device's) or
+    the emulator; devices: GPU ordinals sharing the blocks (default: GPU 0); kernel: point
+    kernel flavour 'auto', 'general' or 'jit'; threshold: screening threshold (a.u.; None:
+    FP32_THRESHOLD in FP32, hartree.grid.cpu.DEFAULT_THRESHOLD in FP64); slab_points: most
+    points per slab (None: what fits SLAB_BYTES, or B_BYTES for the separable B table);
+    ppt: points per thread (1, 2, 4; None: gpu_codegen.PPT_DEFAULT per precision).
+    """
+
+    methods = ("ao", "separable", "direct")
+    fused_max_orbitals = cg.MAX_NORB
+
+    def __init__(self, backend=None, devices=None, kernel="auto", threshold=None, slab_points=None, ppt=None):
+        self.backends = _backends(_backend(backend), devices)
+        self.workers = len(self.backends)
+        self.kernel, self.threshold, self.slab_points, self.ppt = kernel, threshold, slab_points, ppt
+
+    @staticmethod
+    def value_dtype(dtype):
+        return np.dtype(np.float32 if _real(dtype) == "float" else np.float64)
+
+    @staticmethod
+    def prefers_separable(basis, dtype):
+        """Up to SEPARABLE_MAX_TERMS rank terms (bounded by :func:`separable_terms_bound`)."""
+        return separable_terms_bound(basis) <= SEPARABLE_MAX_TERMS[_real(dtype)]
+
+    def prepare(self, basis, geometry, dtype):
+        return _prepare(basis, geometry, dtype, self.threshold, self.kernel)
+
+    @staticmethod
+    def block_layout(geometry):
+        """Whole x planes of a lattice; runs of whole tiles of a point list."""
+        return ("plane", 1) if geometry.lattice is not None else ("point", cg.TILE)
+
+    @staticmethod
+    def block_points(prepared, dtype, rows):
+        """Points per slab so that the lists (ntile * natm entries) and rows x points values fit SLAB_BYTES."""
+        item = 8 if prepared.real == "double" else 4
+        per_point = rows * item + cg.entry_bytes(prepared.real) * prepared.gb.natm / cg.TILE * 2
+        return int(max(cg.TILE, min(SLAB_POINTS, SLAB_BYTES // max(per_point, 1))))
+
+    def point_kernels(self, worker, prepared, geometry, dtype, coeff=None):
+        kind, norb, coef = ("ao", 1, None) if coeff is None else ("mo", coeff.shape[1], coeff.T)
+        return GPUPointKernels(
+            worker, prepared.gb, prepared.real, prepared.flavour, kind, norb, coef, geometry, self.ppt
+        )
+
+    @staticmethod
+    def separable_planes(nterm, shape, dtype):
+        return planes_per_slab(nterm, shape, dtype, B_BYTES)
+
+    @staticmethod
+    def separable_kernels(worker, plan, tables, weight, geometry, dtype):
+        return GPUSeparableKernels(worker, plan, tables, weight, geometry.lattice, _real(dtype))
+
+    def run(self, blocks, setup, work):
+        """Blocks pulled by one host thread per device (:func:`hartree.device.work_queue.run_dynamic`)."""
+        run_dynamic(blocks, self.backends, setup, work)
 
 
 def orbitals(
@@ -281,68 +350,13 @@ def orbitals(
     """Orbital values, numpy (norb, npoints) of dtype, at a Lattice (C order) or (n, 3) points (bohr).
 
     mo_coeff (nao, norb).  method: 'separable' (rectilinear lattices: 1-D tables, B kernel
-    and one GEMM per slab, :mod:`hartree.grid.gpu_separable`), 'direct' (fused kernel,
-    MAX_NORB orbitals per launch), 'ao' (AO values per slab + GEMM), 'auto' (separable on
-    rectilinear lattices with at most SEPARABLE_MAX_TERMS rank terms, else direct up to
-    MAX_NORB orbitals, else ao).  devices: GPU indices (default: the current one); slabs go
-    to them dynamically.  slab_points: most points per slab (default: what fits SLAB_BYTES);
-    ppt: points per thread (1, 2, 4; default per precision, gpu_codegen.PPT_DEFAULT).
+    and one GEMM per slab), 'direct' (fused kernel, MAX_NORB orbitals per launch), 'ao' (AO
+    values per slab + GEMM), 'auto' (separable on rectilinear lattices with at most
+    SEPARABLE_MAX_TERMS rank terms, else direct up to MAX_NORB orbitals, else ao).  The
+    other arguments are those of :class:`GPUGrid`; slabs go to the devices dynamically.
     """
-    be = _backend(backend)
-    coeff = np.asarray(mo_coeff, dtype=np.float64)
-    if coeff.ndim == 1:
-        coeff = coeff[:, None]
-    if coeff.shape[0] != basis.nao:
-        raise InputError(f"orbital coefficients have {coeff.shape[0]} rows; the basis has {basis.nao} functions")
-    real = "float" if np.dtype(dtype) == np.float32 else "double"
-    geometry = _Geometry(where)
-    norb = coeff.shape[1]
-    rectilinear = geometry.lattice is not None and geometry.lattice.is_rectilinear
-    if method == "auto":
-        if rectilinear and separable_terms_bound(basis) <= SEPARABLE_MAX_TERMS[real]:
-            method = "separable"
-        else:
-            method = "direct" if norb <= cg.MAX_NORB else "ao"
-    if method not in ("direct", "ao", "separable"):
-        raise InputError(f"unknown GPU method {method!r}; use auto, separable, direct or ao")
-    backends = _backends(be, devices)
-    out = np.empty((norb, geometry.npoints), dtype=np.float64 if real == "double" else np.float32)
-    if method == "separable":
-        if not rectilinear:
-            raise InputError("the separable method needs a lattice with axes along x, y and z")
-        _separable(backends, basis, coeff, geometry, real, out, slab_points)
-        return out
-    real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
-    if method == "direct":
-        for m0 in range(0, norb, cg.MAX_NORB):
-            chunk = coeff[:, m0 : m0 + cg.MAX_NORB]
-            budget = slab_points or _slab_points(gb, real, chunk.shape[1])
-            _run(
-                backends,
-                geometry,
-                budget,
-                lambda: (gb, real, flavour, "mo", chunk.shape[1], chunk.T),
-                lambda runner, slab: runner.backend.to_host(
-                    runner.run(slab), out[m0 : m0 + chunk.shape[1], slab[0] : slab[0] + slab[1]]
-                ),
-                ppt,
-            )
-        return out
-    ct = coeff.T
-
-    def finish(runner, slab):
-        ao = runner.run(slab)
-        runner.backend.to_host(runner.upload("ct", ct) @ ao, out[:, slab[0] : slab[0] + slab[1]])
-
-    _run(
-        backends,
-        geometry,
-        slab_points or _slab_points(gb, real, gb.nao),
-        lambda: (gb, real, flavour, "ao", 1, None),
-        finish,
-        ppt,
-    )
-    return out
+    device = GPUGrid(backend, devices, kernel, threshold, slab_points, ppt)
+    return evaluate.orbitals(device, basis, mo_coeff, where, dtype, method)
 
 
 def density(
@@ -358,30 +372,8 @@ def density(
     ppt=None,
 ):
     """sum over sets of sum_i n_i psi_i^2, numpy (npoints,): sets = [(C^T (nocc, nao), n (nocc,))]."""
-    be = _backend(backend)
-    real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
-    backends = _backends(be, devices)
-    out = np.empty(geometry.npoints, dtype=np.float64 if real == "double" else np.float32)
-
-    def finish(runner, slab):
-        xp = runner.backend.xp
-        ao = runner.run(slab)
-        rho = xp.zeros(slab[1], dtype=runner.dtype)
-        for k, (ct, n) in enumerate(sets):
-            if len(n):
-                psi = runner.upload(f"c{k}", ct) @ ao  # (nocc, npts)
-                rho += runner.upload(f"n{k}", n) @ (psi * psi)
-        runner.backend.to_host(rho, out[slab[0] : slab[0] + slab[1]])
-
-    _run(
-        backends,
-        geometry,
-        slab_points or _slab_points(gb, real, gb.nao),
-        lambda: (gb, real, flavour, "ao", 1, None),
-        finish,
-        ppt,
-    )
-    return out
+    device = GPUGrid(backend, devices, kernel, threshold, slab_points, ppt)
+    return evaluate.density(device, basis, sets, where, dtype)
 
 
 def ao_values(
@@ -396,82 +388,22 @@ def ao_values(
     ppt=None,
 ):
     """Basis-function values, numpy (nao, npoints) (AO-major), as the 'ao' kernel stores them."""
-    be = _backend(backend)
-    real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
-    backends = _backends(be, devices)
-    out = np.empty((gb.nao, geometry.npoints), dtype=np.float64 if real == "double" else np.float32)
-    _run(
-        backends,
-        geometry,
-        slab_points or _slab_points(gb, real, gb.nao),
-        lambda: (gb, real, flavour, "ao", 1, None),
-        lambda runner, slab: runner.backend.to_host(runner.run(slab), out[:, slab[0] : slab[0] + slab[1]]),
-        ppt,
-    )
-    return out
-
-
-def separable_terms_bound(basis):
-    """Upper bound of the separable expansion's rank terms: distinct (centre, exponent) x (lmax+1)."""
-    rows = np.column_stack(
-        [
-            np.repeat(basis.shell_center, basis.shell_nprim, axis=0),
-            np.concatenate([basis.shell_exponents(s) for s in range(basis.nshell)]),
-        ]
-    )
-    return len(np.unique(rows, axis=0)) * (int(basis.max_l) + 1)
-
-
-def _separable(backends, basis, coeff, geometry, real, out, slab_points=None):
-    """Orbitals by the separable expansion, slabs of x planes over the devices (out: host)."""
-    from .gpu_separable import SeparableRunner, planes_per_slab
-    from .separable import lattice_tables, make_plan
-
-    lattice = geometry.lattice
-    plan = make_plan(basis)
-    tables = lattice_tables(plan, lattice)
-    dtype = np.float64 if real == "double" else np.float32
-    n1n2 = lattice.shape[1] * lattice.shape[2]
-    budget = planes_per_slab(plan.nterm, lattice.shape, dtype) * n1n2
-    slabs = geometry.slabs(min(budget, slab_points or budget), pieces=4 * len(backends) if len(backends) > 1 else 1)
-    for m in range(coeff.shape[1]):
-        run_dynamic(
-            slabs,
-            backends,
-            lambda backend: SeparableRunner(backend, basis, coeff[:, m], lattice, real, plan, tables),
-            lambda runner, slab: runner.backend.to_host(
-                runner.run_slab(slab[2], slab[3]), out[m, slab[0] : slab[0] + slab[1]]
-            ),
-        )
-
-
-def _slab_points(gb, real, rows):
-    """Points per slab so that the lists (ntile * natm entries) and rows x points values fit SLAB_BYTES."""
-    item = 8 if real == "double" else 4
-    per_point = rows * item + cg.entry_bytes(real) * gb.natm / cg.TILE * 2
-    return int(max(cg.TILE, min(SLAB_POINTS, SLAB_BYTES // max(per_point, 1))))
-
-
-def _run(backends, geometry, max_points, spec, finish, ppt=None):
-    """Cut the geometry into slabs and feed them to one host thread per device (backend)."""
-    slabs = geometry.slabs(max_points, pieces=4 * len(backends) if len(backends) > 1 else 1)
-
-    def setup(backend):
-        gb, real, flavour, kind, norb, coef = spec()
-        return _DeviceRunner(backend, gb, real, flavour, kind, norb, coef, geometry, ppt)
-
-    return run_dynamic(slabs, backends, setup, finish)
+    device = GPUGrid(backend, devices, kernel, threshold, slab_points, ppt)
+    return evaluate.ao_values(device, basis, where, dtype)
 
 
 def make_runner(basis, coeff, where, dtype=np.float64, kernel="auto", threshold=None, backend=None, ppt=None):
-    """(runner, whole-geometry slab) for timing: runner.run(slab) evaluates the orbitals
-    coeff (nao, norb <= MAX_NORB) at every point on the current device (device array)."""
+    """(kernels, whole-geometry block, flavour) for timing: kernels.evaluate(block) evaluates
+    the orbitals coeff (nao, norb <= MAX_NORB) at every point on the current device (device array)."""
     be = _backend(backend)
     coeff = np.asarray(coeff, dtype=np.float64).reshape(basis.nao, -1)
-    real, geometry, gb, flavour = _prepare(basis, where, dtype, threshold, kernel)
-    runner = _DeviceRunner(be, gb, real, flavour, "mo", coeff.shape[1], coeff.T, geometry, ppt)
-    slab = geometry.slabs(max(geometry.npoints, 1))[0]
-    return runner, slab, flavour
+    geometry = Geometry.of(where)
+    p = _prepare(basis, geometry, dtype, threshold, kernel)
+    kernels = GPUPointKernels(be, p.gb, p.real, p.flavour, "mo", coeff.shape[1], coeff.T, geometry, ppt)
+    block = geometry.blocks(
+        max(geometry.npoints, 1), unit="plane" if geometry.lattice is not None else "point", align=cg.TILE
+    )[0]
+    return kernels, block, p.flavour
 
 
 def device_text(backend=None):

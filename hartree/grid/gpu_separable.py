@@ -1,26 +1,28 @@
-"""Orbitals on rectilinear lattices on the GPU through the separable expansion.
+"""The B kernel of the separable expansion on the GPU (``sep_b``), and its launcher.
 
-The GPU counterpart of :mod:`hartree.grid.separable` (same plan, same 1-D tables, same
-equations): on a lattice whose steps lie along x, y, z,
+The separable expansion (:mod:`hartree.grid.separable`; the slab loop and GEMM, written once
+for every device, in :mod:`hartree.grid.evaluate`) writes an orbital on a rectilinear
+lattice as
 
     psi(x_a, y_b, z_c) = sum_t B_t(x_a, y_b) Z_t(z_c),
-    B_t(x_a, y_b)      = sum_{e in t} w_e X_{g_e, i_e}(x_a) Y_{g_e, j_e}(y_b),
+    B_t(x_a, y_b)      = sum_{e in t} w_e X_{g_e, i_e}(x_a) Y_{g_e, j_e}(y_b).
 
-so one small kernel (``sep_b``, one thread per (x_a, y_b, t)) builds B for a slab of x
-planes and one GEMM, (na ny, nterm) @ (nterm, nz), writes the slab's values in the
-lattice's C order.  The GEMM runs on cuBLAS (FP64 on the tensor cores of an H100/H200).
-No exponentials are evaluated on the GPU: the 1-D tables (ng x (lmax+1) x n per axis) are
-made on the host and uploaded once.
+Here one small kernel (``sep_b``, template ``separable_b.cu``, one thread per (x_a, y_b, t))
+builds B for a slab of x planes, reading the entries sorted by term; the GEMM that follows
+runs on cuBLAS (FP64 on the tensor cores of an H100/H200).  No exponentials are evaluated
+on the GPU: the 1-D tables (ng x (lmax+1) x n per axis) are made on the host and uploaded
+once per orbital and device.
 
 This path needs a rectilinear lattice and serves orbitals (a few at a time); densities,
-tilted lattices and point lists use the direct kernels of :mod:`hartree.grid.gpu`.
+tilted lattices and point lists use the point kernels of :mod:`hartree.grid.gpu`.
 """
 
 import numpy as np
 
 from ..device import cuda_source
 from . import gpu_codegen as cg
-from .separable import cartesian_coefficients, lattice_tables, make_plan
+from .evaluate import SeparableRunner, separable_weights
+from .separable import cartesian_coefficients, lattice_tables, make_plan, planes_per_slab
 
 #: Generator version of the sep_b source (part of the compile cache key).
 VERSION = 1
@@ -51,59 +53,49 @@ def source(real):
     return template.format(version=VERSION, real=real, params=cg.decl(SEP_PARAMS))
 
 
-class SeparableRunner:
-    """One orbital on a rectilinear lattice, on the current device.
+class GPUSeparableKernels:
+    """The B table of one orbital on one device (a :class:`hartree.grid.device.SeparableKernels`).
 
-    runner = SeparableRunner(backend, basis, coeff (nao,), lattice, real)
-    values = runner.run()          # device array lattice.shape (C order)
+    backend: :class:`hartree.device.backend.CudaBackend` or the emulator; tables: host
+    tables of :func:`hartree.grid.separable.lattice_tables`; weight (nentry,) float64 host
+    weights of the entries; real: 'double' or 'float'.
     """
 
-    def __init__(self, backend, basis, coeff, lattice, real="double", plan=None, tables=None):
-        if not lattice.is_rectilinear:
-            raise ValueError("the separable GPU path needs a rectilinear lattice")
-        xp = backend.xp
+    def __init__(self, backend, plan, tables, weight, lattice, real="double"):
+        xp = self.xp = backend.xp
         self.backend, self.lattice, self.real = backend, lattice, real
-        self.dtype = np.float64 if real == "double" else np.float32
-        plan = plan or make_plan(basis)
-        xtab, ytab, ztab = (tables or lattice_tables(plan, lattice))[:3]
-        cart = cartesian_coefficients(basis, np.asarray(coeff, dtype=np.float64).reshape(-1, 1))[:, 0]
-        # weight of each entry (t, i, j): sum over its sources of c_p f(l) C_cart
-        weight = np.bincount(plan.src_entry, weights=plan.src_coef * cart[plan.src_row], minlength=plan.entry_term.size)
+        xtab, ytab = tables[:2]
         order = np.argsort(plan.entry_term, kind="stable")
         term_start = np.concatenate([[0], np.cumsum(np.bincount(plan.entry_term, minlength=plan.nterm))])
         i32 = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=np.int32))  # noqa: E731
-        r = lambda a: xp.asarray(cg.as_real(a, real))  # noqa: E731
         self.nterm, self.lmax1 = plan.nterm, xtab.shape[1]
         self.args = [
-            r(xtab),
-            r(ytab),
+            self.upload("xtab", xtab),
+            self.upload("ytab", ytab),
             i32(term_start),
             i32(plan.term_group[plan.entry_term[order]]),
             i32(plan.entry_i[order]),
             i32(plan.entry_j[order]),
-            r(weight[order]),
+            self.upload("weight", weight[order]),
         ]
-        self.zmat = r(ztab[plan.term_group, plan.term_k, :])  # (nterm, nz)
         key = {"kind": "grid_sep_b", "real": real, "generator": VERSION}
         (self.module,) = backend.compile([(source(real), key, {"sep_b": SEP_PARAMS})])
-        self.planes = planes_per_slab(plan.nterm, lattice.shape, self.dtype)
-        self.b = xp.empty(self.planes * lattice.shape[1] * self.nterm, dtype=self.dtype)
 
-    def run_slab(self, ix0, na, out=None):
-        """Values of x planes ix0..ix0+na-1 (na <= self.planes): device array (na * ny * nz,)."""
-        xp = self.backend.xp
-        nx, ny, nz = self.lattice.shape
-        if out is None:
-            out = xp.empty(na * ny * nz, dtype=self.dtype)
-        total = na * ny * self.nterm
-        b = self.b[:total]
+    def upload(self, name, host):
+        """Device copy of a host array in the precision of REAL."""
+        return self.xp.asarray(cg.as_real(host, self.real))
+
+    def build_b(self, plane, planes, b):
+        """Launch sep_b: b (planes * ny * nterm,) = B of x planes plane..plane+planes-1."""
+        nx, ny, _ = self.lattice.shape
+        total = planes * ny * self.nterm
         self.module.launch(
             "sep_b",
             -(-total // 256),
             256,
             [
-                np.int32(ix0),
-                np.int32(na),
+                np.int32(plane),
+                np.int32(planes),
                 np.int32(nx),
                 np.int32(ny),
                 np.int32(self.nterm),
@@ -112,22 +104,26 @@ class SeparableRunner:
                 b,
             ],
         )
-        xp.matmul(b.reshape(na * ny, self.nterm), self.zmat, out=out.reshape(na * ny, nz))
-        return out
 
-    def run(self, out=None):
-        """Device array of shape lattice.shape with the orbital's values (a.u.)."""
-        nx, ny, nz = self.lattice.shape
-        if out is None:
-            out = self.backend.xp.empty((nx, ny, nz), dtype=self.dtype)
-        flat = out.reshape(-1)
-        for ix0 in range(0, nx, self.planes):
-            na = min(self.planes, nx - ix0)
-            self.run_slab(ix0, na, out=flat[ix0 * ny * nz : (ix0 + na) * ny * nz])
-        return out
+    @staticmethod
+    def staging(out):
+        """None: each slab's values go to a new device array, then to the host."""
+        return None
+
+    def to_host(self, values, out):
+        self.backend.to_host(values, out)
 
 
-def planes_per_slab(nterm, shape, dtype):
-    """x planes per slab so that B (planes x ny x nterm) stays within B_BYTES."""
-    nx, ny, _ = shape
-    return max(1, min(nx, B_BYTES // max(1, ny * nterm * np.dtype(dtype).itemsize)))
+def runner(backend, basis, coeff, lattice, real="double"):
+    """A :class:`hartree.grid.evaluate.SeparableRunner` of one orbital (coeff (nao,)) on the
+    device of ``backend`` (for timing: runner.run() is the whole lattice, slab by slab)."""
+    if not lattice.is_rectilinear:
+        raise ValueError("the separable GPU path needs a rectilinear lattice")
+    plan = make_plan(basis)
+    tables = lattice_tables(plan, lattice)
+    cart = cartesian_coefficients(basis, np.asarray(coeff, dtype=np.float64).reshape(-1, 1))[:, 0]
+    kernels = GPUSeparableKernels(backend, plan, tables, separable_weights(plan, cart), lattice, real)
+    dtype = np.float64 if real == "double" else np.float32
+    return SeparableRunner(
+        kernels, plan, tables, lattice, dtype, planes_per_slab(plan.nterm, lattice.shape, dtype, B_BYTES)
+    )

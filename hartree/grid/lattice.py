@@ -15,6 +15,8 @@ Explicit point lists do not need a lattice: the evaluation functions take an
 (npts, 3) array as well.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 
@@ -67,18 +69,18 @@ class Lattice:
         object.__setattr__(self, "shape", shape)
 
     @property
-    def npoints(self):
+    def npoints(self) -> int:
         """Total number of points."""
         return math.prod(self.shape)
 
-    def slab(self, start, stop):
+    def slab(self, start: int, stop: int) -> Lattice:
         """The sub-lattice of planes start..stop-1 along the first (slowest) axis."""
         return Lattice(
             origin=self.origin + start * self.axes[0], axes=self.axes, shape=(stop - start,) + tuple(self.shape[1:])
         )
 
     @property
-    def is_rectilinear(self):
+    def is_rectilinear(self) -> bool:
         """True when every step vector lies along x, y, z in that order (diagonal ``axes``).
 
         Such lattices are products of three 1-D grids, which the fast separable
@@ -87,17 +89,17 @@ class Lattice:
         return bool(np.all(self.axes[~np.eye(3, dtype=bool)] == 0.0) and np.all(np.diag(self.axes) > 0))
 
     @property
-    def voxel_volume(self):
+    def voxel_volume(self) -> float:
         """Volume of one lattice cell, bohr^3."""
         return float(abs(np.linalg.det(self.axes)))
 
-    def coordinates_1d(self):
+    def coordinates_1d(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(x, y, z) 1-D coordinate arrays (bohr) of a rectilinear lattice."""
         if not self.is_rectilinear:
             raise ValueError("coordinates_1d needs a rectilinear lattice")
         return tuple(self.origin[d] + self.axes[d, d] * np.arange(self.shape[d]) for d in range(3))
 
-    def points(self, start=0, stop=None):
+    def points(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Points start..stop-1 in C order (last index fastest), float64 (n, 3), bohr."""
         stop = self.npoints if stop is None else min(stop, self.npoints)
         flat = np.arange(start, stop, dtype=np.int64)
@@ -114,7 +116,7 @@ def _unit_factor(unit):
         raise InputError(f"unknown length unit {unit!r}; use 'angstrom' or 'bohr'") from None
 
 
-def lattice_around(coords, spacing, margin=4.0, unit="angstrom"):
+def lattice_around(coords: np.ndarray, spacing: float, margin: float = 4.0, unit: str = "angstrom") -> Lattice:
     """Axis-aligned lattice covering the nuclei plus ``margin`` on every side.
 
     coords: (natm, 3) nuclear positions, bohr.  spacing, margin: lengths in
@@ -150,7 +152,7 @@ def lattice_around(coords, spacing, margin=4.0, unit="angstrom"):
     return Lattice(origin=origin, axes=np.eye(3) * spacing, shape=tuple(counts))
 
 
-def lattice_from_axes(origin, axes, shape, unit="bohr"):
+def lattice_from_axes(origin: np.ndarray, axes: np.ndarray, shape: tuple[int, int, int], unit: str = "bohr") -> Lattice:
     """Lattice from an origin (3,), step vectors (3, 3) in ``unit`` and point counts (3,)."""
     factor = _unit_factor(unit)
     return Lattice(

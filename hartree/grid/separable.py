@@ -13,12 +13,17 @@ terms by g = (centre, exponent) and the z power k ("rank terms" t = (g, k)):
     B_t(x_a, y_b)      = sum_{i, j} w_{t,i,j} X_{g,i}(x_a) Y_{g,j}(y_b),
 
 with w_{t,i,j} = C_cart(shell, ijk) c_p f(l) summed over the shells and primitives
-that share (g, i, j, k).  B is built by a numba loop (no exponentials: the 1-D
+that share (g, i, j, k).  B is built per slab of x planes (no exponentials: the 1-D
 tables hold them), and the last step is one GEMM, (nx ny, nterm) @ (nterm, nz),
-per slab of x planes.  For C60/6-31G* (cartesian) there are ~1000 rank terms
-instead of 5 x 10^6 points x 900 basis functions x exp.
+per slab.  For C60/6-31G* (cartesian) there are ~1000 rank terms instead of
+5 x 10^6 points x 900 basis functions x exp.
 
 Spherical bases enter through C_cart = C_l C_sph (per shell), with C_l = cart2sph(l).
+
+This module holds the expansion's data (plan, 1-D tables, weights' sources) and its CPU
+kernels (:func:`build_b`, and :func:`ao_rows`: AO values of lattice rows from the same
+tables); the slab loop and the GEMM are written once for every device in
+:mod:`hartree.grid.evaluate`, the GPU's B kernel is :mod:`hartree.grid.gpu_separable`.
 """
 
 from dataclasses import dataclass
@@ -28,9 +33,6 @@ import numpy as np
 
 from ..basis import cart2sph, cart_components
 from .cpu import sp_factor
-
-#: Target size of one slab of B (bytes); slabs are whole x planes.
-SLAB_BYTES = 32 * 2**20
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,7 +142,7 @@ def axis_tables(coord, centres, exponents, lmax):
 
 
 @numba.njit(parallel=True, cache=True)
-def _build_b(xtab, ytab_t, ix0, entry_term, entry_group, entry_i, entry_j, weight, b):
+def build_b(xtab, ytab_t, ix0, entry_term, entry_group, entry_i, entry_j, weight, b):
     """b[a, c, t] = sum_e [term(e) == t] weight[e] X[g_e, i_e, ix0 + a] Y[g_e, j_e, c] (b zeroed).
 
     ytab_t is Y transposed to (ny, ng, lmax+1), so the inner loop reads one row.
@@ -282,28 +284,18 @@ def ao_rows(plan, prepared, tables, row0, nrow, dtype=np.float64, threshold=1e-1
     return out
 
 
-def orbital_on_lattice(plan, lattice, coeff_cart, dtype=np.float64):
-    """One orbital on a rectilinear lattice, array ``lattice.shape`` of ``dtype``.
+def planes_per_slab(nterm, shape, dtype, b_bytes):
+    """x planes per slab so that B (planes x ny x nterm values of dtype) stays within b_bytes."""
+    nx, ny, _ = shape
+    return max(1, min(nx, b_bytes // max(1, ny * nterm * np.dtype(dtype).itemsize)))
 
-    coeff_cart: (ncart,) coefficients over cartesian functions (see
-    :func:`cartesian_coefficients`).  FP32 runs the GEMM in single precision.
-    """
-    xtab, ytab, ztab = lattice_tables(plan, lattice)[:3]
-    ytab_t = np.ascontiguousarray(ytab.transpose(2, 0, 1))
-    weight = np.bincount(
-        plan.src_entry, weights=plan.src_coef * coeff_cart[plan.src_row], minlength=plan.entry_term.size
+
+def separable_terms_bound(basis):
+    """Upper bound of the separable expansion's rank terms: distinct (centre, exponent) x (lmax+1)."""
+    rows = np.column_stack(
+        [
+            np.repeat(basis.shell_center, basis.shell_nprim, axis=0),
+            np.concatenate([basis.shell_exponents(s) for s in range(basis.nshell)]),
+        ]
     )
-    entry_group = plan.term_group[plan.entry_term]
-    zmat = np.ascontiguousarray(ztab[plan.term_group, plan.term_k, :], dtype=dtype)  # (nterm, nz)
-    nx, ny, nz = lattice.shape
-    out = np.empty((nx, ny, nz), dtype=dtype)
-    itemsize = np.dtype(dtype).itemsize
-    slab = max(1, min(nx, SLAB_BYTES // max(1, ny * plan.nterm * itemsize)))
-    b = np.empty((slab, ny, plan.nterm), dtype=dtype)
-    for ix0 in range(0, nx, slab):
-        na = min(slab, nx - ix0)
-        bb = b[:na]
-        bb[...] = 0.0
-        _build_b(xtab, ytab_t, ix0, plan.entry_term, entry_group, plan.entry_i, plan.entry_j, weight, bb)
-        np.matmul(bb.reshape(na * ny, plan.nterm), zmat, out=out[ix0 : ix0 + na].reshape(na * ny, nz))
-    return out
+    return len(np.unique(rows, axis=0)) * (int(basis.max_l) + 1)
