@@ -30,8 +30,9 @@ spherical is left to the caller (GEMMs with ``pairs.cart2sph_matrix``): see
 
 import numpy as np
 
+from ..integrals.gaussian_product import angular_factor
 from . import codegen, jk_kernels
-from .pairs import angular_factor, build_pair_classes, cart2sph_matrix
+from .pairs import build_pair_classes, cart2sph_matrix
 from .tables import RysTable
 
 #: threads per block (bra pairs of one class against one aux shell)

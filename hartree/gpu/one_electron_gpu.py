@@ -24,8 +24,9 @@ the same Chebyshev table as the ERIs (``codegen.rys_function``).
 
 import numpy as np
 
+from ..integrals.gaussian_product import angular_factor
 from . import codegen
-from .pairs import angular_factor, cart2sph_matrix
+from .pairs import cart2sph_matrix, class_pairs
 from .tables import RysTable
 
 GENERATOR_VERSION = "1"
@@ -217,14 +218,7 @@ def generate(classes, table):
 
 def shell_pairs(basis, la, lb):
     """int32 (npair, 2) shell pairs (i, j) with l_i = la, l_j = lb (i >= j when la == lb)."""
-    ls = np.asarray(basis.shell_l)
-    ia, ib = np.flatnonzero(ls == la), np.flatnonzero(ls == lb)
-    if la == lb:
-        ii, jj = np.tril_indices(len(ia))
-        pairs = np.stack([ia[ii], ia[jj]], axis=1)
-    else:
-        pairs = np.stack(np.meshgrid(ia, ib, indexing="ij"), axis=-1).reshape(-1, 2)
-    return np.ascontiguousarray(pairs, dtype=np.int32)
+    return np.ascontiguousarray(class_pairs(basis, la, lb), dtype=np.int32)
 
 
 class OneElectronGPU:

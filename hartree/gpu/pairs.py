@@ -11,7 +11,9 @@ what the Rys kernels read (all in bohr / bohr^-2):
 * ``prim`` float64 (nprimpair, 5): ζ = a+b, P = (aA + bB)/ζ, and
   K = c_a c_b f(l_a) f(l_b) exp(-a b |A-B|² / ζ)   (Gaussian product theorem)
   with c the stored coefficients (normalised primitives, contraction normalised) and
-  f(l) the libcint angular factor (f(0) = 1/sqrt(4π), f(1) = sqrt(3/(4π)), else 1).
+  f(l) the libcint angular factor (f(0) = 1/sqrt(4π), f(1) = sqrt(3/(4π)), else 1);
+  f(l), P and μ|A-B|² come from :mod:`hartree.integrals.gaussian_product`, shared with
+  the CPU pair tables.
 * ``q``    float64 (npair,): Schwarz factors sqrt(max |(ab|ab)|) (set by the driver).
 
 Pairs are later re-ordered (:func:`pair_order`, on the device: :mod:`hartree.gpu.device_pairs`)
@@ -21,16 +23,10 @@ neighbouring J/K elements).
 """
 
 from dataclasses import dataclass, replace
-from math import pi, sqrt
 
 import numpy as np
 
-_ANGULAR_FACTOR = {0: 1.0 / sqrt(4.0 * pi), 1: sqrt(3.0 / (4.0 * pi))}
-
-
-def angular_factor(l):
-    """libcint's f(l): 1/sqrt(4π) for s, sqrt(3/(4π)) for p, 1 otherwise."""
-    return _ANGULAR_FACTOR.get(int(l), 1.0)
+from hartree.integrals.gaussian_product import angular_factor, product_centre_array, product_exponent_array
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,16 +64,22 @@ def build_pair_classes(basis, prim_cutoff=PRIM_CUTOFF):
     out = {}
     for la in range(lmax + 1):
         for lb in range(la + 1):
-            ia = np.flatnonzero(ls == la)
-            ib = np.flatnonzero(ls == lb)
-            if la == lb:
-                ii, jj = np.tril_indices(len(ia))
-                pairs = np.stack([ia[ii], ia[jj]], axis=1)
-            else:
-                pairs = np.stack(np.meshgrid(ia, ib, indexing="ij"), axis=-1).reshape(-1, 2)
+            pairs = class_pairs(basis, la, lb)
             if len(pairs):
                 out[(la, lb)] = _pair_class(basis, la, lb, pairs, prim_cutoff)
     return out
+
+
+def class_pairs(basis, la, lb):
+    """The shell pairs (i, j) of class (la, lb), la >= lb: l_i = la, l_j = lb, i >= j when
+    la == lb; int (npair, 2), i-major (the order of the GPU pair classes and one-electron
+    launches)."""
+    ls = np.asarray(basis.shell_l)
+    ia, ib = np.flatnonzero(ls == la), np.flatnonzero(ls == lb)
+    if la == lb:
+        ii, jj = np.tril_indices(len(ia))
+        return np.stack([ia[ii], ia[jj]], axis=1)
+    return np.stack(np.meshgrid(ia, ib, indexing="ij"), axis=-1).reshape(-1, 2)
 
 
 def _pair_class(basis, la, lb, pairs, prim_cutoff):
@@ -101,9 +103,9 @@ def _pair_class(basis, la, lb, pairs, prim_cutoff):
         A, B = centers[I], centers[J]
         ab2 = np.einsum("nx,nx->n", A - B, A - B)[:, None, None]
         K = (
-            (coefs[ia] * fa)[:, :, None] * (coefs[jb] * fb)[:, None, :] * np.exp(-a * b / zeta * ab2)
+            (coefs[ia] * fa)[:, :, None] * (coefs[jb] * fb)[:, None, :] * np.exp(-product_exponent_array(a, b, ab2))
         )  # Gaussian product
-        P = (a[..., None] * A[:, None, None, :] + b[..., None] * B[:, None, None, :]) / zeta[..., None]
+        P = product_centre_array(a[..., None], b[..., None], A[:, None, None, :], B[:, None, None, :])
         blk = np.concatenate([zeta[..., None], P, K[..., None]], axis=-1).reshape(len(sel), -1, 5)
         # primitive-pair screening: weight |K| (π/ζ)^(3/2) (the s-type overlap of the
         # primitive pair) below prim_cutoff x the pair's largest weight is dropped

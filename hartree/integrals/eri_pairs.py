@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 from hartree.basis import MAX_L, cart2sph
+from hartree.integrals.gaussian_product import angular_factors, product_centre, product_exponent
 
 #: Largest angular momentum the tables cover (the basis data model's limit).
 LMAX_TABLE = MAX_L
@@ -31,10 +32,8 @@ PRIM_PAIR_CUTOFF = 1e-18
 PP_ZETA, PP_PX, PP_PY, PP_PZ, PP_PAX, PP_PAY, PP_PAZ, PP_COEF, PP_INVZETA = range(9)
 PP_NCOL = 9
 
-# Normalisation factors f(l) of the libcint convention (see hartree.basis.angular).
-_F_L = np.ones(LMAX_TABLE + 1)
-_F_L[0] = 1.0 / math.sqrt(4.0 * math.pi)
-_F_L[1] = math.sqrt(3.0 / (4.0 * math.pi))
+# Normalisation factors f(l) of the libcint convention (hartree.integrals.gaussian_product).
+_F_L = angular_factors(LMAX_TABLE + 1)
 
 
 def _cart_tables():
@@ -89,7 +88,7 @@ def _count_pairs(shell_l, shell_nprim, shell_prim_start, shell_center, exponents
                 a = exponents[shell_prim_start[i] + p]
                 for q in range(shell_nprim[j]):
                     b = exponents[shell_prim_start[j] + q]
-                    if a * b / (a + b) * r2 <= logcut:
+                    if product_exponent(a, b, r2) <= logcut:
                         n += 1
             counts[ij] = n
             ij += 1
@@ -130,13 +129,13 @@ def _fill_pairs(shell_l, shell_nprim, shell_prim_start, shell_center, exponents,
                     b = exponents[shell_prim_start[sb] + q]
                     cb = coefficients[shell_prim_start[sb] + q]
                     zeta = a + b
-                    x = a * b / zeta * r2
+                    x = product_exponent(a, b, r2)
                     if x > logcut:
                         continue
                     pp[n, PP_ZETA] = zeta
                     pp[n, PP_INVZETA] = 1.0 / zeta
                     for d in range(3):
-                        pd = (a * shell_center[sa, d] + b * shell_center[sb, d]) / zeta
+                        pd = product_centre(a, b, shell_center[sa, d], shell_center[sb, d])
                         pp[n, PP_PX + d] = pd
                         pp[n, PP_PAX + d] = pd - shell_center[sa, d]
                     pp[n, PP_COEF] = ca * cb * fab * math.exp(-x)

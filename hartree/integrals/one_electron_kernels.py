@@ -47,6 +47,7 @@ import math
 import numba
 import numpy as np
 
+from hartree.integrals.gaussian_product import angular_factor, product_centre, product_exponent
 from hartree.integrals.rys import rys_roots_weights
 
 OP_OVERLAP = 0
@@ -64,16 +65,6 @@ def ncomp_of(op):
     if op == OP_DIPOLE:
         return 3
     return 1
-
-
-@numba.njit(cache=True)
-def angular_factor(l):
-    """PySCF's extra factor f(l) on cartesian functions (dimensionless)."""
-    if l == 0:
-        return 0.28209479177387814  # 1/sqrt(4 pi)
-    if l == 1:
-        return 0.4886025119029199  # sqrt(3/(4 pi))
-    return 1.0
 
 
 @numba.njit(cache=True)
@@ -121,9 +112,9 @@ def prim_pair_accumulate(
     nca = (la + 1) * (la + 2) // 2
     ncb = (lb + 1) * (lb + 2) // 2
     # Gaussian product centre (a tuple: no allocation per primitive pair)
-    P = ((a * A[0] + b * B[0]) / p, (a * A[1] + b * B[1]) / p, (a * A[2] + b * B[2]) / p)
+    P = (product_centre(a, b, A[0], B[0]), product_centre(a, b, A[1], B[1]), product_centre(a, b, A[2], B[2]))
     rab2 = (A[0] - B[0]) ** 2 + (A[1] - B[1]) ** 2 + (A[2] - B[2]) ** 2
-    kab = math.exp(-a * b / p * rab2)
+    kab = math.exp(-product_exponent(a, b, rab2))
 
     if op == OP_NUCLEAR:
         nroots = (la + lb) // 2 + 1
@@ -285,7 +276,7 @@ def shell_pair_cart_block(
         a = exponents[pa]
         for pb in range(pb0, pb0 + shell_nprim[jsh]):
             b = exponents[pb]
-            if a * b / (a + b) * rab2 > PRIM_CUTOFF:
+            if product_exponent(a, b, rab2) > PRIM_CUTOFF:
                 continue
             scale = norm * coefficients[pa] * coefficients[pb]
             prim_pair_accumulate(

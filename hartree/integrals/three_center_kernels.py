@@ -35,6 +35,7 @@ import math
 import numba
 import numpy as np
 
+from hartree.integrals.gaussian_product import angular_factors
 from hartree.integrals.rys import MAX_NROOTS, rys_roots_weights
 
 TWO_PI_52 = 2.0 * math.pi**2.5
@@ -61,7 +62,7 @@ BINOM = np.array([[math.comb(n, k) for k in range(_LC + 1)] for n in range(_LC +
 #: below ~1e3 for normalised valence/auxiliary primitives, so each skipped term is < ~1e-14.
 PRIM_CUTOFF = 1e-17
 #: PySCF's angular factor of cartesian s and p functions, 1 for l >= 2.
-FL = np.array([1.0 / math.sqrt(4.0 * math.pi), math.sqrt(3.0 / (4.0 * math.pi))] + [1.0] * (_LC - 1))
+FL = angular_factors(_LC + 1)
 
 
 @numba.njit(cache=True, inline="always")
