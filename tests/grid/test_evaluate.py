@@ -106,3 +106,28 @@ def test_cpu_methods_are_the_gemm_of_the_kernels_values(water):
     psi = evaluate_orbitals(basis, coeff, lattice, method="separable")[1]
     np.testing.assert_array_equal(runner.run(), psi)
     np.testing.assert_allclose(psi, evaluate_orbitals(basis, coeff, lattice, method="ao")[1], rtol=0, atol=1e-12)
+
+
+def _members(protocol):
+    return {n for n in vars(protocol) if not n.startswith("_")} | set(protocol.__annotations__)
+
+
+@needs_gxx
+def test_both_devices_supply_every_member_of_the_contract(water):
+    from hartree.grid.device import GridDevice, PointKernels, SeparableKernels
+    from hartree.grid.gpu_separable import GPUSeparableKernels
+
+    mol, basis, lattice = water
+    geometry = Geometry.of(lattice)
+    plan = make_plan(basis)
+    tables = lattice_tables(plan, lattice)
+    weight = np.ones(plan.entry_term.size)
+    for device in (CPUGrid(), gpu.GPUGrid(backend=BE)):
+        assert _members(GridDevice) <= set(dir(device))
+        worker = None if isinstance(device, CPUGrid) else BE  # what device.run hands to setup
+        prepared = device.prepare(basis, geometry, np.dtype(np.float64))
+        point = device.point_kernels(worker, prepared, geometry, np.float64)
+        assert _members(PointKernels) <= set(dir(point))
+        sep = device.separable_kernels(worker, plan, tables, weight, geometry, np.dtype(np.float64))
+        assert isinstance(sep, CPUSeparableKernels if worker is None else GPUSeparableKernels)
+        assert _members(SeparableKernels) <= set(dir(sep))
