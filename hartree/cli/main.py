@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
+from .. import interruption
 from .._version import __version__
 from ..errors import (
     BasisError,
@@ -236,7 +237,13 @@ def _from_device_library(error):
 
 
 def _raise_terminated(signum, frame):
+    interruption.request_stop(signum)  # raised again at the next safe point if this one is lost
     raise Terminated(signum)
+
+
+def _raise_interrupt(signum, frame):
+    interruption.request_stop(signum)
+    raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -248,10 +255,15 @@ def _signals_as_exceptions():
         yield
         return
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int is signal.default_int_handler:  # not when the caller installed its own
+        signal.signal(signal.SIGINT, _raise_interrupt)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+        interruption.clear()
 
 
 def _quiet_shutdown_noise():

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import interruption
 from ..io import cube as cube_io
 from ..io.files import atomic_output, atomic_path
 from ..resources import available_memory, check_disk, check_memory
@@ -170,6 +171,7 @@ def write_lattice(wfn, items, lattice, outputs, dtype=np.float64, device="cpu", 
     with contextlib.ExitStack() as stack:
         writers = _Writers(stack, lattice, outputs, dtype, header)
         for start in range(0, lattice.shape[0], planes):
+            interruption.check()  # a stop request whose exception Python lost
             stop = min(start + planes, lattice.shape[0])
             values = compute(wfn, items, lattice.slab(start, stop), dtype, device)
             writers.write(start, stop, values)

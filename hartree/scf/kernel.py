@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import interruption
 from ..arrays import array_module, to_numpy
 from ..errors import ConvergenceError, InputError
 from . import analysis
@@ -369,6 +370,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
     first_tight = False  # the cycle after the early phase: its Fock starts a new DIIS
     cycle = 0
     for cycle in range(1, options.max_cycle + 1):
+        interruption.check()  # a stop request whose exception Python lost (hartree.interruption)
         # 1. the Fock matrix to diagonalise
         if options.damping > 0.0 and state.grad_norm > 0.1:
             fd = (1.0 - options.damping) * state.fock_diag + options.damping * prev_used

@@ -457,6 +457,32 @@ def test_11_sigterm_in_process_keeps_the_checkpoint(cli, work):
     assert read_checkpoint(chk).cycle >= 0 and no_temporaries(work)
 
 
+def test_11_a_stop_request_whose_exception_was_lost_ends_the_next_cycle():
+    """Python drops an exception raised inside a destructor or weak-reference callback, so a
+    signal landing there would be ignored; the handlers also record the request
+    (hartree.interruption), and the next SCF cycle raises it again."""
+    from hartree import interruption
+    from hartree.errors import Terminated
+    from hartree.molecule import Molecule
+    from hartree.scf import run
+
+    records = []
+
+    def on_cycle(record):
+        records.append(record)
+        if len(records) == 2:
+            interruption.request_stop(signal.SIGTERM)  # as if the handler's raise was lost
+
+    mol = Molecule.from_string("O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692")
+    try:
+        with pytest.raises(Terminated):
+            run(mol, "sto-3g", conv_tol=1e-30, max_cycle=50, callback=on_cycle)
+    finally:
+        interruption.clear()
+    assert len(records) == 2
+    interruption.check()  # cleared: nothing raised
+
+
 # ----------------------------------------------------------------------------- 14: messages
 def test_14_hints_name_the_flags(cli, work):
     code, out, err = cli("run", work / "water.xyz", "-b", "sto-3g", "--max-cycle", "2")

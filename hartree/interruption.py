@@ -1,0 +1,36 @@
+"""Stop requests (SIGINT, SIGTERM) remembered until a safe point acts on them.
+
+The command line's signal handlers raise ``KeyboardInterrupt`` / :class:`Terminated` at
+once, as Python does, *and* record the request here.  Python ignores an exception raised
+while it runs a destructor or a weak-reference callback ("Exception ignored in ..."), so a
+signal that lands there would be lost; long loops therefore call :func:`check` at safe
+points (each SCF cycle, each lattice block, each MP2 block pair), which raises the recorded
+request again.  Library callers that install no handler never record anything, so
+:func:`check` costs one comparison.
+"""
+
+import signal
+
+from .errors import Terminated
+
+_pending = None
+
+
+def request_stop(signum: int) -> None:
+    """Remember that signal ``signum`` asked the run to stop."""
+    global _pending
+    _pending = int(signum)
+
+
+def clear() -> None:
+    """Forget a recorded request (the command that received it has ended)."""
+    global _pending
+    _pending = None
+
+
+def check() -> None:
+    """Raise KeyboardInterrupt (SIGINT) or Terminated (other signals) if a stop was asked."""
+    if _pending is not None:
+        if _pending == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(_pending)
