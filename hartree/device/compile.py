@@ -98,6 +98,13 @@ def _load(source, key):
     return module
 
 
+def _loaded(keys):
+    """The in-memory modules of these full keys, or None when one is missing."""
+    with _lock:
+        found = [_memory.get(_digest(key)) for key in keys]
+    return None if any(m is None for m in found) else found
+
+
 def compile_kernels(jobs, workers=None):
     """Compile (or fetch) many modules, in parallel threads (NVRTC releases the GIL).
 
@@ -105,6 +112,9 @@ def compile_kernels(jobs, workers=None):
     """
     if not jobs:
         return []
+    loaded = _loaded([full_key(key, source) for source, key in jobs])
+    if loaded is not None:  # every module already in this process: no threads to start
+        return loaded
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda job: _load(*job), jobs))
