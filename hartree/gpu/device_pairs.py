@@ -1,13 +1,15 @@
-"""Shell pairs of one class on a backend, sorted on the device: the typed record the J/K
+"""Shell pairs of one class on a backend, in their launch order: the typed record the J/K
 driver launches with.
 
-The pair data of a class goes host -> device once (:func:`upload`); the Schwarz kernel runs
-on the unsorted pairs, the pairs are sorted on the device (:func:`hartree.gpu.pairs.pair_order`
-and :func:`hartree.gpu.pairs.permuted` with the backend's array module) and the tile maxima
-of q are taken there too (:func:`sorted_on_device`).  The host keeps only small copies it
-plans with (q, its tile maxima, the primitive offsets: downloads, never uploaded again),
-and the permutation, with which a replica on another GPU sorts its own upload
-(:func:`replica`) without running the Schwarz kernels again.
+The pair data of a class go host -> device once (:func:`upload`); the Schwarz kernel runs on
+the unsorted pairs; their Schwarz factors q (npair doubles) come down, the host finds the
+order (:func:`hartree.gpu.pairs.pair_order`) and the new primitive rows
+(:func:`hartree.gpu.pairs.permutation_rows`), and the pair data are gathered on the device
+with those indices (:func:`sorted_on_device`): only the indices go up, the pair data are
+never copied back to the host nor uploaded again.  The host keeps small copies it plans
+with (q, its tile maxima, the primitive offsets) and the permutation, with which a replica
+on another GPU orders its own upload (:func:`replica`) without running the Schwarz kernels
+again.
 """
 
 from dataclasses import dataclass
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .codegen import TILE
-from .pairs import pair_order, permuted, tile_max
+from .pairs import pair_order, permutation_rows, tile_max
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,13 +76,15 @@ class DevicePairs:
 
 @dataclass(frozen=True, eq=False)
 class UnsortedPairs:
-    """Device copies of a host PairClass's sh, pst, geo, prim (build order, no q)."""
+    """Device copies of a host PairClass's sh, pst, geo, prim (build order, no q), and the
+    host PairClass itself (``host``: its sh and pst order the pairs)."""
 
     key: tuple
     sh: object
     pst: object
     geo: object
     prim: object
+    host: object
 
     @property
     def npair(self):
@@ -89,7 +93,8 @@ class UnsortedPairs:
 
 def upload(xp, pc):
     """UnsortedPairs of host PairClass `pc` on array module `xp` (the one upload)."""
-    return UnsortedPairs((pc.la, pc.lb), xp.asarray(pc.sh), xp.asarray(pc.pst), xp.asarray(pc.geo), xp.asarray(pc.prim))
+    arrays = (xp.asarray(pc.sh), xp.asarray(pc.pst), xp.asarray(pc.geo), xp.asarray(pc.prim))
+    return UnsortedPairs((pc.la, pc.lb), *arrays, host=pc)
 
 
 def _host(x):
@@ -97,37 +102,39 @@ def _host(x):
 
 
 def _record(xp, raw, order, q_sorted):
-    """DevicePairs of `raw` (UnsortedPairs) permuted by `order`, q_sorted (device) given."""
-    sh, pst, geo, prim = permuted(xp, raw.sh, raw.pst, raw.geo, raw.prim, order)
-    ntile = (raw.npair + TILE - 1) // TILE
-    padded = xp.zeros(ntile * TILE)
-    padded[: raw.npair] = q_sorted
-    q_host = _host(q_sorted)
+    """DevicePairs of `raw` (UnsortedPairs) in `order` (host int64 (npair,)), with the
+    sorted Schwarz factors q_sorted (host float64 (npair,)): gathered on the device."""
+    pst_host, rows = permutation_rows(raw.host.pst, order)
+    index = xp.asarray(order)
+    q = np.ascontiguousarray(q_sorted, dtype=np.float64)
+    tile_q = tile_max(q, TILE)
     return DevicePairs(
         key=raw.key,
-        sh=sh,
-        pst=pst,
-        geo=geo,
-        prim=prim,
-        q=q_sorted,
-        tile_q=padded.reshape(ntile, TILE).max(axis=1),
-        q_host=q_host,
-        tile_q_host=tile_max(q_host, TILE),
-        pst_host=_host(pst).astype(np.int64),
-        q_max=float(q_host.max()) if raw.npair else 0.0,
+        sh=raw.sh[index],
+        pst=xp.asarray(pst_host.astype(np.int32)),
+        geo=raw.geo[index],
+        prim=raw.prim[xp.asarray(rows)],
+        q=xp.asarray(q),
+        tile_q=xp.asarray(tile_q),
+        q_host=q,
+        tile_q_host=tile_q,
+        pst_host=pst_host,
+        q_max=float(q.max()) if raw.npair else 0.0,
         tile_start=0,
-        tile_stop=ntile,
+        tile_stop=len(tile_q),
     )
 
 
 def sorted_on_device(xp, raw, q):
     """(DevicePairs, permutation as host int64 (npair,)) of `raw` with Schwarz factors q
-    (device, build order): sorted by :func:`pair_order` on the device."""
-    order = pair_order(raw.pst[1:] - raw.pst[:-1], q, raw.sh, xp)
-    return _record(xp, raw, order, q[order]), _host(order)
+    (device, build order): the order found on the host from q, the data gathered on the
+    device."""
+    q_host = _host(q)
+    order = pair_order(np.diff(raw.host.pst), q_host, raw.host.sh).astype(np.int64)
+    return _record(xp, raw, order, q_host[order]), order
 
 
 def replica(xp, raw, order_host, q_sorted_host):
     """DevicePairs of `raw` (another device's upload of the same class) in the order a
     first builder found (order_host, host int64), with its sorted Schwarz factors."""
-    return _record(xp, raw, xp.asarray(order_host), xp.asarray(q_sorted_host))
+    return _record(xp, raw, np.asarray(order_host, dtype=np.int64), np.asarray(q_sorted_host))

@@ -148,25 +148,31 @@ def pair_order(counts, q, sh, xp=np):
     return xp.lexsort(keys).astype(xp.int64)
 
 
-def permuted(xp, sh, pst, geo, prim, order):
-    """(sh, pst, geo, prim) of the pairs in `order` (int (npair,)), arrays of `xp`: rows
-    gathered, pst (int32 (npair+1,)) recomputed; primitive rows of each pair stay together,
-    in their order."""
-    counts = (pst[1:] - pst[:-1]).astype(xp.int64)[order]
-    new = xp.zeros(len(order) + 1, dtype=xp.int64)
-    new[1:] = xp.cumsum(counts)
-    rows = xp.arange(int(new[-1]), dtype=xp.int64)
-    owner = xp.searchsorted(new, rows, side="right") - 1  # new pair of each new row
+def permutation_rows(pst, order):
+    """For pairs taken in `order` (int (npair,)): the new offsets int64 (npair+1,) and, for
+    each new primitive row, the old row it comes from, int64 (nprimpair,) (the primitive
+    rows of a pair stay together, in their order).  pst: int (npair+1,) old offsets; numpy."""
+    pst = np.asarray(pst, dtype=np.int64)
+    counts = (pst[1:] - pst[:-1])[order]
+    new = np.zeros(len(order) + 1, dtype=np.int64)
+    new[1:] = np.cumsum(counts)
+    rows = np.arange(int(new[-1]), dtype=np.int64)
+    owner = np.searchsorted(new, rows, side="right") - 1  # new pair of each new row
     # row r of new pair p comes from old row pst[order[p]] + (r - new[p])
-    idx = rows - new[owner] + pst[:-1].astype(xp.int64)[order][owner]
-    return sh[order], new.astype(xp.int32), geo[order], prim[idx]
+    return new, rows - new[owner] + pst[:-1][order][owner]
+
+
+def permuted(sh, pst, geo, prim, order):
+    """(sh, pst int32, geo, prim) of the pairs in `order` (int (npair,)), host arrays."""
+    new, rows = permutation_rows(pst, order)
+    return sh[order], new.astype(np.int32), geo[order], prim[rows]
 
 
 def sorted_by(pc, q):
     """A copy of `pc` (host) with Schwarz factors q (npair,), pairs in :func:`pair_order`."""
     q = np.asarray(q, dtype=np.float64)
     order = pair_order(np.diff(pc.pst), q, pc.sh)
-    sh, pst, geo, prim = permuted(np, pc.sh, pc.pst, pc.geo, pc.prim, order)
+    sh, pst, geo, prim = permuted(pc.sh, pc.pst, pc.geo, pc.prim, order)
     return replace(pc, sh=sh, geo=geo, pst=pst, prim=prim, q=q[order])
 
 

@@ -21,7 +21,7 @@ def test_permuted_moves_each_pairs_primitive_rows():
     rng = np.random.default_rng(3)
     for pc in build_pair_classes(basis).values():
         order = rng.permutation(pc.npair)
-        sh, pst, geo, prim = permuted(np, pc.sh, pc.pst, pc.geo, pc.prim, order)
+        sh, pst, geo, prim = permuted(pc.sh, pc.pst, pc.geo, pc.prim, order)
         assert pst.dtype == np.int32 and pst[0] == 0 and pst[-1] == len(pc.prim)
         np.testing.assert_array_equal(sh, pc.sh[order])
         np.testing.assert_array_equal(geo, pc.geo[order])
