@@ -7,7 +7,7 @@ The restructuring of the package must leave J/K unchanged: each matrix of the ne
 equal to the old tree's to 1e-12 relative to its largest element.  The cases are those of
 tests/gpu/cases.py (random small molecules in STO-3G, 6-31G**, cc-pVDZ cartesian,
 cc-pVTZ, and the case holding every quartet class up to (gg|gg)); ``--molecules`` adds
-Vitamin C / 6-31G** and def2-TZVP from ../shared/molecules with random densities.  Run the
+Vitamin C / 6-31G** and def2-TZVP (benchmarks/molecules.py finds it) with random densities.  Run the
 dump with the old tree first on PYTHONPATH (e.g. an extracted ``git archive``), then the
 new one, then ``--compare``.
 """
@@ -31,7 +31,10 @@ def _cases(with_molecules):
     yield from cases.CASES
     yield cases.SG_CASE
     if with_molecules:
-        path = os.path.join(HERE, "..", "..", "shared", "molecules", "020_Vitamin_C.xyz")
+        sys.path.insert(0, os.path.join(HERE, ".."))
+        from benchmarks.molecules import molecule_path  # ../shared/molecules or a carried copy
+
+        path = str(molecule_path("020_Vitamin_C"))
         yield ("vitc_631gss", path, "6-31g**", False, 1, 7)
         yield ("vitc_def2tzvp", path, "def2-tzvp", False, 1, 8)
 
