@@ -3,8 +3,9 @@
     J_μν = Σ_λσ (μν|λσ) D_λσ,     K_μν = Σ_λσ (μλ|νσ) D_λσ        (D symmetric)
 
 Setup, once per basis: the shell pairs of each class (:mod:`hartree.gpu.pairs`) go to the
-device once, the Schwarz kernels (``diag_<la><lb>``) give Q_ij there, and the pairs are
-sorted on the device (:mod:`hartree.gpu.device_pairs`); per-GPU kernel choices come from
+device once, the Schwarz kernels (``diag_<la><lb>``) give Q_ij there, Q comes down, and the
+pairs are gathered on the device in the order the host finds from it
+(:mod:`hartree.gpu.device_pairs`); per-GPU kernel choices come from
 :mod:`hartree.gpu.tuning`.
 
 Steps of :meth:`DirectJK.jk`:
@@ -68,9 +69,10 @@ class DirectJK:
     :class:`hartree.gpu.tuning.JKTuning` (default: like's, else the tuning file's entry for
     the device named `device_name`, else its default entry).
 
-    ``pairs``: {(la, lb): :class:`hartree.gpu.device_pairs.DevicePairs`}, sorted on the
-    device (the pair data is uploaded once); ``pair_orders``: {(la, lb): host permutation
-    from build order}, which replicas apply to their own upload.
+    ``pairs``: {(la, lb): :class:`hartree.gpu.device_pairs.DevicePairs`}, ordered on the
+    device (the pair data is uploaded once, then gathered with host-found indices);
+    ``pair_orders``: {(la, lb): host permutation from build order}, which replicas apply to
+    their own upload.
     """
 
     def __init__(self, basis, backend, threshold=1e-13, table=None, like=None, tuning=None, device_name=None):

@@ -16,7 +16,7 @@ what the Rys kernels read (all in bohr / bohr^-2):
   the CPU pair tables.
 * ``q``    float64 (npair,): Schwarz factors sqrt(max |(ab|ab)|) (set by the driver).
 
-Pairs are later re-ordered (:func:`pair_order`, on the device: :mod:`hartree.gpu.device_pairs`)
+Pairs are later re-ordered (:func:`pair_order` on the host, gathered on the device: :mod:`hartree.gpu.device_pairs`)
 by primitive-pair count, then by decade of ``q`` (so that tiles of the quartet grid can be
 screened as a whole), then by shell indices (so that the quartets of a warp digest into
 neighbouring J/K elements).

@@ -4,7 +4,7 @@ values block by block, over the array module of a :class:`hartree.grid.device.Gr
     values = orbitals(device, basis, coeff, where, np.float64, "auto")   # (norb, npoints) numpy
     rho = density(device, basis, sets, where, np.float64)                # (npoints,)
 
-Methods (after VMD, Stone et al., J. Mol. Graph. Model. 29, 116 (2010); and the
+Methods (after VMD: Stone et al., GPU Computing Gems (2011), Algorithm 1; and the
 separable expansion of :mod:`hartree.grid.separable`):
 
 * "ao": per block of points, the basis-function values phi (nao, npts) from the device's

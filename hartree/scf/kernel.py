@@ -105,7 +105,7 @@ class _StageClock:
         self._t = now
 
 
-class _JKBuilder:
+class _IncrementalJK:
     """Direct J/K with incremental updates: J[D] = J[D_prev] + J[D - D_prev].
 
     early: a looser screening threshold for the first builds (None: the engine's own
@@ -313,7 +313,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
     if not restarted:
         notes.append(f"initial guess: {guess.description}")
     mo = (guess.mo_coeff, guess.mo_occ) if guess.mo_coeff is not None else None
-    builder = _JKBuilder(
+    builder = _IncrementalJK(
         engine, options.incremental_fock, options.full_rebuild_every, clock, _early_threshold(engine, options)
     )
     vj, vk, _ = builder.build(guess.dm, force_full=True)

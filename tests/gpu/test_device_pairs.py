@@ -1,4 +1,4 @@
-"""Pair data sorted on the device (hartree.gpu.device_pairs): the sorted records equal the
+"""Pair data ordered on the device (hartree.gpu.device_pairs): the gathered records equal the
 host reference (pairs.sorted_by of the build-order pairs with the same Schwarz factors, in
 numpy) array for array, dtypes included; a replica builder reproduces them from the
 permutation; tile slices are views of them.  On the emulated backend the array module is
