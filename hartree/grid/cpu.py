@@ -28,6 +28,7 @@ import numpy as np
 
 from ..basis import cart2sph, cart_components, ncart
 from ..basis.angular import MAX_L
+from ..integrals.gaussian_product import angular_factors
 
 #: Default screening threshold: functions below this value (a.u.) are taken as 0.
 DEFAULT_THRESHOLD = 1e-15
@@ -36,13 +37,8 @@ DEFAULT_THRESHOLD = 1e-15
 _BLOCK = 64
 
 
-def sp_factor(l):
-    """The libcint factor f(l) of cartesian functions: 1/sqrt(4 pi), sqrt(3/(4 pi)), 1."""
-    if l == 0:
-        return 1.0 / np.sqrt(4.0 * np.pi)
-    if l == 1:
-        return np.sqrt(3.0 / (4.0 * np.pi))
-    return 1.0
+#: libcint's f(l) by l (hartree.integrals.gaussian_product: the one definition)
+ANGULAR_FACTOR = angular_factors(MAX_L + 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,7 +91,7 @@ def shell_cutoffs(basis, threshold=DEFAULT_THRESHOLD):
             out[ish] = memo[key]
             continue
         a = basis.shell_exponents(ish)[:, None]
-        c = np.abs(basis.shell_coefficients(ish))[:, None] * sp_factor(l) * 2.0**l * (2 * l + 1)
+        c = np.abs(basis.shell_coefficients(ish))[:, None] * ANGULAR_FACTOR[l] * 2.0**l * (2 * l + 1)
         bound = (c * r**l * np.exp(-a * r * r)).sum(axis=0)
         above = np.flatnonzero(bound >= threshold)
         rmax = r[min(above[-1] + 1, r.size - 1)] if above.size else 0.0
@@ -105,7 +101,7 @@ def shell_cutoffs(basis, threshold=DEFAULT_THRESHOLD):
 
 def prepare_basis(basis, threshold=DEFAULT_THRESHOLD):
     """PreparedBasis for the kernels (pure function of the Basis and threshold)."""
-    factors = np.array([sp_factor(int(basis.shell_l[s])) for s in range(basis.nshell)])
+    factors = ANGULAR_FACTOR[np.asarray(basis.shell_l, dtype=np.int64)]
     per_prim = np.repeat(factors, basis.shell_nprim)
     # primitives are stored shell by shell, so repeat() lines them up
     order = np.concatenate(

@@ -32,7 +32,7 @@ import numba
 import numpy as np
 
 from ..basis import cart2sph, cart_components
-from .cpu import sp_factor
+from .cpu import ANGULAR_FACTOR
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +85,7 @@ def make_plan(basis):
                 e = entries.setdefault((t, i, j), len(entries))
                 src_entry.append(e)
                 src_row.append(int(basis.cart_loc[sh]) + n)
-                src_coef.append(float(c) * sp_factor(l))
+                src_coef.append(float(c) * ANGULAR_FACTOR[l])
     ng = len(groups)
     centre = np.zeros((ng, 3))
     exponent = np.zeros(ng)
