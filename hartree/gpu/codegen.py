@@ -11,11 +11,13 @@ For a class (la lb|lc ld) (la >= lb, lc >= ld) this module writes, as plain text
   :data:`GENERIC_LIMIT` components use loops over local arrays instead (with the (c, d)
   components of each (a, b) written out, and optionally run-time slice bounds).
 
-The scalar statements are not written here: they are the CUDA printing
+The recurrences are not written here: the scalar statements are the CUDA printing
 (:func:`program_lines`) of the class's program in :mod:`hartree.integrals.rys_program`
-(the intermediate representation that the numba generator prints too).  What this module
-adds is the frame around them: primitive loops, Rys roots, the coefficients (2)-(3) and, for
-the loop version (:func:`_root_body_loops`), the same recurrences rolled over local arrays.
+(the intermediate representation that the numba generator prints too), and the loop
+version (:func:`_root_body_loops`) is the printing (:func:`rolled_lines`) of its rolled
+schedule (:func:`~hartree.integrals.rys_program.rolled_program`).  What this module adds is
+the frame around them: primitive loops, Rys roots, the coefficients (2)-(3) and the
+cartesian exponent tables of the loop version.
 
 The J/K kernels that call these are written by :mod:`hartree.gpu.jk_kernels`.
 
@@ -40,7 +42,18 @@ hashed into the compile cache key together with :data:`GENERATOR_VERSION`.
 from math import pi
 
 from hartree.basis.angular import cart_components, ncart
-from hartree.integrals.rys_program import Accumulate, Recurrence, nroots, quartet_program
+from hartree.integrals.rys_program import (
+    Accumulate,
+    ComponentBlock,
+    Copy,
+    Exponent,
+    Loop,
+    Recurrence,
+    Sym,
+    nroots,
+    quartet_program,
+    rolled_program,
+)
 
 GENERATOR_VERSION = "5"
 
@@ -313,75 +326,161 @@ def _component_tables(cls, suffix=""):
 def _root_body_loops(cls, bounds, suffix=""):
     """One Rys root, eqs. (2)-(7) and (1), as loops over local arrays (large classes), for
     the components a in [a0, a1), b in [b0, b1) (bounds: numbers or C expressions), all c
-    and d."""
-    la, lb, lc, ld = cls
-    name = class_name(cls) + suffix
-    lab, lcd = la + lb, lc + ld
-    nc, nd = ncart(lc), ncart(ld)
-    a0, a1, b0, b1 = bounds
-    return (
-        [
-            "      const double ur = u[r];",
-            "      const double wr = w[r] * pref;",
-            "      const double b00 = 0.5 * ur * inv_zsum;",
-            "      const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
-            "      const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
-            "      const double c00[3] = {PAx - et_zs * ur * PQx, PAy - et_zs * ur * PQy, PAz - et_zs * ur * PQz};",
-            "      const double c0p[3] = {QCx + ze_zs * ur * PQx, QCy + ze_zs * ur * PQy, QCz + ze_zs * ur * PQz};",
-            "      const double AB[3] = {ABx, ABy, ABz}, CD[3] = {CDx, CDy, CDz};",
-            f"      double g[3][{lab + 1}][{lcd + 1}];            // eqs. (4)-(5)",
-            f"      double h[3][{lab + 1}][{lb + 1}][{lcd + 1}];   // eq. (6)",
-            f"      double e[3][{la + 1}][{lb + 1}][{lcd + 1}][{ld + 1}];  // eq. (7)",
-            "      for (int d = 0; d < 3; ++d) {",
-            "        g[d][0][0] = (d == 2) ? wr : 1.0;",
-            f"        for (int n = 0; n < {lab}; ++n)",
-            "          g[d][n + 1][0] = c00[d] * g[d][n][0] + (n ? n * b10 * g[d][n - 1][0] : 0.0);",
-            f"        for (int m = 0; m < {lcd}; ++m)",
-            f"          for (int n = 0; n <= {lab}; ++n)",
-            "            g[d][n][m + 1] = c0p[d] * g[d][n][m] + (m ? m * b01 * g[d][n][m - 1] : 0.0)",
-            "                             + (n ? n * b00 * g[d][n - 1][m] : 0.0);",
-            f"        for (int m = 0; m <= {lcd}; ++m) {{",
-            f"          for (int i = 0; i <= {lab}; ++i) h[d][i][0][m] = g[d][i][m];",
-            f"          for (int j = 1; j <= {lb}; ++j)",
-            f"            for (int i = 0; i <= {lab} - j; ++i)",
-            "              h[d][i][j][m] = h[d][i + 1][j - 1][m] + AB[d] * h[d][i][j - 1][m];",
-            "        }",
-            f"        for (int i = 0; i <= {la}; ++i)",
-            f"          for (int j = 0; j <= {lb}; ++j) {{",
-            f"            for (int k = 0; k <= {lcd}; ++k) e[d][i][j][k][0] = h[d][i][j][k];",
-            f"            for (int l = 1; l <= {ld}; ++l)",
-            f"              for (int k = 0; k <= {lcd} - l; ++k)",
-            "                e[d][i][j][k][l] = e[d][i][j][k + 1][l - 1] + CD[d] * e[d][i][j][k][l - 1];",
-            "          }",
-            "      }",
-            "#pragma unroll 1",
-            f"      for (int a = {a0}; a < {a1}; ++a) {{",
-            f"        const unsigned char* A = cart_a_{name}[a];",
-            "#pragma unroll 1",
-            f"        for (int b = {b0}; b < {b1}; ++b) {{",
-            f"          const unsigned char* B = cart_b_{name}[b];",
-            f"          double* out = eri + ((a - {a0}) * ({b1} - {b0}) + b - {b0}) * {nc * nd};",
-        ]
-        + _cd_block(lc, ld)
-        + [
-            "        }",
-            "      }",
-        ]
-    )
+    and d: eqs. (2)-(3) into per-axis arrays, then the CUDA printing (:func:`rolled_lines`)
+    of :func:`hartree.integrals.rys_program.rolled_program`."""
+    return [
+        "      const double ur = u[r];",
+        "      const double wr = w[r] * pref;",
+        "      const double b00 = 0.5 * ur * inv_zsum;",
+        "      const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
+        "      const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
+        "      const double c00[3] = {PAx - et_zs * ur * PQx, PAy - et_zs * ur * PQy, PAz - et_zs * ur * PQz};",
+        "      const double c0p[3] = {QCx + ze_zs * ur * PQx, QCy + ze_zs * ur * PQy, QCz + ze_zs * ur * PQz};",
+        "      const double AB[3] = {ABx, ABy, ABz}, CD[3] = {CDx, CDy, CDz};",
+    ] + rolled_lines(rolled_program(tuple(cls), bounds), class_name(cls) + suffix)
 
 
-def _cd_block(lc, ld):
-    """Innermost part of the loop version for one (a, b): all (c, d) components, eq. (1),
-    written out (compile-time offsets from one pointer per direction into
-    e[d][a_d][b_d][.][.])."""
-    nd = ncart(ld)
+# ----------------------------------------------------------------------------- rolled printer
+#: comments of the local array declarations of the rolled schedule
+_ARRAY_COMMENTS = {"g": "            // eqs. (4)-(5)", "h": "   // eq. (6)", "e": "  // eq. (7)"}
+
+#: spelling of the coefficients in the rolled schedule: per-axis arrays ({i}: the axis index)
+_ROLLED_COEFFICIENT_NAMES = {
+    "c00": "c00[{i}]",
+    "c0p": "c0p[{i}]",
+    "b10": "b10",
+    "b01": "b01",
+    "b00": "b00",
+    "AB": "AB[{i}]",
+    "CD": "CD[{i}]",
+}
+
+#: a recurrence longer than this is continued on the next line, under its right-hand side
+_LINE_WIDTH = 120
+
+
+def _index(x):
+    """C spelling of an index of the rolled schedule: 3, n, n + 1, m - 1, 4 - j, A[0], a0."""
+    if isinstance(x, Sym):
+        if x.scale < 0:
+            return f"{x.offset} - {x.var}"
+        if x.offset == 0:
+            return x.var
+        return f"{x.var} {'+' if x.offset > 0 else '-'} {abs(x.offset)}"
+    if isinstance(x, Exponent):
+        return f"{x.shell.upper()}[{x.axis}]"
+    return str(x)
+
+
+def _axis_index(axis):
+    """Array index of an axis: 0, 1, 2 for x, y, z, the loop variable for a run-time axis."""
+    return str("xyz".index(axis)) if axis in ("x", "y", "z") else axis
+
+
+def _element(n):
+    """Array element of a node: g[d][n + 1][0]."""
+    return n.kind + "".join(f"[{x}]" for x in [_axis_index(n.axis)] + [_index(i) for i in n.index])
+
+
+def _rolled_rhs_terms(rec):
+    """Terms of a Recurrence with array elements: [multiplicity *] [coefficient[axis] *]
+    source; a run-time multiplicity m guards its term, (m ? ... : 0.0).  The seed: wr on z
+    ((axis == 2) ? wr : 1.0 for a run-time axis), else 1.0."""
+    axis = rec.target.axis
+    if not rec.terms:
+        return ["wr" if axis == "z" else "1.0" if axis in ("x", "y") else f"({axis} == 2) ? wr : 1.0"]
+    out = []
+    for t in rec.terms:
+        f = []
+        if isinstance(t.multiplicity, Sym):
+            f.append(_index(t.multiplicity))
+        elif t.multiplicity is not None:
+            f.append(f"{t.multiplicity}.0")
+        if t.coefficient is not None:
+            f.append(_ROLLED_COEFFICIENT_NAMES[t.coefficient].format(i=_axis_index(axis)))
+        f.append(_element(t.source))
+        term = " * ".join(f)
+        out.append(f"({_index(t.multiplicity)} ? {term} : 0.0)" if isinstance(t.multiplicity, Sym) else term)
+    return out
+
+
+def _rolled_statement(s, pad):
+    """Lines of one Recurrence or Copy of the rolled schedule (a long right-hand side is
+    continued under itself)."""
+    if isinstance(s, Copy):
+        return [f"{pad}{_element(s.target)} = {_element(s.source)};"]
+    head = f"{pad}{_element(s.target)} = "
+    terms = _rolled_rhs_terms(s)
+    lines, line = [], head + terms[0]
+    for t in terms[1:]:
+        if len(line) + len(t) + 4 > _LINE_WIDTH:
+            lines.append(line)
+            line = " " * len(head) + "+ " + t
+        else:
+            line += " + " + t
+    return lines + [line + ";"]
+
+
+def _rolled_block(s, program, name, pad):
+    """The loops over the (a, b) components of a ComponentBlock and its accumulation, eq. (1):
+    one pointer per axis to e[axis][A[axis]][B[axis]][0][0], the (c, d) factors at
+    compile-time offsets from it."""
+    nc, nd = ncart(program.cls[2]), ncart(program.cls[3])
     L = [
-        "          const double* ex = &e[0][A[0]][B[0]][0][0];",
-        "          const double* ey = &e[1][A[1]][B[1]][0][0];",
-        "          const double* ez = &e[2][A[2]][B[2]][0][0];",
+        "#pragma unroll 1",
+        f"{pad}for (int a = {s.a0}; a < {s.a1}; ++a) {{",
+        f"{pad}  const unsigned char* A = cart_a_{name}[a];",
+        "#pragma unroll 1",
+        f"{pad}  for (int b = {s.b0}; b < {s.b1}; ++b) {{",
+        f"{pad}    const unsigned char* B = cart_b_{name}[b];",
+        f"{pad}    double* out = eri + ((a - {s.a0}) * ({s.b1} - {s.b0}) + b - {s.b0}) * {nc * nd};",
     ]
-    for ic, c in enumerate(cart_components(lc)):
-        for id_, d in enumerate(cart_components(ld)):
-            o = [c[x] * (ld + 1) + d[x] for x in range(3)]
-            L.append(f"          out[{ic * nd + id_}] += ex[{o[0]}] * ey[{o[1]}] * ez[{o[2]}];")
-    return L
+    shapes = dict(program.arrays)
+    pointers = {}  # pointer per axis and kind: the run-time indices (A, B) fixed, the rest 0
+    for acc in s.body:
+        for f in acc.factors:
+            fixed = "".join(f"[{_index(i)}]" if isinstance(i, Exponent) else "[0]" for i in f.index)
+            pointers.setdefault(f"{f.kind}{f.axis}", f"&{f.kind}[{_axis_index(f.axis)}]{fixed}")
+    L += [f"{pad}    const double* {p} = {at};" for p, at in pointers.items()]
+    for acc in s.body:
+        f = []
+        for n in acc.factors:  # row-major offset of the compile-time indices
+            offset, dims = 0, shapes[n.kind][1:]
+            for i, dim in zip(n.index, dims):
+                offset = offset * dim + (0 if isinstance(i, Exponent) else i)
+            f.append(f"{n.kind}{n.axis}[{offset}]")
+        L.append(f"{pad}    out[{acc.slot}] += {f[0]} * {f[1]} * {f[2]};")
+    return L + [f"{pad}  }}", f"{pad}}}"]
+
+
+def _rolled_body(statements, program, name, pad):
+    """Lines of rolled statements at indentation ``pad``: a loop of several statements in
+    braces, of one Copy on its own line, of one other statement (or loop) below it."""
+    lines = []
+    for s in statements:
+        if isinstance(s, Loop):
+            cond = f"{s.var} {'<=' if s.inclusive else '<'} {_index(s.stop)}"
+            head = f"{pad}for (int {s.var} = {s.start}; {cond}; ++{s.var})"
+            if len(s.body) > 1:
+                lines += [head + " {"] + _rolled_body(s.body, program, name, pad + "  ") + [pad + "}"]
+            elif isinstance(s.body[0], Copy):
+                lines += [head + " " + _rolled_statement(s.body[0], "")[0]]
+            else:
+                lines += [head] + _rolled_body(s.body, program, name, pad + "  ")
+        elif isinstance(s, ComponentBlock):
+            lines += _rolled_block(s, program, name, pad)
+        else:
+            lines += _rolled_statement(s, pad)
+    return lines
+
+
+def rolled_lines(program, name):
+    """CUDA statements of the per-root part of a rolled
+    :class:`~hartree.integrals.rys_program.RysProgram`: the local arrays, the loops (a loop
+    of one Copy on one line), and the component loops over the ``__constant__`` tables
+    cart_a_<name>, cart_b_<name> of :func:`_component_tables`."""
+    lines = [
+        f"      double {kind}" + "".join(f"[{n}]" for n in shape) + ";" + _ARRAY_COMMENTS[kind]
+        for kind, shape in program.arrays
+    ]
+    return lines + _rolled_body(program.root, program, name, "      ")

@@ -33,16 +33,28 @@ Statements:
   tables);
 * :class:`Transfer` -- the transfer equations applied to *contracted* cartesian
   intermediates (e0|f0), in closed form (eq. (6) iterated: binomials and powers of A-B),
-  the schedule of the numba kernels.
+  the schedule of the numba kernels;
+* :class:`Loop`, :class:`Copy`, :class:`ComponentBlock` -- the rolled schedule only: a loop
+  over an index range, an array element set to the canonical node of the same integral, the
+  loops over the cartesian components (a, b) of a slice.  Node indices there may be
+  :class:`Sym` (a loop variable plus a constant) or :class:`Exponent` (an exponent of the
+  current component), and a multiplicity may be a :class:`Sym` (the term is absent when it
+  is 0 at run time).
 
-Two schedules of the same rules exist, and both printers can print either:
+Three schedules of the same rules exist, and the printers print the ones their kernels use:
 
 * :func:`quartet_program`: per root, every node that the requested cartesian components
   need, on demand (depth first, each node once) and the accumulation of the final
   components -- the CUDA kernels (transfer per root and primitive quartet, in registers);
 * :func:`contracted_program`: per root, the full VRR table G(n, m), n <= la+lb, m <= lc+ld,
   the accumulation of (e0|f0) over roots and primitives, and the transfers once per
-  contracted quartet -- the numba kernels (fewer transfers when the basis is contracted).
+  contracted quartet -- the numba kernels (fewer transfers when the basis is contracted);
+* :func:`rolled_program`: the same tables as loops over local arrays g, h, e (one recurrence
+  statement per equation, indices known at run time) and the accumulation as loops over the
+  (a, b) components -- the CUDA kernels of the largest classes (compile time).
+
+:func:`table_program` (the cooperative kernels' shared tables) is the on-demand schedule
+for one axis with a :class:`Store` per value.
 
 Cartesian → spherical is not part of a program: the numba J/K driver applies it per quartet
 (``eri_kernel.spherical_``) and the GPU engine as matrix products on J/K.
@@ -51,6 +63,7 @@ Cartesian → spherical is not part of a program: the numba J/K driver applies i
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from hartree.basis.angular import cart_components, ncart
@@ -66,13 +79,40 @@ def nroots(cls) -> int:
     return sum(cls) // 2 + 1
 
 
+@dataclass(frozen=True)
+class Sym:
+    """An index known only at run time: scale × var + offset, var a loop variable of the
+    rolled schedule, scale ±1 (``n + 1``, ``m - 1``, ``4 - j``)."""
+
+    var: str
+    offset: int = 0
+    scale: int = 1
+
+    def __add__(self, k: int) -> Sym:
+        return Sym(self.var, self.offset + k, self.scale)
+
+    def __sub__(self, k: int) -> Sym:
+        return Sym(self.var, self.offset - k, self.scale)
+
+    def __rsub__(self, k: int) -> Sym:
+        return Sym(self.var, k - self.offset, -self.scale)
+
+
+class Exponent(NamedTuple):
+    """Exponent along axis 0, 1, 2 of the cartesian component of shell ``shell`` ('a' or 'b')
+    that the enclosing :class:`ComponentBlock` runs over."""
+
+    shell: str
+    axis: int
+
+
 class Node(NamedTuple):
     """One 2-D integral of one axis (and one root): kind 'g' (n, m), 'h' (i, j, m) or 'e'
     (i, j, k, l)."""
 
     kind: str
     axis: str
-    index: tuple[int, ...]
+    index: tuple[int | Sym | Exponent, ...]  #: Sym, Exponent: rolled schedule only
 
 
 class Term(NamedTuple):
@@ -80,7 +120,7 @@ class Term(NamedTuple):
     None: no integer factor (the n of n B10 G(n-1, 0) is an int, printed even when 1)."""
 
     coefficient: str | None
-    multiplicity: int | None
+    multiplicity: int | Sym | None  #: Sym: rolled schedule only
     source: Node
 
 
@@ -103,6 +143,37 @@ class Store(NamedTuple):
 
     node: Node
     offset: int
+
+
+class Loop(NamedTuple):
+    """for var = start, start+1, ... while var < stop (var <= stop when ``inclusive``): body."""
+
+    var: str
+    start: int
+    stop: int | Sym
+    inclusive: bool
+    body: tuple
+
+
+class Copy(NamedTuple):
+    """Array element ``target`` = ``source``, the canonical node of the same integral
+    (h(i, 0, m) is g(i, m), e(i, j, k, 0) is h(i, j, k)): the rolled schedule keeps one
+    array per kind, so the identities of :func:`node` become copies."""
+
+    target: Node
+    source: Node
+
+
+class ComponentBlock(NamedTuple):
+    """For every cartesian component a in [a0, a1) of shell la and b in [b0, b1) of shell lb
+    (bounds: numbers, or names of run-time arguments): body, whose :class:`Accumulate` slots
+    count c nd + d within the block of (a, b), at ((a - a0)(b1 - b0) + b - b0) nc nd."""
+
+    a0: int | str
+    a1: int | str
+    b0: int | str
+    b1: int | str
+    body: tuple
 
 
 class TransferTerm(NamedTuple):
@@ -133,23 +204,23 @@ def node(kind: str, axis: str, *index: int) -> Node:
 
 def rule(target: Node) -> Recurrence:
     """The recurrence that defines ``target`` (canonical): eqs. (4)-(7); terms in the order
-    their sources are evaluated."""
+    their sources are evaluated.  Indices may be :class:`Sym` (rolled schedule): a Sym never
+    equals 0, so such a target is never the seed and its terms all stay."""
     axis, idx = target.axis, target.index
     if target.kind == "g":
         n, m = idx
         if n == 0 and m == 0:
             return Recurrence(target, ())
         if m == 0:  # eq. (4)
-            terms = [Term("c00", None, node("g", axis, n - 1, 0))]
-            if n > 1:
-                terms.append(Term("b10", n - 1, node("g", axis, n - 2, 0)))
+            terms = (Term("c00", None, node("g", axis, n - 1, 0)), Term("b10", n - 1, node("g", axis, n - 2, 0)))
         else:  # eq. (5)
-            terms = [Term("c0p", None, node("g", axis, n, m - 1))]
-            if m > 1:
-                terms.append(Term("b01", m - 1, node("g", axis, n, m - 2)))
-            if n > 0:
-                terms.append(Term("b00", n, node("g", axis, n - 1, m - 1)))
-        return Recurrence(target, tuple(terms))
+            terms = (
+                Term("c0p", None, node("g", axis, n, m - 1)),
+                Term("b01", m - 1, node("g", axis, n, m - 2)),
+                Term("b00", n, node("g", axis, n - 1, m - 1)),
+            )
+        # a term of multiplicity 0 is absent; a run-time multiplicity (Sym) stays, guarded by the printers
+        return Recurrence(target, tuple(t for t in terms if t.multiplicity != 0))
     if target.kind == "h":  # eq. (6)
         i, j, m = idx
         return Recurrence(
@@ -192,13 +263,24 @@ class RysProgram(NamedTuple):
 
     cls: tuple[int, int, int, int]
     nroots: int
-    root: tuple  #: Recurrence / Accumulate / Store statements
+    root: tuple  #: Recurrence / Accumulate / Store statements (rolled: also Loop, Copy, ComponentBlock)
     bra_transfers: tuple[Transfer, ...] = ()
     ket_transfers: tuple[Transfer, ...] = ()
+    #: rolled schedule: (kind, shape) of the local arrays, axis first
+    arrays: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     def coefficients(self) -> set[str]:
         """The coefficients of eqs. (2)-(3), (6)-(7) that the root statements use."""
-        return {t.coefficient for s in self.root if isinstance(s, Recurrence) for t in s.terms} - {None}
+        return {t.coefficient for s in leaves(self.root) if isinstance(s, Recurrence) for t in s.terms} - {None}
+
+
+def leaves(statements):
+    """The statements, with the bodies of loops and component blocks in their place."""
+    for s in statements:
+        if isinstance(s, (Loop, ComponentBlock)):
+            yield from leaves(s.body)
+        else:
+            yield s
 
 
 def quartet_program(cls, arange=None, brange=None) -> RysProgram:
@@ -285,3 +367,66 @@ def contracted_program(cls) -> RysProgram:
         for jf, f in enumerate(components_range(lc, m))
     ]
     return RysProgram(tuple(cls), nroots(cls), tuple(sched.statements + acc), transfers(la, lb), transfers(lc, ld))
+
+
+def rolled_program(cls, bounds=None, axis: str = "d") -> RysProgram:
+    """The rolled schedule: per root, for each axis (a run-time loop variable ``axis``), the
+    arrays g[n][m] (eqs. (4)-(5); n <= la+lb, m <= lc+ld), h[i][j][m] (eq. (6)) and
+    e[i][j][k][l] (eq. (7); i <= la, j <= lb) filled by loops whose bodies are the
+    :func:`rule` of a node with run-time indices; then, for the components a in [a0, a1),
+    b in [b0, b1) (``bounds``, default all; numbers or names of run-time arguments), one
+    :class:`Accumulate` per (c, d), slot c nd + d of the block of (a, b)."""
+    la, lb, lc, ld = cls
+    lab, lcd = la + lb, lc + ld
+    a0, a1, b0, b1 = bounds if bounds is not None else (0, ncart(la), 0, ncart(lb))
+    n, m, i, j, k, l = (Sym(v) for v in "nmijkl")
+
+    def rec(kind, *index):
+        return rule(Node(kind, axis, index))
+
+    def copy(kind, *index):
+        return Copy(Node(kind, axis, index), node(kind, axis, *index))
+
+    def loop(var, start, stop, *body, inclusive=True):
+        return Loop(var, start, stop, inclusive, body)
+
+    per_axis = (
+        rule(node("g", axis, 0, 0)),
+        loop("n", 0, lab, rec("g", n + 1, 0), inclusive=False),
+        loop("m", 0, lcd, loop("n", 0, lab, rec("g", n, m + 1)), inclusive=False),
+        loop(
+            "m",
+            0,
+            lcd,
+            loop("i", 0, lab, copy("h", i, 0, m)),
+            loop("j", 1, lb, loop("i", 0, lab - j, rec("h", i, j, m))),
+        ),
+        loop(
+            "i",
+            0,
+            la,
+            loop(
+                "j",
+                0,
+                lb,
+                loop("k", 0, lcd, copy("e", i, j, k, 0)),
+                loop("l", 1, ld, loop("k", 0, lcd - l, rec("e", i, j, k, l))),
+            ),
+        ),
+    )
+    cd = cart_components(ld)
+    acc = tuple(
+        Accumulate(
+            ic * len(cd) + id_,
+            tuple(Node("e", ax, (Exponent("a", x), Exponent("b", x), c[x], d[x])) for x, ax in enumerate(AXES)),
+        )
+        for ic, c in enumerate(cart_components(lc))
+        for id_, d in enumerate(cd)
+    )
+    arrays = (
+        ("g", (3, lab + 1, lcd + 1)),
+        ("h", (3, lab + 1, lb + 1, lcd + 1)),
+        ("e", (3, la + 1, lb + 1, lcd + 1, ld + 1)),
+    )
+    root = (loop(axis, 0, 3, *per_axis, inclusive=False), ComponentBlock(a0, a1, b0, b1, acc))
+    return RysProgram(tuple(cls), nroots(cls), root, arrays=arrays)

@@ -260,3 +260,16 @@ def test_emulated_j_only_and_k_only_match_full_build():
     assert K1 is None and J2 is None and K2.shape == dms[0].shape
     np.testing.assert_allclose(J1, J, rtol=0, atol=1e-11 * np.abs(J).max())  # screening differs
     np.testing.assert_allclose(K2, K[0], rtol=0, atol=1e-11 * np.abs(K).max())
+
+
+def test_loop_version_is_the_rolled_program_printed():
+    """The loop version's recurrences and accumulation are the CUDA printing of the rolled
+    schedule of the intermediate representation (run-time slice bounds included)."""
+    from hartree.integrals.rys_program import rolled_program
+
+    cls = (4, 4, 4, 4)
+    body = codegen.eri_function(cls, suffix="_rt", runtime=True)
+    printed = codegen.rolled_lines(rolled_program(cls, ("a0", "a1", "b0", "b1")), "4444_rt")
+    start = body.index(printed[0])
+    assert body[start : start + len(printed)] == printed
+    assert "for (int a = a0; a < a1; ++a) {" in "\n".join(printed)

@@ -1,9 +1,10 @@
 """The intermediate representation of the Rys program (hartree.integrals.rys_program).
 
 The programs are interpreted here in plain Python with random values of the coefficients of
-eqs. (2)-(3) and of A-B, C-D: the two schedules (transfer per root on demand, as the CUDA
-kernels; transfer after contraction in closed form, as the numba kernels) and the table
-schedule of the cooperative kernels must give the same cartesian integrals of one root.
+eqs. (2)-(3) and of A-B, C-D: the schedules (transfer per root on demand, as the CUDA
+kernels; transfer after contraction in closed form, as the numba kernels; loops over local
+arrays, as the CUDA kernels of the largest classes) and the table schedule of the
+cooperative kernels must give the same cartesian integrals of one root.
 The printers are checked against the sources of the start-of-session tree by
 ``tools/dump_generated.py --check`` (byte-identical CUDA and numba text).
 """
@@ -18,13 +19,20 @@ from hartree.gpu import codegen
 from hartree.integrals import eri_codegen
 from hartree.integrals.rys_program import (
     Accumulate,
+    ComponentBlock,
+    Copy,
+    Exponent,
+    Loop,
     Node,
     Recurrence,
     Store,
+    Sym,
     components_range,
     contracted_program,
+    leaves,
     node,
     quartet_program,
+    rolled_program,
     rule,
     table_program,
     transfers,
@@ -194,3 +202,111 @@ def test_printers_spell_the_same_program():
     nrec = sum(isinstance(s, Recurrence) for s in contracted_program(cls).root)
     nroot = contracted_program(cls).nroots
     assert sum(line.lstrip().startswith(("gx", "gy", "gz")) for line in src.splitlines()) == nrec * nroot
+
+
+def _rolled_run(prog, v):
+    """Interpret a rolled program as the CUDA printing runs it: loops, arrays indexed at run
+    time ({(kind, axis 0-2, index...): value}; reading an element never written fails), a
+    term of run-time multiplicity 0 skipped, the component blocks.  Returns the eri slice,
+    ((a - a0) nb' + b - b0) nc nd + c nd + d."""
+    la, lb, lc, ld = prog.cls
+    ca, cb = cart_components(la), cart_components(lb)
+    ncd = len(cart_components(lc)) * len(cart_components(ld))
+    arrays = {}
+    out = {}
+
+    def ev(x, env):
+        if isinstance(x, Sym):
+            return x.scale * env[x.var] + x.offset
+        if isinstance(x, Exponent):
+            return env[x.shell][x.axis]
+        return x
+
+    def key(n, env):
+        axis = "xyz".index(n.axis) if n.axis in "xyz" else env[n.axis]
+        idx = tuple(ev(i, env) for i in n.index)
+        assert min(idx) >= 0, (n, env)
+        return (n.kind, axis) + idx
+
+    def run(statements, env):
+        for s in statements:
+            if isinstance(s, Loop):
+                for x in range(s.start, ev(s.stop, env) + s.inclusive):
+                    run(s.body, {**env, s.var: x})
+            elif isinstance(s, Copy):
+                arrays[key(s.target, env)] = arrays[key(s.source, env)]
+            elif isinstance(s, Recurrence):
+                k = key(s.target, env)
+                ax = "xyz"[k[1]]
+                total = 0.0 if s.terms else v["seed", ax]
+                for t in s.terms:
+                    mult = ev(t.multiplicity, env) if t.multiplicity is not None else 1
+                    if mult == 0:  # the printers' guard (m ? ... : 0.0)
+                        continue
+                    x = arrays[key(t.source, env)] * mult
+                    if t.coefficient in ("b10", "b01", "b00"):
+                        x *= v[t.coefficient]
+                    elif t.coefficient is not None:
+                        x *= v[t.coefficient, ax]
+                    total += x
+                arrays[k] = total
+            elif isinstance(s, ComponentBlock):
+                for ia in range(s.a0, s.a1):
+                    for ib in range(s.b0, s.b1):
+                        base = ((ia - s.a0) * (s.b1 - s.b0) + ib - s.b0) * ncd
+                        inner = {**env, "a": ca[ia], "b": cb[ib]}
+                        for acc in s.body:
+                            prod = np.prod([arrays[key(f, inner)] for f in acc.factors])
+                            out[base + acc.slot] = out.get(base + acc.slot, 0.0) + prod
+            else:
+                raise TypeError(s)
+
+    run(prog.root, {})
+    return np.array([out[i] for i in range(len(out))])
+
+
+@pytest.mark.parametrize("cls", [(1, 0, 0, 0), (2, 1, 1, 0), (2, 2, 2, 1), (3, 2, 2, 2), (4, 3, 2, 0)])
+def test_rolled_schedule_agrees_with_quartet_program(cls):
+    """Loops over local arrays (the CUDA loop version) == transfer per root on demand."""
+    v = _values(np.random.default_rng(7 + sum(cls)))
+    a, b = _rolled_run(rolled_program(cls), v), _quartet_block(cls, v)
+    assert a.shape == b.shape
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+
+
+def test_rolled_slice_agrees_with_quartet_slice():
+    """A slice a in [1, 4), b in [2, 5) of (ddd|p): the component block and its slots."""
+    cls = (2, 2, 2, 1)
+    v = _values(np.random.default_rng(3))
+    sliced = _rolled_run(rolled_program(cls, (1, 4, 2, 5)), v)
+    prog = quartet_program(cls, range(1, 4), range(2, 5))
+    val = _run(prog.root, v)
+    ref = np.zeros(len(sliced))
+    for s in prog.root:
+        if isinstance(s, Accumulate):
+            ref[s.slot] += np.prod([val[n] for n in s.factors])
+    np.testing.assert_allclose(sliced, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+
+
+def test_rolled_bodies_are_the_rules():
+    """Every recurrence of the rolled schedule is :func:`rule` of its target (run-time
+    indices), every copy is the canonical identity of :func:`node`."""
+    prog = rolled_program((3, 2, 2, 1))
+    stmts = list(leaves(prog.root))
+    recs = [s for s in stmts if isinstance(s, Recurrence)]
+    assert len(recs) == 5  # the seed and one statement per equation (4)-(7)
+    assert all(rule(s.target) == s for s in recs)
+    n, m = Sym("n"), Sym("m")
+    (eq5,) = [s for s in recs if s.target == Node("g", "d", (n, m + 1))]
+    assert [(t.coefficient, t.multiplicity, t.source) for t in eq5.terms] == [
+        ("c0p", None, Node("g", "d", (n, m))),
+        ("b01", m, Node("g", "d", (n, m - 1))),
+        ("b00", n, Node("g", "d", (n - 1, m))),
+    ]
+    copies = [s for s in stmts if isinstance(s, Copy)]
+    assert [c.source.kind for c in copies] == ["g", "h"]
+    assert prog.coefficients() == {"c00", "c0p", "b10", "b01", "b00", "AB", "CD"}
+    lines = codegen.rolled_lines(prog, "3221")  # one assignment per recurrence and copy
+    assert sum(line.count("] = ") for line in lines) == len(recs) + len(copies)
+    accs = [s for s in stmts if isinstance(s, Accumulate)]
+    assert len(accs) == 6 * 3 and sum(line.lstrip().startswith("out[") for line in lines) == len(accs)
