@@ -157,6 +157,18 @@ def data_bytes(values):
     return out.tobytes()
 
 
+def _ints(*values):
+    """Integers as the cube format's %5d fields, each with at least one leading space, so that
+    a wider number never runs into its neighbour (whitespace-separated readers)."""
+    return "".join(f" {int(v):4d}" for v in values)
+
+
+def _reals(values):
+    """Reals as the cube format's %12.6f fields, each with at least one leading space (a
+    coordinate of 1e4 bohr or more, or -1e3 or less, would otherwise touch the field before)."""
+    return "".join(f" {float(v):11.6f}" for v in values)
+
+
 def header_text(numbers, charges, coords, origin, axes, shape, nval=1, orbitals=None, comments=("", "")):
     """Header lines (str, ending in a newline) of a cube file: atoms (bohr), the lattice
     (origin (3,), step vectors (3, 3), shape (3,)), the number of values per point and, for
@@ -164,20 +176,20 @@ def header_text(numbers, charges, coords, origin, axes, shape, nval=1, orbitals=
     natm = len(numbers)
     lines = [str(comments[0])[:200], str(comments[1])[:200]]
     count = -natm if orbitals is not None else natm
-    head = f"{count:5d}{origin[0]:12.6f}{origin[1]:12.6f}{origin[2]:12.6f}"
+    head = _ints(count) + _reals(origin)
     if nval > 1:
-        head += f"{nval:5d}"
+        head += _ints(nval)
     lines.append(head)
     for n, axis in zip(shape, axes):
-        lines.append(f"{n:5d}{axis[0]:12.6f}{axis[1]:12.6f}{axis[2]:12.6f}")
+        lines.append(_ints(n) + _reals(axis))
     for z, q, xyz in zip(numbers, charges, coords):
-        lines.append(f"{int(z):5d}{float(q):12.6f}{xyz[0]:12.6f}{xyz[1]:12.6f}{xyz[2]:12.6f}")
+        lines.append(_ints(int(z)) + _reals([float(q), *xyz]))
     if orbitals is not None:
         if len(orbitals) != nval:
             raise InputError("an MO cube needs one orbital number per data set")
         numbers_line = [len(orbitals)] + [int(o) for o in orbitals]
         for start in range(0, len(numbers_line), 10):
-            lines.append("".join(f"{n:5d}" for n in numbers_line[start : start + 10]))
+            lines.append(_ints(*numbers_line[start : start + 10]))
     return "\n".join(lines) + "\n"
 
 

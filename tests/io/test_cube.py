@@ -69,6 +69,22 @@ def test_ase_reads_our_orbital_cube(tmp_path):
     np.testing.assert_allclose(ours.axes, lattice.axes, atol=1e-6)
 
 
+def test_far_coordinates_keep_their_fields_apart(tmp_path):
+    """A molecule 1e6 bohr from the origin (found by the random fuzz hunt: the %12.6f fields
+    of the header ran together and the file could not be read back): every header number
+    keeps a separating space, and ours and ASE's readers read the file back."""
+    mol = Molecule.from_string(WATER).replace(coords=Molecule.from_string(WATER).coords + [1e6, -1430.9, 0.0])
+    lattice = lattice_around(mol.coords, spacing=0.5, margin=1.0)
+    values = _fields(0, lattice.shape)
+    path = tmp_path / "far.cube"
+    write_cube(path, make_cube(mol, lattice, values))
+    ours = read_cube(path)
+    np.testing.assert_allclose(ours.origin, lattice.origin, atol=1e-6)
+    np.testing.assert_allclose(ours.coords, mol.coords, atol=1e-6)
+    data, atoms = read_cube_data(str(path))
+    np.testing.assert_allclose(atoms.positions / Bohr, mol.coords, atol=1e-6)
+
+
 def test_several_orbitals_in_one_cube(tmp_path):
     mol = Molecule.from_string(WATER)
     lattice = Lattice(origin=[-3.0, -3.5, -2.5], axes=np.diag([0.5, 0.45, 0.55]), shape=(9, 11, 10))
