@@ -14,7 +14,8 @@ repeated and resumed; ``report`` only reads the cache):
                    over ln ζ (atom_basis_free.py), thesis' counts; then the point nucleus
   export/replay    the recorded evaluations rerun on another device (GPU timing)
   report           benchmarks/results/atom_basis.md + .json (+ the PNG of one history);
-                   written by atom_basis_report.py (constants and cache I/O: atom_basis_common.py)
+                   written by atom_basis_report.py (constants, cache and shared helpers:
+                   atom_basis_common.py; run records: atom_basis_records.py)
 
 Dirac-Fock limit (no numerical DF code here): even-tempered sets a·r^k per l with r = 1.8
 (1.6 for the last step), spanning [ζ_min/4, ζ_max·F] of the thesis' exponents of that l,
@@ -35,71 +36,34 @@ Hartree-Fock limits checks the recipe.  Relative error = |E - E_limit| / |E_limi
 """
 
 import argparse
-import json
 import math
 import os
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from atom_basis_common import CLOSED_SHELL, HF_LIMITS, MODES, OCCUPATIONS, default_cache, load, save  # noqa: E402
+from atom_basis_common import (  # noqa: E402
+    CLOSED_SHELL,
+    HF_LIMITS,
+    MODES,
+    aitken,
+    default_cache,
+    limit_sets,
+    load,
+    occupations,
+    save,
+)
 from atom_basis_free import stage_free  # noqa: E402
+from atom_basis_records import append_run, device_label, merge_prior, partial_record  # noqa: E402
+from atom_basis_replay import export_histories, replay  # noqa: E402
 from atom_basis_report import write_report  # noqa: E402
 
 from hartree.atom import AtomSCFOptions, kernel, make_nucleus  # noqa: E402
-from hartree.atom.config import SYMBOLS, atomic_number, configuration, parse_occupations  # noqa: E402
+from hartree.atom.config import SYMBOLS, atomic_number  # noqa: E402
 from hartree.atom.optimize import NewuoaOptions, optimize_wtbs  # noqa: E402
 from hartree.atom.wtbs import THESIS_TABLE_2_1, Window, WTBSParameters, group_windows, thesis_basis, wtbs_exponents  # noqa: E402
-from hartree.errors import ConvergenceError, InputError  # noqa: E402
-
-
-def partial_record(history, t0):
-    """Checkpoint of an optimization that may be cut short: its best point, the evaluation
-    count, the history so far and the wall time since t0 (time.perf_counter() seconds)."""
-    ok = [h for h in history if h["energy"] is not None]
-    top = min(ok, key=lambda h: h["energy"])
-    return {
-        "groups": top["parameters"],
-        "energy": top["energy"],
-        "evaluations": len(history),
-        "wall_time": time.perf_counter() - t0,
-        "history": history,
-        "start_energy": history[0]["energy"],
-        "stop_reason": "interrupted (partial)",
-        "device": _device_label(),
-    }
-
-
-def merge_prior(res, prior):
-    """Prepend the history, count, wall time and start energy of an interrupted run
-    (`prior`, a partial_record) to the OptimizationResult `res` of its resumption (in place)."""
-    res.history = prior["history"] + [dict(h, evaluation=h["evaluation"] + prior["evaluations"]) for h in res.history]
-    res.evaluations = len(res.history)
-    res.wall_time += prior["wall_time"]
-    res.start_energy = prior["start_energy"]
-
-
-def append_run(record, res):
-    """Add one optimization run `res` (OptimizationResult) to a per-κ record: its history
-    (evaluations renumbered after the record's), count and wall time; keep the best point."""
-    offset = record["evaluations"]
-    record["history"] += [dict(h, evaluation=h["evaluation"] + offset) for h in res.history]
-    if res.energy < record["energy"]:
-        record.update(groups=res.to_dict()["groups"], energy=res.energy)
-    record["evaluations"] = len(record["history"])
-    record["wall_time"] += res.wall_time
-
-
-def occupations(z, relativistic):
-    """(block_shells, open_shells) of the closed-shell ground state of Table 2.1."""
-    symbol = SYMBOLS[z]
-    if symbol in OCCUPATIONS:
-        return parse_occupations(OCCUPATIONS[symbol][relativistic], relativistic)
-    pattern = configuration(z, 0, relativistic)
-    return [n for n, _ in pattern], [q for _, q in pattern]
+from hartree.errors import ConvergenceError  # noqa: E402
 
 
 def scf_energy(z, exponents, mode, options=None):
@@ -118,25 +82,6 @@ def scf_energy(z, exponents, mode, options=None):
         if res is not None and max(last) < 1e-12 * abs(res.energy):
             return res.energy, res.iterations, time.perf_counter() - t0, "energy converged, density noise"
         raise
-
-
-def even_tempered(lo, hi, ratio):
-    """lo·ratio^k, k = 0..n-1, the smallest n with lo·ratio^(n-1) ≥ hi (bohr^-2)."""
-    n = int(math.ceil(math.log(hi / lo) / math.log(ratio))) + 1
-    return lo * ratio ** np.arange(n)
-
-
-def limit_sets(element, factor, ratio):
-    params, windows = thesis_basis(element)
-    return [even_tempered(e.min() / 4.0, e.max() * factor, ratio) for e in wtbs_exponents([params], windows)]
-
-
-def aitken(e1, e2, e3):
-    """Geometric extrapolation of a converging sequence; e3 when it is not geometric."""
-    d1, d2 = e2 - e1, e3 - e2
-    if d1 == 0.0 or d2 == 0.0 or d2 / d1 <= 0.0 or d2 / d1 >= 0.9:
-        return e3
-    return e3 - d2 * d2 / (d2 - d1)
 
 
 def stage_limits(element, cache, log, factors_override=None, options=None, check_ratios=()):
@@ -302,7 +247,7 @@ def stage_optimize(
             merge_prior(res, prior)
             res.stop_reason += f" (after a restart at evaluation {prior['evaluations']})"
         doc.pop("dhf_gaussian_partial", None)
-        doc["dhf_gaussian"] = dict(res.to_dict(), device=_device_label())
+        doc["dhf_gaussian"] = dict(res.to_dict(), device=device_label())
         doc["windows"] = [[w.l, w.start, w.end, w.group + 1] for w in windows]
         save(cache, "optimize", element, doc)
         log(
@@ -431,14 +376,6 @@ def stage_larger(element, cache, log, nbs, maxfun):
     return doc
 
 
-def _device_label():
-    """Where the SCFs of this process run (AtomSCFOptions(device='auto')): the GPU's name or 'cpu'."""
-    from hartree.device.selection import gpu_status
-
-    ok, name = gpu_status()
-    return name if ok else "cpu"
-
-
 def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, rhobeg=0.05, order=None, full_maxfun=0):
     """One WTBS group per κ symmetry (p1/2 and p3/2, d3/2 and d5/2 get their own parameters; the
     thesis' input allows per-symmetry groups and windows), the thesis' function counts.  Starts
@@ -476,7 +413,7 @@ def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, r
             groups = [WTBSParameters(*g) for g in d["groups"]]
             res = optimize_element(element, nucleus, groups, windows, maxfun, rhobeg=rhobeg, rhoend=1e-5, active=[b])
             append_run(d, res)
-            d["device"] = _device_label()
+            d["device"] = device_label()
             d["sweeps_done"].append(tag)
             d["stop_reason"] = f"sweep {sweep + 1}, {windows[b].label}: {res.stop_reason}"
             save(cache, "kappa", element, doc)
@@ -496,7 +433,7 @@ def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, r
             d["full_partial"] = {
                 "evaluations": len(history),
                 "wall_time": time.perf_counter() - t0,
-                "device": _device_label(),
+                "device": device_label(),
             }
             d["stop_reason"] = f"full NEWUOA cut after {len(history)} evaluations (partial)"
             save(cache, "kappa", element, doc)
@@ -510,81 +447,12 @@ def stage_kappa(element, cache, log, nucleus="gaussian", maxfun=100, sweeps=2, r
             "evaluations": res.evaluations,
             "stop_reason": res.stop_reason,
             "wall_time": res.wall_time,
-            "device": _device_label(),
+            "device": device_label(),
         }
         d["stop_reason"] = f"full NEWUOA ({res.evaluations} evaluations): {res.stop_reason}"
         save(cache, "kappa", element, doc)
         log(f"{element} {nucleus} per-κ full NEWUOA: E={d['energy']:.10f} ({res.evaluations} evaluations)")
     return doc
-
-
-def export_histories(cache, elements, path):
-    """The evaluations (parameters, CPU energy) of the Gaussian optimizations, for `replay`."""
-    out = {}
-    for el in elements:
-        opt = load(cache, "optimize", el)
-        if not opt or "dhf_gaussian" not in opt:
-            continue
-        closed, _ = occupations(atomic_number(el), True)
-        out[el] = {
-            "z": atomic_number(el),
-            "windows": [[l, a, b, g - 1] for l, a, b, g in opt["windows"]],
-            "block_shells": closed,
-            "evaluations": [[h["parameters"], h["energy"]] for h in opt["dhf_gaussian"]["history"]],
-        }
-    with open(path, "w") as f:
-        json.dump(out, f)
-
-
-def replay(histories, out_path, device="gpu"):
-    """Rerun every recorded evaluation (one SCF each) on ``device``: the wall time of a complete
-    NEWUOA optimization without nlopt's own (negligible) work, and the largest difference from the
-    recorded CPU energies.  Writes ``out_path`` (JSON)."""
-    with open(histories) as f:
-        data = json.load(f)
-    out = {}
-    for el, d in data.items():
-        z, windows = d["z"], [Window(*w) for w in d["windows"]]
-        nuc, opts = make_nucleus(z, "gaussian"), AtomSCFOptions(device=device)
-        zeros = [0.0] * len(d["block_shells"])
-
-        def energy(params):
-            return kernel(
-                z,
-                wtbs_exponents([WTBSParameters(*g) for g in params], windows),
-                nuc,
-                opts,
-                block_shells=d["block_shells"],
-                open_shells=zeros,
-            )
-
-        first = energy(d["evaluations"][0][0])  # warm-up: kernel compile/load
-        t0 = time.perf_counter()
-        worst, n, failed = 0.0, 0, 0
-        for params, e_cpu in d["evaluations"]:
-            if params is None:
-                continue
-            try:
-                e = energy(params).energy
-            except (ConvergenceError, InputError):
-                failed += 1
-                continue
-            n += 1
-            if e_cpu is not None:
-                worst = max(worst, abs(e - e_cpu))
-        wall = time.perf_counter() - t0
-        out[el] = {
-            "evaluations": n,
-            "failed": failed,
-            "wall_s": wall,
-            "per_evaluation_s": wall / max(n, 1),
-            "max_abs_diff_vs_cpu_Eh": worst,
-            "device": getattr(first, "device", device),
-        }
-        print(el, out[el], flush=True)
-        with open(out_path, "w") as f:
-            json.dump(out, f, indent=1)
-    return out
 
 
 def stage_scftime(element, cache, log):

@@ -1,10 +1,15 @@
-"""Constants and the per-stage JSON cache shared by benchmarks/atom_basis.py and its report
-(benchmarks/atom_basis_report.py)."""
+"""Constants, the per-stage JSON cache and the helpers (ground-state occupations, the
+even-tempered sets of the Dirac-Fock limit recipe, Aitken extrapolation) shared by
+benchmarks/atom_basis.py, its report (atom_basis_report.py) and its replay (atom_basis_replay.py)."""
 
 import json
+import math
 import os
 
-from hartree.atom.wtbs import THESIS_TABLE_2_1
+import numpy as np
+
+from hartree.atom.config import SYMBOLS, configuration, parse_occupations
+from hartree.atom.wtbs import THESIS_TABLE_2_1, thesis_basis, wtbs_exponents
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -47,3 +52,32 @@ def save(cache, stage, element, doc):
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)
     os.replace(tmp, cache_path(cache, stage, element))
+
+
+def occupations(z, relativistic):
+    """(block_shells, open_shells) of the closed-shell ground state of Table 2.1."""
+    symbol = SYMBOLS[z]
+    if symbol in OCCUPATIONS:
+        return parse_occupations(OCCUPATIONS[symbol][relativistic], relativistic)
+    pattern = configuration(z, 0, relativistic)
+    return [n for n, _ in pattern], [q for _, q in pattern]
+
+
+def even_tempered(lo, hi, ratio):
+    """lo·ratio^k, k = 0..n-1, the smallest n with lo·ratio^(n-1) ≥ hi (bohr^-2)."""
+    n = int(math.ceil(math.log(hi / lo) / math.log(ratio))) + 1
+    return lo * ratio ** np.arange(n)
+
+
+def limit_sets(element, factor, ratio):
+    """Even-tempered sets (ratio) per l spanning [ζ_min/4, ζ_max·factor] of the thesis' exponents."""
+    params, windows = thesis_basis(element)
+    return [even_tempered(e.min() / 4.0, e.max() * factor, ratio) for e in wtbs_exponents([params], windows)]
+
+
+def aitken(e1, e2, e3):
+    """Geometric extrapolation of a converging sequence; e3 when it is not geometric."""
+    d1, d2 = e2 - e1, e3 - e2
+    if d1 == 0.0 or d2 == 0.0 or d2 / d1 <= 0.0 or d2 / d1 >= 0.9:
+        return e3
+    return e3 - d2 * d2 / (d2 - d1)

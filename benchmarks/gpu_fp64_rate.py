@@ -167,7 +167,7 @@ def main(argv=None):
         "ncu_wall_s": t_ncu,
     }
     print(json.dumps(res, indent=1))
-    from records import gpu_slug, record_path
+    from benchmarks.records import gpu_slug, record_path
 
     out = args.out or record_path("gpu_fp64_rate", gpu_slug()) + ".json"
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

@@ -72,7 +72,7 @@ def main():
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    from records import gpu_slug
+    from records import gpu_slug  # benchmarks/ (this script's folder) is on sys.path
 
     stem = f"gpu_scf_robustness_{gpu_slug()}"  # one record per device
     (out / f"{stem}.json").write_text(json.dumps(doc, indent=2))

@@ -113,7 +113,8 @@ def main():
     )
     args = parser.parse_args()
     import cupy
-    from records import gpu_slug
+
+    from benchmarks.records import gpu_slug
 
     stem = f"orbitals_gpu_{gpu_slug()}"  # one record per device
 
