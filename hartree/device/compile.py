@@ -77,10 +77,9 @@ def _nvrtc_cubin(source, name, arch, options):
 
 
 def _load(source, key):
-    """cupy.RawModule for (source, key): memory cache, then disk cache, then NVRTC."""
+    """cupy.RawModule for (source, full key): memory cache, then disk cache, then NVRTC."""
     import cupy
 
-    key = full_key(key, source)
     digest = _digest(key)
     with _lock:
         if digest in _memory:
@@ -112,12 +111,13 @@ def compile_kernels(jobs, workers=None):
     """
     if not jobs:
         return []
-    loaded = _loaded([full_key(key, source) for source, key in jobs])
+    keys = [full_key(key, source) for source, key in jobs]  # on the caller's current device
+    loaded = _loaded(keys)
     if loaded is not None:  # every module already in this process: no threads to start
         return loaded
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda job: _load(*job), jobs))
+        return list(pool.map(_load, [source for source, _ in jobs], keys))
 
 
 def resource_report(module, names):
