@@ -92,48 +92,26 @@ class Command:
     execute: Callable[[argparse.Namespace, Console], int]
 
 
+def _command(name, module):
+    """The registry entry of a command module: its HELP, DESCRIPTION and EPILOG texts (the
+    exit codes appended), ``add_arguments(parser)`` and ``execute(args, console)``."""
+    return Command(
+        name=name,
+        help=module.HELP,
+        description=module.DESCRIPTION,
+        epilog=module.EPILOG + "\n\n" + EXIT_CODES_HELP,
+        add_arguments=module.add_arguments,
+        execute=module.execute,
+    )
+
+
 #: The subcommand registry, in the order ``hartree --help`` lists them.
 COMMANDS = (
-    Command(
-        name="run",
-        help=run_command.HELP,
-        description=run_command.DESCRIPTION,
-        epilog=run_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-        add_arguments=run_command.add_arguments,
-        execute=run_command.execute,
-    ),
-    Command(
-        name="atom",
-        help=atom_command.HELP,
-        description=atom_command.DESCRIPTION,
-        epilog=atom_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-        add_arguments=atom_command.add_arguments,
-        execute=atom_command.execute,
-    ),
-    Command(
-        name="basis-search",
-        help=basis_search_command.HELP,
-        description=basis_search_command.DESCRIPTION,
-        epilog=basis_search_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-        add_arguments=basis_search_command.add_arguments,
-        execute=basis_search_command.execute,
-    ),
-    Command(
-        name="orbitals",
-        help=orbitals_command.HELP,
-        description=orbitals_command.DESCRIPTION,
-        epilog=orbitals_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-        add_arguments=orbitals_command.add_arguments,
-        execute=orbitals_command.execute,
-    ),
-    Command(
-        name="cache",
-        help=cache_command.HELP,
-        description=cache_command.DESCRIPTION,
-        epilog=cache_command.EPILOG + "\n\n" + EXIT_CODES_HELP,
-        add_arguments=cache_command.add_arguments,
-        execute=cache_command.execute,
-    ),
+    _command("run", run_command),
+    _command("atom", atom_command),
+    _command("basis-search", basis_search_command),
+    _command("orbitals", orbitals_command),
+    _command("cache", cache_command),
 )
 
 _MAIN_DESCRIPTION = """\
