@@ -15,6 +15,10 @@ Conventions: atomic units throughout (lengths bohr, energies hartree); matrices 
 AO basis of ``engine.basis`` (spherical or cartesian as the basis says), float64, in the
 engine's array module (``xp``) unless a method says otherwise; densities are symmetric.
 
+First derivatives (gradients) are declared as per-atom contractions with densities,
+(natm, 3) numpy arrays: :meth:`IntegralEngine.one_electron_gradient` and
+:meth:`IntegralEngine.two_electron_gradient`; the derivative integrals are never stored.
+
 Room left for the integral kinds that come next (not declared yet: a method that needs one
 adds it here and to both engines, with a test in ``tests/test_engine_contract.py``):
 
@@ -22,9 +26,6 @@ adds it here and to both engines, with a test in ``tests/test_engine_contract.py
   :mod:`hartree.integrals.three_center` and :mod:`hartree.gpu.eri3c` directly), e.g.
   ``int2c2e(aux_basis)`` -> (naux, naux) and ``int3c2e(aux_basis, aux_shells, out=None)`` ->
   (nao, nao, naux_batch) for a range of auxiliary shells;
-* first derivatives (gradients): ``hcore_deriv(atom)``, ``overlap_deriv(atom)`` (3, nao, nao)
-  and ``jk_deriv(dms)`` -> per-atom (natm, 3) contractions of the derivative ERIs with the
-  density pairs, never the derivative tensor itself;
 * range-separated Coulomb: a keyword ``omega`` (bohr^-1) on ``jk`` for erf(omega r)/r;
 * AO values and derivatives on grid points (DFT): ``ao_values(points, deriv=0)`` ->
   (nderiv, npoints, nao) for points (npoints, 3) in bohr.
@@ -138,4 +139,19 @@ class IntegralEngine(Protocol):
         ``dms`` came in.  threshold: this call's screening threshold in hartree (default and
         lower bound: ``screening_threshold``; looser values serve early SCF cycles).
         """
+        ...
+
+    # ------------------------------------------------------------------ first derivatives
+    def one_electron_gradient(self, density: Array, energy_weighted_density: Array) -> Any:
+        """Σ_mn D_mn d(T + V)_mn/dR - Σ_mn W_mn dS_mn/dR per atom: numpy (natm, 3),
+        hartree/bohr, the nuclei of V moving with their atoms (the Hellmann-Feynman term
+        included).  density D, energy-weighted density W: (nao, nao), symmetric."""
+        ...
+
+    def two_electron_gradient(self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float) -> Any:
+        """1/2 Σ Γ_mnls d(mn|ls)/dR per atom: numpy (natm, 3), hartree/bohr, with
+        Γ_mnls = DJ_mn DJ_ls - exchange_factor/2 Σ_s (DK^s_ml DK^s_ns + DK^s_ms DK^s_nl);
+        coulomb_density DJ (nao, nao), exchange_densities DK (nset, nao, nao), symmetric
+        (RHF: DJ = D, DK = [D], factor 1/2; UHF and ROHF: DJ = Da + Db, DK = [Da, Db],
+        factor 1).  Quartets screened at ``screening_threshold``."""
         ...

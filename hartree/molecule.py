@@ -116,6 +116,17 @@ class Molecule:
             total += z[a] * float(np.sum(z[:a] / r))
         return total
 
+    def nuclear_repulsion_gradient(self) -> np.ndarray:
+        """dE_nuc/dR_A = -Σ_B Z_A Z_B (R_A - R_B) / |R_A - R_B|^3, (natm, 3), hartree/bohr."""
+        z = self.numbers.astype(np.float64)
+        out = np.zeros((self.natm, 3))
+        for a in range(self.natm):  # row by row keeps memory O(natm)
+            d = self.coords[a] - self.coords
+            r = np.linalg.norm(d, axis=1)
+            r[a] = np.inf
+            out[a] = -z[a] * np.sum((z / r**3)[:, None] * d, axis=0)
+        return out
+
     def isolated_atoms(self, limit: float = ISOLATED_DISTANCE) -> list[tuple[int, float]]:
         """[(atom index, distance to the nearest other atom in bohr)] for the atoms farther
         than ``limit`` bohr from every other atom (empty for one atom)."""

@@ -51,6 +51,8 @@ def test_the_contract_declares_what_methods_need():
         "hcore",
         "dipole",
         "jk",
+        "one_electron_gradient",
+        "two_electron_gradient",
     }
     assert set(props) == {"device", "scf_note"}
     assert set(attrs) == {"molecule", "basis", "screening_threshold", "notes"}

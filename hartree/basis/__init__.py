@@ -5,7 +5,7 @@
 >>> basis.nao, basis.ao_loc, basis.ao_labels()[:3]
 """
 
-from .angular import MAX_L, cart2sph, cart_components, ncart, nsph
+from .angular import MAX_L, cart2sph, cart2sph_matrix, cart_components, ncart, nsph
 from .loader import load_basis, resolve_basis_name
 from .shells import Basis, gaussian_integral, normalized_coefficients, primitive_norm
 
@@ -14,6 +14,7 @@ __all__ = [
     "load_basis",
     "resolve_basis_name",
     "cart2sph",
+    "cart2sph_matrix",
     "cart_components",
     "ncart",
     "nsph",

@@ -111,3 +111,15 @@ def cart2sph(l, normalized="sp"):
     if normalized not in ("sp", None):
         raise ValueError("normalized must be 'sp' or None")
     return np.array(_cart2sph_raw(l))
+
+
+def cart2sph_matrix(basis):
+    """Block-diagonal C, float64 (ncart, nao), of a :class:`hartree.basis.Basis`: the final
+    AOs are C^T times the cartesian functions (``cart_loc`` order), so a final-basis density
+    D is T = C D C^T on the cartesian functions; the identity for a cartesian basis."""
+    C = np.zeros((basis.ncart, basis.nao))
+    for i, l in enumerate(basis.shell_l):
+        c0, c1 = basis.cart_loc[i], basis.cart_loc[i + 1]
+        a0, a1 = basis.ao_loc[i], basis.ao_loc[i + 1]
+        C[c0:c1, a0:a1] = cart2sph(int(l)) if basis.pure else np.eye(c1 - c0)
+    return C

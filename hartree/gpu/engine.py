@@ -65,6 +65,7 @@ class GPUEngine:
         self._builder = None
         self._one = None
         self._one_cache = {}
+        self._host_pairs = None  # (ShellPairs, Schwarz order) of the host gradient kernels
         #: sentences for the user (batching, out-of-memory retries), in order
         self.notes: list[str] = []
         #: seconds spent compiling/loading kernels in :meth:`prepare` (None before)
@@ -230,6 +231,38 @@ class GPUEngine:
         """<μ| r - origin |ν> (3, nao, nao), bohr, engine array module."""
         with self.use():
             return self._one_electron().dipole(origin)
+
+    # ------------------------------------------------------------------ first derivatives
+    def _host_gradient_note(self):
+        note = "the gradient integrals ran on the CPU (numba): GPU derivative kernels are not written yet"
+        if note not in self.notes:
+            self.notes.append(note)
+
+    def one_electron_gradient(self, density: Array, energy_weighted_density: Array) -> Any:
+        """Σ D d(T + V)/dR - Σ W dS/dR per atom, numpy (natm, 3), hartree/bohr; computed on
+        the host (:func:`hartree.integrals.gradient_terms.one_electron_term`), with a note."""
+        from hartree.integrals import gradient_terms
+
+        self._host_gradient_note()
+        d, w = (a.get() if hasattr(a, "get") else a for a in (density, energy_weighted_density))
+        return gradient_terms.one_electron_term(self.molecule, self.basis, d, w)
+
+    def two_electron_gradient(self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float) -> Any:
+        """1/2 Σ Γ d(mn|ls)/dR per atom, numpy (natm, 3), hartree/bohr; computed on the host
+        (:func:`hartree.integrals.gradient_terms.two_electron_term`), with a note."""
+        from hartree.integrals import gradient_terms
+        from hartree.integrals.eri import ShellPairs
+        from hartree.integrals.jk import schwarz_order
+
+        self._host_gradient_note()
+        if self._host_pairs is None:
+            pairs = ShellPairs.build(self.basis)
+            self._host_pairs = (pairs, schwarz_order(pairs.schwarz))
+        dj, dk = (a.get() if hasattr(a, "get") else a for a in (coulomb_density, exchange_densities))
+        pairs, order = self._host_pairs
+        return gradient_terms.two_electron_term(
+            self.molecule, self.basis, pairs, order, dj, dk, exchange_factor, self.screening_threshold
+        )
 
 
 @contextlib.contextmanager

@@ -24,15 +24,17 @@ kernels around them, which *store* the contracted cartesian blocks (no digestion
 
 Shell pairs are the CPU code's significant pairs (``three_center.significant_pairs``,
 product-overlap bound 1e-14), so CPU and GPU integrate the same pairs.  Cartesian to
-spherical is left to the caller (GEMMs with ``pairs.cart2sph_matrix``): see
+spherical is left to the caller (GEMMs with ``hartree.basis.cart2sph_matrix``): see
 :class:`ThreeCenterBuilder`.
 """
 
 import numpy as np
 
+from hartree.basis import cart2sph_matrix
+
 from ..integrals.gaussian_product import angular_factor
 from . import codegen, jk_kernels
-from .pairs import build_pair_classes, cart2sph_matrix
+from .pairs import build_pair_classes
 from .tables import RysTable
 
 #: threads per block (bra pairs of one class against one aux shell)

@@ -10,7 +10,7 @@ pairs are gathered on the device in the order the host finds from it
 
 Steps of :meth:`DirectJK.jk`:
 
-1. D_cart = C D C^T per density (C: cartesian -> final AO matrix, ``pairs.cart2sph_matrix``);
+1. D_cart = C D C^T per density (C: cartesian -> final AO matrix, ``hartree.basis.cart2sph_matrix``);
    the kernels work on cartesian functions only.
 2. Per shell pair, max |D_cart| over the block and over the densities (``shell_dmax``).
 3. Per quartet class (bra pair class P >= ket pair class Q, in the order of
@@ -29,10 +29,11 @@ import time
 
 import numpy as np
 
+from hartree.basis import cart2sph_matrix
 from hartree.device import cuda_source
 
 from . import codegen, device_pairs, jk_kernels, quartet_lists
-from .pairs import build_pair_classes, cart2sph_matrix
+from .pairs import build_pair_classes
 from .tables import RysTable
 from .tuning import jk_tuning
 

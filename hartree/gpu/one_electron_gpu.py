@@ -24,9 +24,11 @@ the same Chebyshev table as the ERIs (``codegen.rys_function``).
 
 import numpy as np
 
+from hartree.basis import cart2sph_matrix
+
 from ..integrals.gaussian_product import angular_factor
 from . import codegen
-from .pairs import cart2sph_matrix, class_pairs
+from .pairs import class_pairs
 from .tables import RysTable
 
 GENERATOR_VERSION = "1"

@@ -182,16 +182,3 @@ def tile_max(q, tile):
     padded = np.zeros(n * tile)
     padded[: len(q)] = q
     return padded.reshape(n, tile).max(axis=1)
-
-
-def cart2sph_matrix(basis):
-    """Block-diagonal C (ncart, nao): final AOs = C^T cartesian functions (identity if
-    the basis is cartesian)."""
-    from hartree.basis import cart2sph
-
-    C = np.zeros((basis.ncart, basis.nao))
-    for i, l in enumerate(basis.shell_l):
-        c0, c1 = basis.cart_loc[i], basis.cart_loc[i + 1]
-        a0, a1 = basis.ao_loc[i], basis.ao_loc[i + 1]
-        C[c0:c1, a0:a1] = cart2sph(int(l)) if basis.pure else np.eye(c1 - c0)
-    return C

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from hartree.integrals import one_electron
+from hartree.integrals import gradient_terms, one_electron
 from hartree.integrals.eri import ShellPairs, eri_full
 from hartree.integrals.jk import jk as _jk
 from hartree.integrals.jk import schwarz_order
@@ -127,3 +127,21 @@ class CPUEngine:
         pairs = self.shell_pairs()
         thr = self.screening_threshold if threshold is None else max(float(threshold), self.screening_threshold)
         return _jk(self.basis, dms, with_j=with_j, with_k=with_k, threshold=thr, pairs=pairs, order=self._order)
+
+    # ---------------------------------------------------------------- first derivatives
+    def one_electron_gradient(self, density: np.ndarray, energy_weighted_density: np.ndarray) -> np.ndarray:
+        """Σ D d(T + V)/dR - Σ W dS/dR per atom, (natm, 3), hartree/bohr
+        (:func:`hartree.integrals.gradient_terms.one_electron_term`)."""
+        return gradient_terms.one_electron_term(self.molecule, self.basis, density, energy_weighted_density)
+
+    def two_electron_gradient(
+        self, coulomb_density: np.ndarray, exchange_densities: np.ndarray, exchange_factor: float
+    ) -> np.ndarray:
+        """1/2 Σ Γ d(mn|ls)/dR per atom, (natm, 3), hartree/bohr
+        (:func:`hartree.integrals.gradient_terms.two_electron_term`), screened at
+        ``screening_threshold``."""
+        pairs = self.shell_pairs()
+        return gradient_terms.two_electron_term(
+            self.molecule, self.basis, pairs, self._order, coulomb_density, exchange_densities, exchange_factor,
+            self.screening_threshold,
+        )  # fmt: skip

@@ -114,16 +114,24 @@ KINDS: tuple[IntegralKind, ...] = (
     ),
     # ---------------------------------------------------------------- to come (not written)
     IntegralKind(
-        "overlap_deriv1", "∂/∂A of <a|b>", 2, 1, _OS + "; ∂/∂A_x φ_a = 2a φ_(a+1x) - i φ_(a-1x)", False,
-        note="gradients: one more power on the differentiated centre in the 1-D tables",
+        "one_electron_deriv1", "∂/∂R of <a|b>, <a|-∇²/2|b>, <a|-Σ Z_C/|r-C||b>", 2, 1,
+        _OS + " (eq. 20: ∂/∂A_x φ_a = 2α φ_(a+1x) - a_x φ_(a-1x)); ∂/∂C = -(∂/∂A + ∂/∂B) for the operator centre",
+        True, 5, 10,
+        cpu=Implementation("hartree.integrals.one_electron_deriv", "one_electron_gradient",
+                           "Σ D d(T+V)/dR - Σ W dS/dR per atom (natm, 3), hartree/bohr"),
+        engine_method="one_electron_gradient",
+        note="gradients: contracted with the density and the energy-weighted density, never stored; "
+        "no GPU kernels yet (GPUEngine computes it on the host and says so in its notes)",
     ),
     IntegralKind(
-        "hcore_deriv1", "∂/∂R of <a| -∇²/2 - Σ Z/|r-C| |b>", 2, 1, _OS + "; Rys for the operator centre", False,
-        note="gradients, including the derivative with respect to the nuclear positions C",
-    ),
-    IntegralKind(
-        "eri_deriv1", "∂/∂R of (ab|cd)", 4, 1, _RYS + "; derivative by the Gaussian-exponent rule", False,
-        note="gradients: contracted with density pairs per atom, never the derivative tensor",
+        "eri_deriv1", "∂/∂R of (ab|cd)", 4, 1, _RYS + "; derivative by the Gaussian-exponent rule", True, 5, 20,
+        cpu=Implementation("hartree.integrals.eri_deriv", "eri_gradient",
+                           "1/2 Σ Γ d(ab|cd)/dR per atom (natm, 3), hartree/bohr"),
+        engine_method="two_electron_gradient",
+        note="gradients: contracted with the two-particle density quartet by quartet, never the derivative "
+        "tensor; the generic numba kernel (raised and lowered classes of the energy's primitive stage) is the "
+        "reference for per-class kernels printed from the Rys program (not written yet); no GPU kernels yet "
+        "(GPUEngine computes it on the host and says so in its notes)",
     ),
     IntegralKind(
         "eri_erf", "erf(ω r12)/r12, (ab|cd)", 4, 0, _RYS + "; roots of T ω²/(ω² + ρ), weights × ω/sqrt(ω² + ρ)", False,

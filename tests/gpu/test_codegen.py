@@ -4,8 +4,9 @@ emulation of the kernels with g++)."""
 import numpy as np
 import pytest
 
+from hartree.basis import cart2sph_matrix
 from hartree.gpu import codegen, jk_kernels
-from hartree.gpu.pairs import build_pair_classes, cart2sph_matrix
+from hartree.gpu.pairs import build_pair_classes
 from hartree.gpu.tables import RysTable, eval_roots_weights
 from hartree.gpu.tuning import jk_tuning
 

@@ -17,6 +17,8 @@ from hartree.integrals.rys import MAX_NROOTS
 from hartree.integrals.three_center_kernels import LTOT_MAX
 
 IMPLEMENTED = [k for k in spec.KINDS if k.implemented]
+#: implemented kinds whose GPU kernels are not written (GPUEngine runs them on the host)
+HOST_ONLY = {"one_electron_deriv1", "eri_deriv1"}
 PLANNED = [k for k in spec.KINDS if not k.implemented]
 
 
@@ -24,11 +26,23 @@ def test_names_are_unique_and_the_planned_kinds_are_listed():
     names = [k.name for k in spec.KINDS]
     assert len(names) == len(set(names))
     assert {"overlap", "kinetic", "nuclear", "dipole", "eri", "int3c2e", "int2c2e"} <= {k.name for k in IMPLEMENTED}
-    assert {"eri_deriv1", "eri_erf", "ao_values", "ecp"} <= {k.name for k in PLANNED}
+    assert {"eri_erf", "ao_values", "ecp"} <= {k.name for k in PLANNED}
+    assert {"one_electron_deriv1", "eri_deriv1"} <= {k.name for k in IMPLEMENTED}
 
 
-@pytest.mark.parametrize("k", IMPLEMENTED, ids=lambda k: k.name)
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_only_the_derivative_kinds_lack_gpu_kernels_and_say_so():
+    assert {k.name for k in IMPLEMENTED if k.gpu is None} == HOST_ONLY
+    for name in HOST_ONLY:
+        assert "GPUEngine computes it on the host" in spec.kind(name).note
+        with pytest.raises(NotImplementedError):
+            spec.implementation(name, "gpu")
+
+
+@pytest.mark.parametrize(
+    "k,device",
+    [(k, d) for k in IMPLEMENTED for d in ("cpu", "gpu") if d == "cpu" or k.name not in HOST_ONLY],
+    ids=lambda x: getattr(x, "name", x),
+)
 def test_named_functions_exist(k, device):
     impl = getattr(k, device)
     assert impl is not None, f"{k.name}: no {device} implementation named"
@@ -47,9 +61,16 @@ def test_planned_kinds_route_nowhere(k):
 
 @pytest.mark.parametrize("k", IMPLEMENTED, ids=lambda k: k.name)
 def test_limits_are_the_modules_limits(k):
-    """max_l is the basis model's; max_l_total fits the Rys tables of both devices and the
-    kernels' own limits."""
-    assert k.max_l == MAX_L
+    """max_l is the basis model's (the derivative kernels': one less, for the raised shell);
+    max_l_total fits the Rys tables of both devices and the kernels' own limits."""
+    from hartree.integrals import eri_deriv, one_electron_deriv
+
+    if k.name == "eri_deriv1":
+        assert k.max_l == eri_deriv.MAX_L_DERIV
+    elif k.name == "one_electron_deriv1":
+        assert k.max_l == one_electron_deriv.MAX_L_DERIV
+    else:
+        assert k.max_l == MAX_L
     assert k.max_l_total == k.centres * k.max_l
     nroots = k.max_l_total // 2 + 1
     assert nroots <= MAX_NROOTS and nroots <= RysTable.load().max_nroots
@@ -65,7 +86,15 @@ def test_engines_serve_the_kinds_the_table_says():
     """Each engine_method is a member of the contract and of both engines, with the
     contract's signature; the contract declares no integral kind the table lacks."""
     methods = {k.engine_method for k in IMPLEMENTED if k.engine_method}
-    assert methods == {"overlap", "kinetic", "nuclear", "dipole", "jk"}
+    assert methods == {
+        "overlap",
+        "kinetic",
+        "nuclear",
+        "dipole",
+        "jk",
+        "one_electron_gradient",
+        "two_electron_gradient",
+    }
     for name in methods:
         want = inspect.signature(getattr(IntegralEngine, name))
         for engine in (CPUEngine, GPUEngine):
