@@ -91,7 +91,8 @@ def final_energy_line(result):
     return line
 
 
-def _table(title, show_header=True):
+def plain_table(title, show_header=True):
+    """A rich Table in the report's style (simple head, no outer edge, left title)."""
     return Table(
         title=title,
         title_justify="left",
@@ -106,7 +107,7 @@ def _table(title, show_header=True):
 def energy_table(result):
     """Total energy and its components."""
     comps = result.energy_components
-    table = _table("Energy")
+    table = plain_table("Energy")
     table.add_column("term")
     table.add_column("Eh", justify="right")
     rows = [
@@ -123,7 +124,7 @@ def energy_table(result):
 
 def orbital_table(title, mo_energy, mo_occ):
     """Orbital energies around the HOMO-LUMO gap, in Eh and eV with occupations."""
-    table = _table(f"Orbital energies{' (' + title + ')' if title else ''}")
+    table = plain_table(f"Orbital energies{' (' + title + ')' if title else ''}")
     for name, justify in (("#", "right"), ("orbital", "left"), ("occ", "right"), ("Eh", "right"), ("eV", "right")):
         table.add_column(name, justify=justify)
     for number, label, occ, energy in reversed(frontier_rows(mo_energy, mo_occ)):
@@ -134,7 +135,7 @@ def orbital_table(title, mo_energy, mo_occ):
 
 def charges_table(result):
     """Mulliken charges per atom."""
-    table = _table("Mulliken charges")
+    table = plain_table("Mulliken charges")
     table.add_column("#", justify="right")
     table.add_column("atom")
     table.add_column("charge", justify="right")
@@ -146,7 +147,7 @@ def charges_table(result):
 
 def dipole_table(result):
     """Dipole moment components and length in debye (and atomic units)."""
-    table = _table("Dipole moment")
+    table = plain_table("Dipole moment")
     for name in ("", "x", "y", "z", "total"):
         table.add_column(name, justify="right" if name else "left")
     mu_d = dipole_debye(result.dipole)
@@ -158,7 +159,7 @@ def dipole_table(result):
 
 def summary_table(result):
     """Method, convergence, iterations, gap, <S^2>, wall time and device."""
-    table = _table("Summary", show_header=False)
+    table = plain_table("Summary", show_header=False)
     table.add_column("")
     table.add_column("")
     basis = result.basis
@@ -240,7 +241,7 @@ def _orbital_count(value):
 
 def mp2_table(mp2):
     """RI-MP2 energies (Eh): reference, spin components, MP2 and SCS-MP2."""
-    table = _table("RI-MP2")
+    table = plain_table("RI-MP2")
     table.add_column("term")
     table.add_column("Eh", justify="right")
     reference = str(mp2.reference).upper()
@@ -262,7 +263,7 @@ def mp2_table(mp2):
 
 def mp2_summary_table(mp2):
     """Auxiliary basis, orbital spaces, precision, device and time of an RI-MP2 run."""
-    table = _table("RI-MP2 summary", show_header=False)
+    table = plain_table("RI-MP2 summary", show_header=False)
     table.add_column("")
     table.add_column("")
     table.add_row("reference", str(mp2.reference).upper())

@@ -17,9 +17,10 @@ from ..basis import load_basis
 from ..constants import BOHR_IN_ANGSTROM
 from ..device.selection import DEVICES, resolve_device
 from ..errors import BasisError, ConvergenceError, InputError
+from ..gradients import GRADIENT_SCF_DEFAULTS, scf_gradient
 from ..io.molden import check_molden_supported, write_molden
 from ..io.paths import check_outputs
-from ..io.qcschema import result_to_qcschema, write_json
+from ..io.qcschema import gradient_to_qcschema, result_to_qcschema, write_json
 from ..linalg import PRECISIONS
 from ..molecule import Molecule
 from ..mp2 import default_aux_name, load_aux_basis
@@ -38,6 +39,7 @@ from ..scf.driver import (
 from ..scf.kernel import validate as validate_method
 from . import first_run
 from .argtypes import non_negative_float, positive_float, positive_int
+from .gradient_report import print_gradient_report
 from .progress import ScfProgress
 from .report import (
     final_energy_line,
@@ -73,6 +75,7 @@ molecule files:
 examples:
   hartree run water.xyz --basis cc-pvdz
   hartree run water.xyz -b 6-31g* --json water.json --molden water.molden
+  hartree run water.xyz -b 6-31g** --gradient --json water-grad.json   # energy and gradient
   hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2
   hartree run cation.xyz -b cc-pvtz -m rohf --charge 1 --multiplicity 2 --quiet
   hartree run big.xyz -b cc-pvdz --checkpoint big.h5
@@ -125,6 +128,13 @@ def add_arguments(parser):
     )
     model.add_argument(
         "--cartesian", action="store_true", help="use cartesian (6d, 10f, ...) instead of spherical basis functions"
+    )
+    model.add_argument(
+        "--gradient",
+        action="store_true",
+        help="also compute the analytic nuclear gradient (Eh/bohr; RHF, UHF, ROHF); the SCF then converges "
+        f"to at least {GRADIENT_SCF_DEFAULTS['conv_tol']:g} Eh and a commutator norm of "
+        f"{GRADIENT_SCF_DEFAULTS['conv_tol_grad']:g}, and --json writes a driver 'gradient' document",
     )
     scf = parser.add_argument_group("SCF")
     scf.add_argument(
@@ -281,14 +291,22 @@ def convergence_hint(error, method):
     )
 
 
+def convergence(args):
+    """(conv_tol, conv_tol_grad) of the run: the arguments, tightened for --gradient."""
+    if getattr(args, "gradient", False):
+        return min(args.conv_tol, GRADIENT_SCF_DEFAULTS["conv_tol"]), GRADIENT_SCF_DEFAULTS["conv_tol_grad"]
+    return args.conv_tol, _DEFAULTS.conv_tol_grad
+
+
 def scf_keywords(args):
     """The SCF settings of a run as a JSON-able dict (recorded in the QCSchema keywords)."""
+    conv_tol, conv_tol_grad = convergence(args)
     return {
         "method": args.method,
         "basis": args.basis,
         "cartesian": bool(args.cartesian),
-        "conv_tol": args.conv_tol,
-        "conv_tol_grad": _DEFAULTS.conv_tol_grad,
+        "conv_tol": conv_tol,
+        "conv_tol_grad": conv_tol_grad,
         "max_cycle": args.max_cycle,
         "guess": args.guess,
         "level_shift": args.level_shift,
@@ -367,14 +385,18 @@ def _print_header(console, molecule, basis, args):
     console.print(f"basis:    {basis.name}, {basis.nao} {kind} functions", highlight=False, markup=False)
 
 
-def _write_outputs(console, args, result, mp2=None):
+def _write_outputs(console, args, result, mp2=None, gradient=None):
     """Write the --json and --molden files that were asked for and say so (unless --quiet);
-    with an MP2Result the JSON carries the MP2 energies too."""
+    with an MP2Result the JSON carries the MP2 energies too, with a GradientResult it is a
+    driver 'gradient' document."""
     if args.json:
         keywords = scf_keywords(args)
         if mp2 is not None:
             keywords.update(mp2_keywords(args, mp2))
-        doc = result_to_qcschema(result, input_file=args.file, keywords=keywords, mp2=mp2)
+        if gradient is not None:
+            doc = gradient_to_qcschema(gradient, input_file=args.file, keywords=keywords)
+        else:
+            doc = result_to_qcschema(result, input_file=args.file, keywords=keywords, mp2=mp2)
         write_json(args.json, doc)
     if args.molden:
         write_molden(args.molden, result)
@@ -421,6 +443,10 @@ def execute(args, console):
     gpus_arg = getattr(args, "gpus", None)
     if requested == "cpu" and gpus_arg is not None:
         raise InputError("--gpus applies only to GPU runs (--device gpu or auto)")
+    if args.gradient and args.method == "mp2":
+        raise InputError("--gradient: RI-MP2 has no analytic gradient yet (use --method rhf, uhf or rohf)")
+    if args.gradient and args.allow_unconverged:
+        raise InputError("--gradient needs a converged SCF; --allow-unconverged does not apply")
     molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
     method = scf_reference(args, molecule)  # the SCF to run (the MP2 reference for mp2)
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
@@ -469,7 +495,8 @@ def execute(args, console):
                 gpus=gpus_arg,
                 engine=engine,
                 allow_unconverged=args.allow_unconverged,
-                conv_tol=args.conv_tol,
+                conv_tol=convergence(args)[0],
+                conv_tol_grad=convergence(args)[1],
                 max_cycle=args.max_cycle,
                 guess=args.guess,
                 level_shift=args.level_shift,
@@ -504,6 +531,7 @@ def execute(args, console):
         mp2 = run_mp2(
             result, aux=aux_basis, frozen_core=bool(args.frozen_core), precision=args.precision, device=device
         )  # GPU RI-MP2 on GPU runs
+    gradient = scf_gradient(result) if args.gradient else None
     if args.quiet:
         console.print(mp2_energy_line(mp2, basis.name) if mp2 is not None else final_energy_line(result), markup=False)
     else:
@@ -512,7 +540,9 @@ def execute(args, console):
             console.print(f"note: {note}", markup=False)
         if mp2 is not None:
             print_mp2_report(console, mp2)
-    _write_outputs(console, args, result, mp2=mp2)
+        if gradient is not None:
+            print_gradient_report(console, gradient)
+    _write_outputs(console, args, result, mp2=mp2, gradient=gradient)
     if not args.quiet:
         console.print(final_energy_line(result), markup=False, style="bold")
         if mp2 is not None:

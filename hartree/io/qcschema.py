@@ -54,6 +54,7 @@ QCSCHEMA_PROPERTIES = frozenset(
         "calcinfo_natom",
         "nuclear_repulsion_energy",
         "return_energy",
+        "return_gradient",
         "scf_one_electron_energy",
         "scf_two_electron_energy",
         "scf_total_energy",
@@ -261,6 +262,26 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
             f"in {int(result.iterations)} cycles; the values are "
             "those of the last cycle",
         }
+    return doc
+
+
+def gradient_to_qcschema(gradient, *, input_file=None, keywords=None):
+    """AtomicResult dict (QCSchema v1) with driver ``gradient`` for a
+    :class:`hartree.gradients.GradientResult`: the SCF document of :func:`result_to_qcschema`
+    with ``return_result`` and ``properties.return_gradient`` the gradient (natm x 3 nested
+    lists, Eh/bohr, atoms in the molecule's order), and in ``extras.hartree`` its components
+    (``gradient_components``), wall time and device."""
+    doc = result_to_qcschema(gradient.scf, input_file=input_file, keywords=keywords)
+    rows = [_floats(row) for row in np.asarray(gradient.gradient)]
+    doc["driver"] = "gradient"
+    doc["return_result"] = rows
+    doc["properties"]["return_gradient"] = rows
+    doc["provenance"]["routine"] = "hartree.gradients.scf_gradient"
+    doc["extras"]["hartree"]["gradient_components"] = {
+        k: [_floats(row) for row in np.asarray(v)] for k, v in gradient.components.items()
+    }
+    doc["extras"]["hartree"]["gradient_wall_time"] = float(gradient.wall_time)
+    doc["extras"]["hartree"]["gradient_device"] = str(gradient.device)
     return doc
 
 
