@@ -240,6 +240,13 @@ def _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, not
         notes.append(f"guess from the density of another job in {plan.source}")
         d = xp.asarray(data.dm)
         return gs.Guess(gs.split_total_density(method, fk.total_dm(d)), None, None, "checkpoint density"), False
+    if options.guess_orbitals is not None:
+        mo_coeff, mo_energy = options.guess_orbitals
+        xp = array_module(s)
+        notes.append("guess from given orbitals (a previous run, e.g. a nearby geometry)")
+        return gs.guess_from_orbitals(
+            method, xp.asarray(mo_coeff), xp.asarray(mo_energy), s, nalpha, nbeta, "given orbitals"
+        ), False
     if options.guess == "core":
         return gs.core_guess(method, h, x, nalpha, nbeta), False
     return gs.sad_guess(method, molecule, basis, engine, options.screening_threshold), False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InputError
 
@@ -57,6 +58,10 @@ class SCFOptions:
     checkpoint: str | None = None  # path of the HDF5 checkpoint (written every cycle)
     overwrite_checkpoint: bool = False  # replace a checkpoint of another job (scf.checkpoint.plan)
     guess_from: str | None = None  # another job's checkpoint to start from (read only)
+    # (mo_coeff, mo_energy) of a previous run (a nearby geometry: optimization steps, finite
+    # differences): its occupied orbitals, Löwdin-orthonormalised in the new overlap, start
+    # the SCF instead of ``guess`` (a checkpoint restart still comes first)
+    guess_orbitals: Any = None
     callback: Callable | None = None  # called with each IterationRecord
     cartesian: bool = False  # used by run() when it loads a basis by name
 

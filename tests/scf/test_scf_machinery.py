@@ -433,3 +433,24 @@ def test_gradient_criterion_is_sqrt2_times_pyscf_orbital_gradient_norm():
     gorb = np.linalg.norm(mf.get_grad(mf.mo_coeff, mf.mo_occ, f))
     assert gorb > 1e-4
     assert abs(ours / gorb - 2**0.5) < 1e-12 * 2**0.5
+
+
+@pytest.mark.parametrize("method,charge,mult", [("rhf", 0, 1), ("uhf", 1, 2), ("rohf", 1, 2)])
+def test_guess_orbitals_of_a_nearby_geometry(method, charge, mult):
+    """guess_orbitals=(mo_coeff, mo_energy) of a run at a nearby geometry starts the SCF from
+    those orbitals (re-orthonormalised): the same energy as from the SAD guess, in fewer
+    cycles, and a note says where the guess came from."""
+    from hartree.molecule import Molecule
+    from hartree.scf import run
+
+    geometry = "O 0.0 0.1 0.1173; H 0.1 0.7572 -0.4692; H 0.0 -0.7572 -0.4292"
+    mol = Molecule.from_string(geometry, charge=charge, multiplicity=mult)
+    first = run(mol, "6-31g*", method, device="cpu", conv_tol=1e-10)
+    coords = mol.coords.copy()
+    coords[1, 2] += 0.02
+    moved = mol.replace(coords=coords)
+    warm = run(moved, "6-31g*", method, device="cpu", conv_tol=1e-10, guess_orbitals=(first.mo_coeff, first.mo_energy))
+    cold = run(moved, "6-31g*", method, device="cpu", conv_tol=1e-10)
+    assert abs(warm.energy - cold.energy) < 1e-8
+    assert warm.iterations <= cold.iterations
+    assert "guess from given orbitals (a previous run, e.g. a nearby geometry)" in warm.notes
