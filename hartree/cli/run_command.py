@@ -531,7 +531,10 @@ def execute(args, console):
         mp2 = run_mp2(
             result, aux=aux_basis, frozen_core=bool(args.frozen_core), precision=args.precision, device=device
         )  # GPU RI-MP2 on GPU runs
-    gradient = scf_gradient(result) if args.gradient else None
+    gradient = None
+    if args.gradient:  # on the SCF's GPU engine when the SCF ran there (not after a fallback to the CPU)
+        on_gpu = engine is not None and str(result.device).startswith("cuda")
+        gradient = scf_gradient(result, engine if on_gpu else None)
     if args.quiet:
         console.print(mp2_energy_line(mp2, basis.name) if mp2 is not None else final_energy_line(result), markup=False)
     else:

@@ -65,7 +65,7 @@ class GPUEngine:
         self._builder = None
         self._one = None
         self._one_cache = {}
-        self._host_pairs = None  # (ShellPairs, Schwarz order) of the host gradient kernels
+        self._gradient = None  # DirectGradient, built on first use
         #: sentences for the user (batching, out-of-memory retries), in order
         self.notes: list[str] = []
         #: seconds spent compiling/loading kernels in :meth:`prepare` (None before)
@@ -233,36 +233,34 @@ class GPUEngine:
             return self._one_electron().dipole(origin)
 
     # ------------------------------------------------------------------ first derivatives
-    def _host_gradient_note(self):
-        note = "the gradient integrals ran on the CPU (numba): GPU derivative kernels are not written yet"
+    def _note(self, note):
         if note not in self.notes:
             self.notes.append(note)
 
     def one_electron_gradient(self, density: Array, energy_weighted_density: Array) -> Any:
         """Σ D d(T + V)/dR - Σ W dS/dR per atom, numpy (natm, 3), hartree/bohr; computed on
-        the host (:func:`hartree.integrals.gradient_terms.one_electron_term`), with a note."""
+        the host (:func:`hartree.integrals.gradient_terms.one_electron_term`: no GPU kernels
+        for the one-electron derivatives yet), with a note."""
         from hartree.integrals import gradient_terms
 
-        self._host_gradient_note()
+        self._note("the one-electron gradient terms ran on the CPU (numba): GPU kernels for them are not written yet")
         d, w = (a.get() if hasattr(a, "get") else a for a in (density, energy_weighted_density))
         return gradient_terms.one_electron_term(self.molecule, self.basis, d, w)
 
     def two_electron_gradient(self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float) -> Any:
-        """1/2 Σ Γ d(mn|ls)/dR per atom, numpy (natm, 3), hartree/bohr; computed on the host
-        (:func:`hartree.integrals.gradient_terms.two_electron_term`), with a note."""
-        from hartree.integrals import gradient_terms
-        from hartree.integrals.eri import ShellPairs
-        from hartree.integrals.jk import schwarz_order
+        """1/2 Σ Γ d(mn|ls)/dR per atom, numpy (natm, 3), hartree/bohr, by the gradient
+        kernels (:class:`hartree.gpu.gradient.DirectGradient`) over the J/K builder's pairs
+        and quartet lists, on the first GPU (a note says so when the engine has several)."""
+        from .gradient import DirectGradient
 
-        self._host_gradient_note()
-        if self._host_pairs is None:
-            pairs = ShellPairs.build(self.basis)
-            self._host_pairs = (pairs, schwarz_order(pairs.schwarz))
-        dj, dk = (a.get() if hasattr(a, "get") else a for a in (coulomb_density, exchange_densities))
-        pairs, order = self._host_pairs
-        return gradient_terms.two_electron_term(
-            self.molecule, self.basis, pairs, order, dj, dk, exchange_factor, self.screening_threshold
-        )
+        builder = self._jk_builder()
+        first = builder.builders[0] if hasattr(builder, "builders") else builder
+        if first is not builder:
+            self._note("the two-electron gradient ran on the first GPU only (several GPUs: not written yet)")
+        with self.use():
+            if self._gradient is None:
+                self._gradient = DirectGradient(first, self.basis.shell_atom)
+            return self._gradient.gradient(coulomb_density, exchange_densities, exchange_factor, self.molecule.natm)
 
 
 @contextlib.contextmanager

@@ -468,11 +468,13 @@ class DirectJK:
         keep.clear()  # the current stream now waits for every use of them
         return n
 
-    def run_batch(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, with_j=True, with_k=True):
+    def run_batch(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, with_j=True, with_k=True, runner=None):
         """All items of one J/K call: count passes on side streams, one wait for the
         counts, then per wave of the list buffer the write passes and J/K kernels on side
         streams (the next wave's streams wait for the previous wave through the current
-        stream, no host wait).  Returns the number of items."""
+        stream, no host wait).  Returns the number of items.  runner: instead of the J/K
+        kernel, a callable (item, list buffer, first entry, entries, stream) launching
+        another kernel over each chunk of the quartet lists (the gradient kernels)."""
         xp = self.xp
         if not items:
             return 0
@@ -542,7 +544,10 @@ class DirectJK:
                     row1=ch[1],
                     bits=bits_of(k),
                 )
-                self._run_list(mods, (cls, P, Q, tri), buf, base, ch[2], dm_cart, vj, vk, st)
+                if runner is None:
+                    self._run_list(mods, (cls, P, Q, tri), buf, base, ch[2], dm_cart, vj, vk, st)
+                else:
+                    runner((cls, P, Q, tri), buf, base, ch[2], st)
             self._join(streams)
         return len(items)
 

@@ -15,6 +15,8 @@ what the Rys kernels read (all in bohr / bohr^-2):
   f(l), P and μ|A-B|² come from :mod:`hartree.integrals.gaussian_product`, shared with
   the CPU pair tables.
 * ``q``    float64 (npair,): Schwarz factors sqrt(max |(ab|ab)|) (set by the driver).
+* ``prim_exp`` float64 (nprimpair, 2): the exponents (a, b) of each primitive pair (the
+  derivative kernels weight K by 2a or 2b: Obara & Saika's rule for d/dA, d/dB).
 
 Pairs are later re-ordered (:func:`pair_order` on the host, gathered on the device: :mod:`hartree.gpu.device_pairs`)
 by primitive-pair count, then by decade of ``q`` (so that tiles of the quartet grid can be
@@ -40,6 +42,7 @@ class PairClass:
     pst: np.ndarray
     prim: np.ndarray
     q: np.ndarray
+    prim_exp: np.ndarray | None = None
 
     @property
     def npair(self):
@@ -92,7 +95,7 @@ def _pair_class(basis, la, lb, pairs, prim_cutoff):
     exps, coefs = np.asarray(basis.exponents), np.asarray(basis.coefficients)
     npi = basis.shell_nprim[pairs[:, 0]]
     npj = basis.shell_nprim[pairs[:, 1]]
-    rows, owner = [], []
+    rows, owner, expo = [], [], []
     for ni, nj in sorted(set(zip(npi.tolist(), npj.tolist()))):
         sel = np.flatnonzero((npi == ni) & (npj == nj))
         I, J = pairs[sel, 0], pairs[sel, 1]
@@ -112,14 +115,24 @@ def _pair_class(basis, la, lb, pairs, prim_cutoff):
         weight = np.abs(blk[:, :, 4]) * (np.pi / blk[:, :, 0]) ** 1.5
         keep = weight >= prim_cutoff * weight.max(axis=1, keepdims=True)
         rows.append(blk[keep])
+        ab = np.stack(np.broadcast_arrays(a, b), axis=-1).reshape(len(sel), -1, 2)
+        expo.append(ab[keep])
         owner.append(np.broadcast_to(sel[:, None], keep.shape)[keep])
     owner = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
     order = np.argsort(owner, kind="stable")  # group rows by pair, user order
     prim = np.concatenate(rows)[order] if rows else np.zeros((0, 5))
+    prim_exp = np.concatenate(expo)[order] if expo else np.zeros((0, 2))
     pst = np.zeros(len(pairs) + 1, dtype=np.int64)
     np.cumsum(np.bincount(owner, minlength=len(pairs)), out=pst[1:])
     return PairClass(
-        la=la, lb=lb, sh=pairs.astype(np.int32), geo=geo, pst=pst.astype(np.int32), prim=prim, q=np.zeros(len(pairs))
+        la=la,
+        lb=lb,
+        sh=pairs.astype(np.int32),
+        geo=geo,
+        pst=pst.astype(np.int32),
+        prim=prim,
+        q=np.zeros(len(pairs)),
+        prim_exp=prim_exp,
     )
 
 
@@ -173,7 +186,8 @@ def sorted_by(pc, q):
     q = np.asarray(q, dtype=np.float64)
     order = pair_order(np.diff(pc.pst), q, pc.sh)
     sh, pst, geo, prim = permuted(pc.sh, pc.pst, pc.geo, pc.prim, order)
-    return replace(pc, sh=sh, geo=geo, pst=pst, prim=prim, q=q[order])
+    prim_exp = None if pc.prim_exp is None else pc.prim_exp[permutation_rows(pc.pst, order)[1]]
+    return replace(pc, sh=sh, geo=geo, pst=pst, prim=prim, q=q[order], prim_exp=prim_exp)
 
 
 def tile_max(q, tile):

@@ -74,8 +74,9 @@ def scf_gradient(result, engine=None) -> GradientResult:
     """The analytic gradient, eq. (1), of a converged SCFResult (RHF, UHF or ROHF).
 
     engine: an :class:`hartree.engine.IntegralEngine` on ``result.molecule`` and
-    ``result.basis`` (default: a CPU engine).  Raises InputError for an unconverged result
-    or a method without analytic gradients.
+    ``result.basis`` (default: a CPU engine; :func:`gradient_engine` picks the SCF's
+    device).  Raises InputError for an unconverged result or a method without analytic
+    gradients.
     """
     from hartree.integrals.engine import CPUEngine
 
@@ -127,4 +128,15 @@ def gradient(
 
     opts = {**GRADIENT_SCF_DEFAULTS, **scf_options}
     result = run(molecule, basis, method, device=device, gpus=gpus, **opts)
-    return scf_gradient(result)
+    return scf_gradient(result, gradient_engine(result, gpus, opts.get("screening_threshold", 1e-13)))
+
+
+def gradient_engine(result, gpus=None, screening_threshold=1e-13):
+    """The engine for the gradient of ``result``: a GPU engine when the SCF ran on a GPU
+    (``result.device`` 'cuda:...'; the same GPUs), else None (scf_gradient's CPU engine)."""
+    from hartree.scf.driver import make_engine, resolve_gpus
+
+    if not str(result.device).startswith("cuda"):
+        return None
+    ids = resolve_gpus(gpus, result.basis.nao)
+    return make_engine(result.molecule, result.basis, screening_threshold, "gpu", ids)

@@ -127,11 +127,12 @@ KINDS: tuple[IntegralKind, ...] = (
         "eri_deriv1", "∂/∂R of (ab|cd)", 4, 1, _RYS + "; derivative by the Gaussian-exponent rule", True, 5, 20,
         cpu=Implementation("hartree.integrals.eri_deriv", "eri_gradient",
                            "1/2 Σ Γ d(ab|cd)/dR per atom (natm, 3), hartree/bohr"),
+        gpu=Implementation("hartree.gpu.gradient", "DirectGradient.gradient",
+                           "1/2 Σ Γ d(ab|cd)/dR per atom (natm, 3), hartree/bohr"),
         engine_method="two_electron_gradient",
         note="gradients: contracted with the two-particle density quartet by quartet, never the derivative "
-        "tensor; the generic numba kernel (raised and lowered classes of the energy's primitive stage) is the "
-        "reference for per-class kernels printed from the Rys program (not written yet); no GPU kernels yet "
-        "(GPUEngine computes it on the host and says so in its notes)",
+        "tensor; raised and lowered classes of the energy's kernels (CPU: the generic numba primitive stage; "
+        "GPU: the device functions printed from the Rys program, hartree.gpu.gradient_kernels)",
     ),
     IntegralKind(
         "eri_erf", "erf(ω r12)/r12, (ab|cd)", 4, 0, _RYS + "; roots of T ω²/(ω² + ρ), weights × ω/sqrt(ω² + ρ)", False,

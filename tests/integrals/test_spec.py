@@ -18,7 +18,7 @@ from hartree.integrals.three_center_kernels import LTOT_MAX
 
 IMPLEMENTED = [k for k in spec.KINDS if k.implemented]
 #: implemented kinds whose GPU kernels are not written (GPUEngine runs them on the host)
-HOST_ONLY = {"one_electron_deriv1", "eri_deriv1"}
+HOST_ONLY = {"one_electron_deriv1"}
 PLANNED = [k for k in spec.KINDS if not k.implemented]
 
 
@@ -30,7 +30,7 @@ def test_names_are_unique_and_the_planned_kinds_are_listed():
     assert {"one_electron_deriv1", "eri_deriv1"} <= {k.name for k in IMPLEMENTED}
 
 
-def test_only_the_derivative_kinds_lack_gpu_kernels_and_say_so():
+def test_only_the_one_electron_derivatives_lack_gpu_kernels_and_say_so():
     assert {k.name for k in IMPLEMENTED if k.gpu is None} == HOST_ONLY
     for name in HOST_ONLY:
         assert "GPUEngine computes it on the host" in spec.kind(name).note

@@ -1,0 +1,130 @@
+"""The two-electron part of an SCF gradient on one GPU (driver; backend-neutral).
+
+    builder = DirectGradient(direct_jk, shell_atom)
+    g = builder.gradient(dj, dk, k_factor, natm)      # numpy (natm, 3), hartree/bohr
+
+It reuses everything the J/K builder of the same basis has on the device
+(:class:`hartree.gpu.jk_direct.DirectJK`): the shell pairs of each class in their launch
+order, their Schwarz factors, the quartet screening and list machinery, the Rys table.  What
+it adds: per pair class two more primitive-pair tables, K weighted by 2α and by 2β (eq. (2)
+of :mod:`hartree.gpu.gradient_kernels`), uploaded in build order and gathered on the device
+into the launch order with the J/K builder's permutation; and per quartet class the gradient
+kernel of :mod:`hartree.gpu.gradient_kernels`, run over the same screened quartet lists
+(screened by Schwarz factors times the largest density element of the quartet's blocks,
+taken over DJ and every DK).
+"""
+
+import numpy as np
+
+from . import codegen, gradient_kernels
+from .pairs import permutation_rows
+
+
+def _i32(x):
+    return np.int32(x)
+
+
+class DirectGradient:
+    """Gradient kernels over the pairs and lists of ``jk`` (a DirectJK) on its backend.
+
+    shell_atom: int (nshell,) the atom of each shell of ``jk.basis``.
+    """
+
+    def __init__(self, jk, shell_atom):
+        self.jk = jk
+        xp = self.xp = jk.xp
+        self.shell_atom = xp.asarray(np.asarray(shell_atom, dtype=np.int32))
+        self.weighted = {}
+        for pc in jk.pair_classes:
+            host = jk.host_classes[pc]
+            _, rows = permutation_rows(host.pst, jk.pair_orders[pc])
+            rows = xp.asarray(rows)
+            tables = []
+            for col in (0, 1):  # K times 2α (first shell), 2β (second shell)
+                prim = host.prim.copy()
+                prim[:, 4] *= 2.0 * host.prim_exp[:, col]
+                tables.append(xp.asarray(prim)[rows])
+            self.weighted[pc] = tuple(tables)
+        self._modules = {}
+
+    def _compile(self, classes):
+        todo = [c for c in classes if c not in self._modules]
+        specs = []
+        for cls in todo:
+            key = {
+                "kind": "rys_gradient",
+                "class": list(cls),
+                "precision": "fp64",
+                "generator": codegen.GENERATOR_VERSION,
+                "rys_table": self.jk.table.sha256,
+            }
+            name = gradient_kernels.kernel_name(cls)
+            specs.append((gradient_kernels.generate(cls, self.jk.table), key, {name: gradient_kernels.GRAD_PARAMS}))
+        for cls, mod in zip(todo, self.jk.backend.compile(specs)):
+            self._modules[cls] = mod
+        return {c: self._modules[c] for c in classes}
+
+    def prepare(self):
+        """Compile (or load from the cache) the kernel of every quartet class."""
+        self._compile(self.jk.quartet_classes())
+
+    def gradient(self, dj, dk, k_factor, natm):
+        """1/2 Σ Γ d(ab|cd)/dR per atom, numpy (natm, 3), hartree/bohr (Γ: eq. (1) of
+        :mod:`hartree.gpu.gradient_kernels`); dj (nao, nao) and dk (nk, nao, nao)
+        symmetric densities of the final AO basis (numpy or the backend's arrays)."""
+        jk, xp = self.jk, self.xp
+        dk = xp.asarray(dk, dtype=np.float64).reshape(-1, jk.basis.nao, jk.basis.nao)
+        stack = xp.concatenate([xp.asarray(dj, dtype=np.float64)[None], dk])
+        dm_cart, dmax_sh, dmax_all, _ = jk.screen_density(stack)
+        grad = xp.zeros(3 * natm)
+        if dmax_all == 0.0:
+            return np.zeros((natm, 3))
+        mods = self._compile(jk.quartet_classes())
+        nk = dk.shape[0]
+        ncart = jk.basis.ncart
+        dj_c, dk_c = dm_cart[0], xp.ascontiguousarray(dm_cart[1:])
+        table = jk._tab
+
+        def run(item, buf, base, n, stream):
+            if n <= 0:
+                return
+            cls, P, Q, tri = item
+            Pa, Pb = self.weighted[P.key]
+            Qa, _ = self.weighted[Q.key]
+            tpb = gradient_kernels.THREADS
+            mods[cls].launch(
+                gradient_kernels.kernel_name(cls),
+                ((n + tpb - 1) // tpb,),
+                tpb,
+                [
+                    _i32(n),
+                    buf[2 * base : 2 * (base + n)],
+                    _i32(tri),
+                    P.sh,
+                    P.pst,
+                    P.geo,
+                    P.prim,
+                    Pa,
+                    Pb,
+                    Q.sh,
+                    Q.pst,
+                    Q.geo,
+                    Q.prim,
+                    Qa,
+                    jk.cart_loc,
+                    self.shell_atom,
+                    dj_c,
+                    dk_c,
+                    _i32(nk),
+                    np.float64(0.5 * k_factor),
+                    _i32(ncart),
+                    grad,
+                    table,
+                ],
+                stream=stream,
+            )
+
+        items = jk.launch_list(dmax_all)
+        jk.run_batch(None, items, dm_cart, dmax_sh, dmax_all, None, None, runner=run)
+        out = grad.get() if hasattr(grad, "get") else np.asarray(grad)
+        return np.asarray(out).reshape(natm, 3)

@@ -1,0 +1,235 @@
+"""CUDA C generator of the ERI-gradient kernels: one kernel per quartet class, one listed
+quartet per thread, its derivative integrals contracted with the two-particle density and
+added to the gradient of its four atoms.
+
+For a quartet (ab|cd) of class (la lb|lc ld) the kernel ``grad_<cls>`` computes (the same
+equations as the CPU reference :mod:`hartree.integrals.eri_deriv`):
+
+    Γ_abcd = DJ_ab DJ_cd - k/2 Σ_s (DK^s_ac DK^s_bd + DK^s_ad DK^s_bc)                (1)
+    d/dA_x (ab|cd) = 2α (a+1_x b|cd) - a_x (a-1_x b|cd)   (Obara & Saika, J. Chem. Phys.
+                     84, 3963 (1986), eq. 20; likewise B with 2β and C with 2γ)         (2)
+    g_A += w Σ_abcd Γ_abcd d(ab|cd)/dA,  g_D -= g_A + g_B + g_C  (translational invariance)
+
+with w = 4 s (s the degeneracy factor of the unique quartet: 1/2 for each of a == b,
+c == d, bra pair == ket pair).  The raised and lowered blocks are the contracted cartesian
+blocks of the energy's device functions :func:`hartree.gpu.codegen.eri_function` of the
+classes (la±1 lb|lc ld), (la lb±1|lc ld) and (lc±1 ld|la lb), fed with the primitive-pair
+tables whose K is weighted by 2α (bra, first shell), 2β (bra, second shell) or 2γ (ket,
+first shell).  Their recurrences are thus printed from the same Rys program
+(:mod:`hartree.integrals.rys_program`) as the energy's; this module only writes the frame:
+Γ of the quartet, the six blocks, the contractions of eq. (2) and the atomics.
+"""
+
+from hartree.basis.angular import cart_components, ncart
+from hartree.integrals.rys_program import nroots
+
+from .codegen import GENERATOR_VERSION, class_name, eri_function, listed_quartet_lines, rys_function
+from .jk_kernels import LIST_FLAG_SHIFT, decl
+
+GRAD_PARAMS = [
+    ("int", "nlist"),
+    ("const int*", "qlist"),
+    ("int", "tri"),
+    ("const int*", "bra_sh"),
+    ("const int*", "bra_pst"),
+    ("const double*", "bra_geo"),
+    ("const double*", "bra_prim"),
+    ("const double*", "bra_prim_a"),
+    ("const double*", "bra_prim_b"),
+    ("const int*", "ket_sh"),
+    ("const int*", "ket_pst"),
+    ("const double*", "ket_geo"),
+    ("const double*", "ket_prim"),
+    ("const double*", "ket_prim_a"),
+    ("const int*", "cart_loc"),
+    ("const int*", "shell_atom"),
+    ("const double*", "dj"),
+    ("const double*", "dk"),
+    ("int", "nk"),
+    ("double", "hk"),
+    ("int", "ncart"),
+    ("double*", "grad"),
+    ("const double*", "tab"),
+]
+
+#: threads per block of the gradient kernels
+THREADS = 128
+
+
+def kernel_name(cls):
+    return f"grad_{class_name(cls)}"
+
+
+def derivative_classes(cls):
+    """{centre: (raised class, lowered class or None)} for centres 'A', 'B', 'C'; C's
+    classes have the ket pair as bra: (lc±1 ld|la lb)."""
+    la, lb, lc, ld = cls
+    return {
+        "A": ((la + 1, lb, lc, ld), (la - 1, lb, lc, ld) if la > 0 else None),
+        "B": ((la, lb + 1, lc, ld), (la, lb - 1, lc, ld) if lb > 0 else None),
+        "C": ((lc + 1, ld, la, lb), (lc - 1, ld, la, lb) if lc > 0 else None),
+    }
+
+
+def _size(cls):
+    n = 1
+    for l in cls:
+        n *= ncart(l)
+    return n
+
+
+def _index_tables(l):
+    """__constant__ tables of eq. (2) for the components i of shell l, entry 3 i + x: the
+    index of i + 1_x among the components of l + 1, of i - 1_x among those of l - 1 (0 when
+    i_x = 0), and i_x."""
+    up, down, fac = [], [], []
+    comps_u = {c: k for k, c in enumerate(cart_components(l + 1))}
+    comps_d = {c: k for k, c in enumerate(cart_components(l - 1))} if l > 0 else {}
+    for c in cart_components(l):
+        for x in range(3):
+            e = list(c)
+            e[x] += 1
+            up.append(comps_u[tuple(e)])
+            if c[x] > 0:
+                e[x] -= 2
+                down.append(comps_d[tuple(e)])
+            else:
+                down.append(0)
+            fac.append(c[x])
+
+    def table(name, values):
+        return f"__constant__ int {name}_{l}[{len(values)}] = {{{', '.join(str(v) for v in values)}}};"
+
+    return [table("GUP", up), table("GDN", down), table("GFAC", fac)]
+
+
+_CONTRACT = """\
+// g[x] += Σ_(b,i,a) gam[b][i][a] (up[b][i+1_x][a] - i_x dn[b][i-1_x][a]): eq. (2) on the
+// middle index of blocks (nbefore, n(l±1), nafter), contracted with Γ
+__device__ __forceinline__ void contract_mid(const double* __restrict__ up, const double* __restrict__ dn,
+    const double* __restrict__ gam, const int nbefore, const int n, const int nu, const int nd, const int nafter,
+    const int* __restrict__ iu, const int* __restrict__ idn, const int* __restrict__ fac, double* g)
+{
+  for (int b = 0; b < nbefore; ++b)
+    for (int i = 0; i < n; ++i)
+      for (int x = 0; x < 3; ++x) {
+        const int k = 3 * i + x;
+        const double* pu = up + (b * nu + iu[k]) * nafter;
+        const double* pg = gam + (b * n + i) * nafter;
+        double acc = 0.0;
+        for (int a = 0; a < nafter; ++a) acc += pg[a] * pu[a];
+        if (fac[k] != 0) {
+          const double* pd = dn + (b * nd + idn[k]) * nafter;
+          const double f = (double)fac[k];
+          for (int a = 0; a < nafter; ++a) acc -= f * pg[a] * pd[a];
+        }
+        g[x] += acc;
+      }
+}
+"""
+
+
+def _kernel(cls, table):
+    la, lb, lc, ld = cls
+    na, nb, nc, nd = (ncart(l) for l in cls)
+    dc = derivative_classes(cls)
+    up_size = max(_size(dc[k][0]) for k in "ABC")
+    dn_size = max([_size(dc[k][1]) for k in "ABC" if dc[k][1] is not None] + [1])
+
+    def tab(c):
+        return f"tab + {int(table.offsets[nroots(c)])}"
+
+    def call(c, bra, ket, prim_b, prim_k, out):
+        b0, b1, bg = ("pb0", "pb1", "ga") if bra == "bra" else ("pk0", "pk1", "gc")
+        k0, k1, kg = ("pk0", "pk1", "gc") if bra == "bra" else ("pb0", "pb1", "ga")
+        return f"  eri_{class_name(c)}({b0}, {b1}, {prim_b}, {bg}, {k0}, {k1}, {prim_k}, {kg}, {tab(c)}, {out});"
+
+    lines = [
+        f'extern "C" __global__ void __launch_bounds__({THREADS}) {kernel_name(cls)}({decl(GRAD_PARAMS)})',
+        "{",
+        "  const int t = blockIdx.x * blockDim.x + threadIdx.x;",
+        "  if (t >= nlist) return;",
+        *listed_quartet_lines(LIST_FLAG_SHIFT),
+        "  const int pb0 = bra_pst[ib], pb1 = bra_pst[ib + 1], pk0 = ket_pst[ik], pk1 = ket_pst[ik + 1];",
+        "  const double* ga = bra_geo + 6 * ib;",
+        "  const double* gc = ket_geo + 6 * ik;",
+        f"  double gam[{na * nb * nc * nd}], gamt[{na * nb * nc * nd}];",
+        "  // Γ of eq. (1) and its transpose (c, d, a, b)",
+        f"  for (int a = 0; a < {na}; ++a) for (int b = 0; b < {nb}; ++b) {{",
+        "    const double jab = dj[(size_t)(i0 + a) * ncart + j0 + b];",
+        f"    for (int c = 0; c < {nc}; ++c) for (int d = 0; d < {nd}; ++d) {{",
+        "      double v = jab * dj[(size_t)(k0 + c) * ncart + l0 + d];",
+        "      for (int s = 0; s < nk; ++s) {",
+        "        const double* D = dk + (size_t)s * ncart * ncart;",
+        "        v -= hk * (D[(size_t)(i0 + a) * ncart + k0 + c] * D[(size_t)(j0 + b) * ncart + l0 + d]",
+        "                   + D[(size_t)(i0 + a) * ncart + l0 + d] * D[(size_t)(j0 + b) * ncart + k0 + c]);",
+        "      }",
+        f"      gam[((a * {nb} + b) * {nc} + c) * {nd} + d] = v;",
+        f"      gamt[((c * {nd} + d) * {na} + a) * {nb} + b] = v;",
+        "    }",
+        "  }",
+        f"  double up[{up_size}], dn[{dn_size}];",
+        "  double gA[3] = {0.0, 0.0, 0.0}, gB[3] = {0.0, 0.0, 0.0}, gC[3] = {0.0, 0.0, 0.0};",
+        "  // d/dA: (a+1 b|cd) with 2α, (a-1 b|cd)",
+        call(dc["A"][0], "bra", "ket", "bra_prim_a", "ket_prim", "up"),
+    ]
+    if dc["A"][1] is not None:
+        lines.append(call(dc["A"][1], "bra", "ket", "bra_prim", "ket_prim", "dn"))
+    lines += [
+        f"  contract_mid(up, dn, gam, 1, {na}, {ncart(la + 1)}, {ncart(la - 1) if la else 1}, {nb * nc * nd}, "
+        f"GUP_{la}, GDN_{la}, GFAC_{la}, gA);",
+        "  // d/dB: (a b+1|cd) with 2β, (a b-1|cd)",
+        call(dc["B"][0], "bra", "ket", "bra_prim_b", "ket_prim", "up"),
+    ]
+    if dc["B"][1] is not None:
+        lines.append(call(dc["B"][1], "bra", "ket", "bra_prim", "ket_prim", "dn"))
+    lines += [
+        f"  contract_mid(up, dn, gam, {na}, {nb}, {ncart(lb + 1)}, {ncart(lb - 1) if lb else 1}, {nc * nd}, "
+        f"GUP_{lb}, GDN_{lb}, GFAC_{lb}, gB);",
+        "  // d/dC: the bra of (cd|ab), (c+1 d|ab) with 2γ, (c-1 d|ab)",
+        call(dc["C"][0], "ket", "bra", "ket_prim_a", "bra_prim", "up"),
+    ]
+    if dc["C"][1] is not None:
+        lines.append(call(dc["C"][1], "ket", "bra", "ket_prim", "bra_prim", "dn"))
+    lines += [
+        f"  contract_mid(up, dn, gamt, 1, {nc}, {ncart(lc + 1)}, {ncart(lc - 1) if lc else 1}, {nd * na * nb}, "
+        f"GUP_{lc}, GDN_{lc}, GFAC_{lc}, gC);",
+        "  const double wq = 4.0 * s;",
+        "  const int ta = 3 * shell_atom[si], tb = 3 * shell_atom[sj], tc = 3 * shell_atom[sk], "
+        "td = 3 * shell_atom[sl];",
+        "  for (int x = 0; x < 3; ++x) {",
+        "    atomicAdd(grad + ta + x, wq * gA[x]);",
+        "    atomicAdd(grad + tb + x, wq * gB[x]);",
+        "    atomicAdd(grad + tc + x, wq * gC[x]);",
+        "    atomicAdd(grad + td + x, -wq * (gA[x] + gB[x] + gC[x]));",
+        "  }",
+        "}",
+    ]
+    return lines
+
+
+def generate(cls, table):
+    """CUDA C source of the gradient kernel of quartet class cls = (la, lb, lc, ld)
+    (la >= lb, lc >= ld, bra pair class >= ket pair class as the J/K lists give them).
+    table: :class:`hartree.gpu.tables.RysTable`.  Deterministic text."""
+    la, lb, lc, ld = cls
+    dc = derivative_classes(cls)
+    classes = []
+    for k in "ABC":
+        for c in dc[k]:
+            if c is not None and c not in classes:
+                classes.append(c)
+    out = [
+        f"// generated by hartree.gpu.gradient_kernels (version {GENERATOR_VERSION}) for class "
+        f"({la}{lb}|{lc}{ld}); Rys table sha256 {table.sha256}; do not edit",
+        "",
+    ]
+    for n in sorted({nroots(c) for c in classes}):
+        out += rys_function(table, n) + [""]
+    for c in classes:
+        out += eri_function(c) + [""]
+    for l in sorted({la, lb, lc}):
+        out += _index_tables(l)
+    out += ["", _CONTRACT, ""]
+    out += _kernel(cls, table) + [""]
+    return "\n".join(out)

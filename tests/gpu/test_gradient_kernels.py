@@ -1,0 +1,36 @@
+"""The GPU ERI-gradient kernels (hartree.gpu.gradient_kernels) without a GPU: their serial
+CPU emulation (g++) against the CPU engine's two-electron gradient term, with random
+densities, for every quartet class up to (gg|gg) (derivatives reach h)."""
+
+import numpy as np
+import pytest
+
+from hartree.basis import load_basis
+from hartree.integrals.engine import CPUEngine
+from hartree.molecule import Molecule
+from tests.gradients.test_scf_gradient import SPDFG, WATER
+
+
+@pytest.mark.slow
+def test_emulated_gradient_kernels_up_to_gggg(tmp_path):
+    from hartree.device import emulator
+    from hartree.gpu.gradient import DirectGradient
+    from hartree.gpu.jk_direct import DirectJK
+
+    if not emulator.available():
+        pytest.skip("g++ not available")
+    path = tmp_path / "spdfg.nw"
+    path.write_text(SPDFG)
+    mol = Molecule.from_string(WATER)
+    basis = load_basis(mol, str(path), cartesian=True)
+    assert int(basis.max_l) == 4
+    rng = np.random.default_rng(2)
+    da, db = (x + x.T for x in rng.standard_normal((2, basis.nao, basis.nao)) * 0.3)
+    builder = DirectGradient(DirectJK(basis, emulator.EmulatedBackend()), basis.shell_atom)
+    classes = builder.jk.quartet_classes()
+    assert (4, 4, 4, 4) in classes and len(classes) == 120
+    cpu = CPUEngine(mol, basis)
+    for dk, factor in ((da[None], 0.5), (np.stack([da, db]), 1.0)):
+        ref = cpu.two_electron_gradient(da, dk, factor)
+        got = builder.gradient(da, dk, factor, mol.natm)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
