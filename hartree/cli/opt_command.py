@@ -172,7 +172,7 @@ def add_arguments(parser):
         choices=DEVICES,
         default="auto",
         type=str.lower,
-        help="where the SCFs run: a CUDA GPU, the CPU, or auto (the GPU when usable); gradients run on the CPU",
+        help="where the SCFs and gradients run: a CUDA GPU, the CPU, or auto (the GPU when usable)",
     )
     scf.add_argument("--gpus", metavar="LIST", default=None, help="GPUs of a GPU run: 'all' or numbers such as 0,1")
     out = parser.add_argument_group("output files")
@@ -265,7 +265,7 @@ def _print_header(console, args, molecule, basis, device, gpus, constraints):
     if args.restart:
         print_line(f"restart:  from the last frame of {args.restart}")
     print_line(f"basis:    {basis.name}, {basis.nao} {kind} functions")
-    print_line(f"device:   {device_text(device, gpus)} (SCF), cpu (gradients)")
+    print_line(f"device:   {device_text(device, gpus)}")
     import geometric
 
     print_line(

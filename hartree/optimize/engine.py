@@ -25,6 +25,7 @@ from geometric.molecule import Molecule as GeometricMolecule
 
 from ..constants import BOHR_IN_ANGSTROM
 from ..gradients import scf_gradient
+from ..gradients.scf_gradient import gradient_engine
 from ..molecule import Molecule
 from ..scf import run as run_scf
 from .optimizer import working_directory
@@ -115,7 +116,7 @@ class HartreeEngine(Engine):
         result = run_scf(
             molecule, moved_basis(self.basis, xyz), self.method, device=self.device, gpus=self.gpus, **options
         )
-        gradient = scf_gradient(result)
+        gradient = scf_gradient(result, gradient_engine(result, self.gpus))  # on the SCF's device
         self.guess = (result.mo_coeff, result.mo_energy)
         self.last = gradient
         self.count += 1
