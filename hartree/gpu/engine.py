@@ -66,6 +66,7 @@ class GPUEngine:
         self._one = None
         self._one_cache = {}
         self._gradient = None  # DirectGradient, built on first use
+        self._one_gradient = None  # OneElectronGradientGPU, built on first use
         #: sentences for the user (batching, out-of-memory retries), in order
         self.notes: list[str] = []
         #: seconds spent compiling/loading kernels in :meth:`prepare` (None before)
@@ -238,14 +239,15 @@ class GPUEngine:
             self.notes.append(note)
 
     def one_electron_gradient(self, density: Array, energy_weighted_density: Array) -> Any:
-        """Σ D d(T + V)/dR - Σ W dS/dR per atom, numpy (natm, 3), hartree/bohr; computed on
-        the host (:func:`hartree.integrals.gradient_terms.one_electron_term`: no GPU kernels
-        for the one-electron derivatives yet), with a note."""
-        from hartree.integrals import gradient_terms
+        """Σ D d(T + V)/dR - Σ W dS/dR per atom, numpy (natm, 3), hartree/bohr, by the
+        one-electron gradient kernels (:class:`hartree.gpu.one_electron_deriv_gpu.OneElectronGradientGPU`)
+        on the first GPU."""
+        from .one_electron_deriv_gpu import OneElectronGradientGPU
 
-        self._note("the one-electron gradient terms ran on the CPU (numba): GPU kernels for them are not written yet")
-        d, w = (a.get() if hasattr(a, "get") else a for a in (density, energy_weighted_density))
-        return gradient_terms.one_electron_term(self.molecule, self.basis, d, w)
+        with self.use():
+            if self._one_gradient is None:
+                self._one_gradient = OneElectronGradientGPU(self.basis, self.molecule, self.backends()[0])
+            return self._one_gradient.gradient(density, energy_weighted_density)
 
     def two_electron_gradient(self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float) -> Any:
         """1/2 Σ Γ d(mn|ls)/dR per atom, numpy (natm, 3), hartree/bohr, by the gradient

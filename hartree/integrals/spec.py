@@ -119,9 +119,10 @@ KINDS: tuple[IntegralKind, ...] = (
         True, 5, 10,
         cpu=Implementation("hartree.integrals.one_electron_deriv", "one_electron_gradient",
                            "Σ D d(T+V)/dR - Σ W dS/dR per atom (natm, 3), hartree/bohr"),
+        gpu=Implementation("hartree.gpu.one_electron_deriv_gpu", "OneElectronGradientGPU.gradient",
+                           "Σ D d(T+V)/dR - Σ W dS/dR per atom (natm, 3), hartree/bohr"),
         engine_method="one_electron_gradient",
-        note="gradients: contracted with the density and the energy-weighted density, never stored; "
-        "no GPU kernels yet (GPUEngine computes it on the host and says so in its notes)",
+        note="gradients: contracted with the density and the energy-weighted density, never stored",
     ),
     IntegralKind(
         "eri_deriv1", "∂/∂R of (ab|cd)", 4, 1, _RYS + "; derivative by the Gaussian-exponent rule", True, 5, 20,

@@ -1,6 +1,7 @@
-"""The GPU ERI-gradient kernels (hartree.gpu.gradient_kernels) without a GPU: their serial
-CPU emulation (g++) against the CPU engine's two-electron gradient term, with random
-densities, for every quartet class up to (gg|gg) (derivatives reach h)."""
+"""The GPU gradient kernels without a GPU: their serial CPU emulation (g++) against the CPU
+engine's gradient terms, with random densities -- the ERI-gradient kernels
+(hartree.gpu.gradient_kernels) for every quartet class up to (gg|gg) (derivatives reach h),
+the one-electron ones (hartree.gpu.one_electron_deriv_gpu) for every pair class up to (gg|."""
 
 import numpy as np
 import pytest
@@ -34,3 +35,21 @@ def test_emulated_gradient_kernels_up_to_gggg(tmp_path):
         ref = cpu.two_electron_gradient(da, dk, factor)
         got = builder.gradient(da, dk, factor, mol.natm)
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("cartesian", [False, True], ids=["spherical", "cartesian"])
+def test_emulated_one_electron_gradient_kernels_up_to_gg(tmp_path, cartesian):
+    from hartree.device import emulator
+    from hartree.gpu.one_electron_deriv_gpu import OneElectronGradientGPU
+
+    if not emulator.available():
+        pytest.skip("g++ not available")
+    path = tmp_path / "spdfg.nw"
+    path.write_text(SPDFG)
+    mol = Molecule.from_string(WATER, charge=1, multiplicity=2)
+    basis = load_basis(mol, str(path), cartesian=cartesian)
+    rng = np.random.default_rng(4)
+    d, w = (x + x.T for x in rng.standard_normal((2, basis.nao, basis.nao)) * 0.3)
+    ref = CPUEngine(mol, basis).one_electron_gradient(d, w)
+    got = OneElectronGradientGPU(basis, mol, emulator.EmulatedBackend()).gradient(d, w)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * np.abs(ref).max())

@@ -17,8 +17,6 @@ from hartree.integrals.rys import MAX_NROOTS
 from hartree.integrals.three_center_kernels import LTOT_MAX
 
 IMPLEMENTED = [k for k in spec.KINDS if k.implemented]
-#: implemented kinds whose GPU kernels are not written (GPUEngine runs them on the host)
-HOST_ONLY = {"one_electron_deriv1"}
 PLANNED = [k for k in spec.KINDS if not k.implemented]
 
 
@@ -30,19 +28,8 @@ def test_names_are_unique_and_the_planned_kinds_are_listed():
     assert {"one_electron_deriv1", "eri_deriv1"} <= {k.name for k in IMPLEMENTED}
 
 
-def test_only_the_one_electron_derivatives_lack_gpu_kernels_and_say_so():
-    assert {k.name for k in IMPLEMENTED if k.gpu is None} == HOST_ONLY
-    for name in HOST_ONLY:
-        assert "GPUEngine computes it on the host" in spec.kind(name).note
-        with pytest.raises(NotImplementedError):
-            spec.implementation(name, "gpu")
-
-
-@pytest.mark.parametrize(
-    "k,device",
-    [(k, d) for k in IMPLEMENTED for d in ("cpu", "gpu") if d == "cpu" or k.name not in HOST_ONLY],
-    ids=lambda x: getattr(x, "name", x),
-)
+@pytest.mark.parametrize("k", IMPLEMENTED, ids=lambda k: k.name)
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
 def test_named_functions_exist(k, device):
     impl = getattr(k, device)
     assert impl is not None, f"{k.name}: no {device} implementation named"
