@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from hartree.arrays import to_numpy
 from hartree.errors import InputError
 from hartree.gradients.result import GradientResult
 
@@ -60,9 +61,9 @@ def energy_weighted_density(result, engine) -> np.ndarray:
             w += co @ C[s][:, occ[s] > 0].T
         return w
     da, db = _densities(result)
-    h = np.asarray(engine.hcore())
+    h = to_numpy(engine.hcore())
     j, k = engine.jk(np.stack([da, db]))
-    j, k = np.asarray(j), np.asarray(k)
+    j, k = to_numpy(j), to_numpy(k)
     w = np.zeros_like(da)
     for d, ks in ((da, k[0]), (db, k[1])):
         f = h + j[0] + j[1] - ks
