@@ -1,0 +1,170 @@
+"""``frequencies()``: reference SCF and gradient, the finite-difference Hessian, the
+harmonic analysis and the thermochemistry in one call.
+
+>>> from hartree.vibrations import frequencies
+>>> res = frequencies(mol, "6-31g*", "rhf", temperature=298.15)
+>>> res.frequencies, res.ir_intensities, res.zero_point_energy      # cm^-1, km/mol, Eh
+>>> res.thermochemistry.gibbs_free_energy                          # Eh
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .analysis import harmonic_analysis
+from .checkpoint import DisplacementCheckpoint, fingerprint
+from .hessian import DEFAULT_STEP, FREQUENCY_SCF_DEFAULTS, check_step, finite_difference_hessian
+from .result import FrequencyResult
+from .symmetry import SYMMETRY_TOLERANCE
+from .thermo import QRRHO_CUTOFF, STANDARD_PRESSURE, STANDARD_TEMPERATURE, thermochemistry
+from .units import CODATA
+
+#: Methods with analytic gradients (the only ones frequencies can be computed for).
+FREQUENCY_METHODS = ("rhf", "uhf", "rohf")
+#: Largest |dE/dR| (Eh/bohr) of a geometry called stationary; above it a note says the
+#: frequencies are not those of a minimum or saddle point.
+STATIONARY_FORCE = 1e-3
+
+
+def check_method(method):
+    """The method in lower case; InputError with one line for methods without analytic
+    gradients (RI-MP2) and unknown ones."""
+    name = str(method).lower()
+    if name == "mp2":
+        raise InputError("frequencies need analytic gradients, and RI-MP2 has none yet; use --method rhf, uhf or rohf")
+    if name not in FREQUENCY_METHODS:
+        raise InputError(f"unknown method {method!r} for frequencies; choose one of {', '.join(FREQUENCY_METHODS)}")
+    return name
+
+
+def open_checkpoint(path, molecule, basis, method, step, scf_options, overwrite=False):
+    """The :class:`DisplacementCheckpoint` of this job at ``path`` (None: no checkpoint);
+    refusals (another job's file, a damaged one) raise InputError before any work."""
+    if path is None:
+        return None
+    tolerances = {k: scf_options[k] for k in ("conv_tol", "conv_tol_grad") if k in scf_options}
+    job = {
+        "method": method,
+        "basis": str(basis.name),
+        "natm": int(molecule.natm),
+        "step_bohr": float(step),
+        "displacements": 6 * int(molecule.natm),
+    }
+    key = fingerprint(molecule, basis, method, step, tolerances)
+    return DisplacementCheckpoint.open(os.fspath(path), key, job, overwrite=overwrite)
+
+
+def frequencies(
+    molecule,
+    basis: Any = "6-31g**",
+    method: str = "rhf",
+    *,
+    device: str = "auto",
+    gpus=None,
+    cartesian: bool = False,
+    step: float = DEFAULT_STEP,
+    masses=None,
+    temperature: float = STANDARD_TEMPERATURE,
+    pressure: float = STANDARD_PRESSURE,
+    scale: float = 1.0,
+    qrrho: str | None = None,
+    qrrho_cutoff: float = QRRHO_CUTOFF,
+    symmetry_tolerance: float = SYMMETRY_TOLERANCE,
+    checkpoint=None,
+    overwrite_checkpoint: bool = False,
+    executor=None,
+    progress=None,
+    constants=CODATA,
+    **scf_options: Any,
+) -> FrequencyResult:
+    """Harmonic frequencies, IR intensities and thermochemistry of ``molecule``.
+
+    basis: a name, file path, per-element dict or :class:`hartree.basis.Basis`;
+    method: 'rhf' | 'uhf' | 'rohf' (InputError for 'mp2': no analytic gradient);
+    device, gpus: where the SCFs run (:func:`hartree.scf.run`); step: bohr;
+    masses: (N,) u or None (most abundant isotopes); temperature K; pressure Pa;
+    scale: frequency scale factor; qrrho: None | 'grimme' | 'head-gordon' with
+    qrrho_cutoff cm^-1 (:mod:`.thermo`); checkpoint: path of the JSON checkpoint of the
+    displaced gradients (resumed when it belongs to this job; another job's is refused
+    unless overwrite_checkpoint); executor: :mod:`.executors` (default serial);
+    progress: callable receiving :class:`.hessian.DisplacementProgress` (raising from it
+    stops the run; finished displacements stay in the checkpoint); constants: the
+    :class:`.units.PhysicalConstants`; other keywords: SCFOptions fields for every SCF
+    (``callback`` only for the reference SCF), defaults ``FREQUENCY_SCF_DEFAULTS``.
+    """
+    from ..basis import Basis, load_basis
+    from ..gradients.scf_gradient import gradient_engine, scf_gradient
+    from ..scf import run
+
+    start = time.perf_counter()
+    method = check_method(method)
+    step = check_step(step)
+    if not isinstance(basis, Basis):
+        basis = load_basis(molecule, basis, cartesian=cartesian)
+    options = {**FREQUENCY_SCF_DEFAULTS, **scf_options}
+    store = open_checkpoint(checkpoint, molecule, basis, method, step, options, overwrite_checkpoint)
+    scf = run(molecule, basis, method, device=device, gpus=gpus, **options)
+    reference = scf_gradient(scf, gradient_engine(scf, gpus))  # on the SCF's device
+    displaced = {k: v for k, v in options.items() if k != "callback"}
+    hessian = finite_difference_hessian(
+        reference,
+        step=step,
+        executor=executor,
+        checkpoint=store,
+        progress=progress,
+        device=device,
+        gpus=gpus,
+        scf_options=displaced,
+    )
+    analysis = harmonic_analysis(
+        hessian.hessian,
+        molecule,
+        masses=masses,
+        dipole_derivatives=hessian.dipole_derivatives,
+        scale=scale,
+        symmetry_tolerance=symmetry_tolerance,
+        constants=constants,
+    )
+    thermo = thermochemistry(
+        analysis,
+        reference.energy,
+        molecule.multiplicity,
+        temperature,
+        pressure,
+        qrrho=qrrho,
+        qrrho_cutoff=qrrho_cutoff,
+    )
+    notes = []
+    force = float(np.max(np.abs(reference.gradient)))
+    if force > STATIONARY_FORCE:
+        notes.append(
+            f"the geometry is not stationary (max |dE/dR| {force:.1e} Eh/bohr > {STATIONARY_FORCE:g}): "
+            "the frequencies are not those of a minimum or a saddle point; optimize the geometry first"
+        )
+    if thermo.imaginary_frequencies.size:
+        notes.append(
+            f"{thermo.imaginary_frequencies.size} imaginary frequenc"
+            f"{'y' if thermo.imaginary_frequencies.size == 1 else 'ies'} left out of the thermochemistry"
+        )
+    return FrequencyResult(
+        method=method,
+        basis=str(basis.name),
+        energy=float(reference.energy),
+        hessian=hessian.hessian,
+        dipole_derivatives=hessian.dipole_derivatives,
+        analysis=analysis,
+        thermochemistry=thermo,
+        gradient=reference,
+        step=step,
+        displacements=6 * molecule.natm,
+        resumed=hessian.resumed,
+        hessian_asymmetry=hessian.asymmetry,
+        wall_time=time.perf_counter() - start,
+        executor=getattr(executor, "description", "serial (this process)"),
+        notes=tuple(notes),
+    )
