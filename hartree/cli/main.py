@@ -42,6 +42,7 @@ from . import (
     atom_command,
     basis_search_command,
     cache_command,
+    freq_command,
     opt_command,
     orbitals_command,
     run_command,
@@ -110,6 +111,7 @@ def _command(name, module):
 COMMANDS = (
     _command("run", run_command),
     _command("opt", opt_command),
+    _command("freq", freq_command),
     _command("atom", atom_command),
     _command("basis-search", basis_search_command),
     _command("orbitals", orbitals_command),
