@@ -1,7 +1,8 @@
 """The finite-difference Hessian of hartree's analytic gradients against PySCF's analytic
-Hessian (RHF and UHF), its step error, IR intensities against finite differences of
-PySCF's dipoles projected on PySCF's normal modes, the checkpoint (interrupt, resume,
-refusals), Dask workers, and the refusal of methods without analytic gradients."""
+Hessian (RHF and UHF; ROHF: differences of PySCF's analytic gradients), its step error,
+IR intensities against finite differences of PySCF's dipoles projected on PySCF's normal
+modes, the checkpoint (interrupt, resume, refusals), Dask workers, and the refusal of
+methods without analytic gradients."""
 
 import json
 
@@ -33,6 +34,32 @@ def test_open_shell_uhf_equals_pyscf():
     assert ours.analysis.rotor == "linear" and ours.frequencies.size == 1
     np.testing.assert_allclose(ours.frequencies, expected, rtol=0, atol=0.5)
     assert ours.thermochemistry.multiplicity == 2
+
+
+def test_open_shell_rohf_equals_differences_of_pyscf_gradients():
+    """PySCF has no ROHF Hessian: the reference is the same central difference of PySCF's
+    analytic ROHF gradients (hydroxyl radical, 6-31g; measured difference 1e-7 Eh/bohr^2)."""
+    import pyscf.scf
+
+    from tests.helpers import to_pyscf
+
+    molecule = Molecule.from_string("O 0 0 0; H 0 0 0.97")
+    ours = frequencies(molecule, "6-31g", "rohf", device="cpu")
+    step, rows = 0.005, []
+    for i in range(6):
+        gradients = []
+        for sign in (1.0, -1.0):
+            coords = np.array(molecule.coords)
+            coords.reshape(-1)[i] += sign * step
+            mf = pyscf.scf.ROHF(to_pyscf(molecule.replace(coords=coords), "6-31g"))
+            mf.conv_tol, mf.conv_tol_grad = 1e-12, 1e-9
+            mf.kernel()
+            gradients.append(mf.nuc_grad_method().kernel().ravel())
+        rows.append((gradients[0] - gradients[1]) / (2 * step))
+    reference = 0.5 * (np.array(rows) + np.array(rows).T)
+    np.testing.assert_allclose(ours.hessian, reference, rtol=0, atol=2e-6)
+    expected = harmonic_analysis(reference, molecule).frequencies
+    np.testing.assert_allclose(ours.frequencies, expected, rtol=0, atol=0.05)
 
 
 def test_step_error_is_second_order():
