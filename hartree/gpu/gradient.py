@@ -35,6 +35,7 @@ class DirectGradient:
         xp = self.xp = jk.xp
         self.shell_atom = xp.asarray(np.asarray(shell_atom, dtype=np.int32))
         self.weighted = {}
+        self.exps = {}  # (α, β) per primitive pair, launch order (the fused kernels)
         for pc in jk.pair_classes:
             host = jk.host_classes[pc]
             _, rows = permutation_rows(host.pst, jk.pair_orders[pc])
@@ -45,6 +46,7 @@ class DirectGradient:
                 prim[:, 4] *= 2.0 * host.prim_exp[:, col]
                 tables.append(xp.asarray(prim)[rows])
             self.weighted[pc] = tuple(tables)
+            self.exps[pc] = xp.asarray(np.ascontiguousarray(host.prim_exp))[rows]
         self._modules = {}
 
     def _compile(self, classes):
@@ -53,13 +55,15 @@ class DirectGradient:
         for cls in todo:
             key = {
                 "kind": "rys_gradient",
+                "fused": gradient_kernels.is_fused(cls),
                 "class": list(cls),
                 "precision": "fp64",
                 "generator": codegen.GENERATOR_VERSION,
                 "rys_table": self.jk.table.sha256,
             }
             name = gradient_kernels.kernel_name(cls)
-            specs.append((gradient_kernels.generate(cls, self.jk.table), key, {name: gradient_kernels.GRAD_PARAMS}))
+            src = gradient_kernels.generate(cls, self.jk.table)
+            specs.append((src, key, {name: gradient_kernels.params(cls)}))
         for cls, mod in zip(todo, self.jk.backend.compile(specs)):
             self._modules[cls] = mod
         return {c: self._modules[c] for c in classes}
@@ -120,6 +124,7 @@ class DirectGradient:
                     _i32(ncart),
                     grad,
                     table,
+                    *((self.exps[P.key], self.exps[Q.key]) if gradient_kernels.is_fused(cls) else ()),
                 ],
                 stream=stream,
             )

@@ -20,10 +20,20 @@ first shell).  Their recurrences are thus printed from the same Rys program
 Γ of the quartet, the six blocks, the contractions of eq. (2) and the atomics.
 """
 
-from hartree.basis.angular import cart_components, ncart
-from hartree.integrals.rys_program import nroots
+from math import pi
 
-from .codegen import GENERATOR_VERSION, class_name, eri_function, listed_quartet_lines, rys_function
+from hartree.basis.angular import cart_components, ncart
+from hartree.integrals.rys_program import AXES, RysProgram, Schedule, node, nroots
+
+from .codegen import (
+    GENERATOR_VERSION,
+    class_name,
+    eri_function,
+    listed_quartet_lines,
+    node_name,
+    program_lines,
+    rys_function,
+)
 from .jk_kernels import LIST_FLAG_SHIFT, decl
 
 GRAD_PARAMS = [
@@ -208,10 +218,181 @@ def _kernel(cls, table):
     return lines
 
 
+#: classes with at most this many cartesian components get the fused kernel (one Rys pass per
+#: primitive quartet, the derivatives from raised 2-D integrals in registers); larger ones
+#: the block kernel (six contracted blocks in local memory), which compiles in bounded time
+FUSED_LIMIT = 400
+
+FUSED_PARAMS = GRAD_PARAMS + [("const double*", "bra_exp"), ("const double*", "ket_exp")]
+
+
+def is_fused(cls):
+    return _size(cls) <= FUSED_LIMIT
+
+
+def _fused_program(cls):
+    """The recurrences (eqs. (4)-(7) of :mod:`hartree.integrals.rys_program`) of every 2-D
+    integral the derivatives of eq. (2) need, per root: I(i, j; k, l) and I with i, j or k
+    raised or lowered by one, for every component of the class."""
+    sched = Schedule()
+    la, lb, lc, ld = cls
+    for a in cart_components(la):
+        for b in cart_components(lb):
+            for c in cart_components(lc):
+                for d in cart_components(ld):
+                    for x, ax in enumerate(AXES):
+                        i, j, k, l = a[x], b[x], c[x], d[x]
+                        sched.request(node("e", ax, i, j, k, l))
+                        for di, dj, dk in ((1, 0, 0), (0, 1, 0), (0, 0, 1)):
+                            sched.request(node("e", ax, i + di, j + dj, k + dk, l))
+                            if (i, j, k)[(di, dj, dk).index(1)] > 0:
+                                sched.request(node("e", ax, i - di, j - dj, k - dk, l))
+    return RysProgram(tuple(cls), nroots((la + 1, lb, lc, ld)), tuple(sched.statements))
+
+
+def _fused_root(cls):
+    """Statements of one root: coefficients, recurrences, and per component the nine
+    accumulations of Γ x eq. (2) (A, B, C by x, y, z)."""
+    la, lb, lc, ld = cls
+    program = _fused_program(cls)
+    defined = {s.target for s in program.root}
+    lines = [
+        "      const double ur = u[r];",
+        "      const double wr = w[r] * pref;",
+        "      const double b00 = 0.5 * ur * inv_zsum;",
+        "      const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
+        "      const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
+    ]
+    for d in "xyz":
+        lines.append(f"      const double c00{d} = PA{d} - et_zs * ur * PQ{d};")
+        lines.append(f"      const double c0p{d} = QC{d} + ze_zs * ur * PQ{d};")
+    lines += program_lines(program)
+
+    def name(ax, *idx):
+        return node_name(node("e", ax, *idx), defined)
+
+    def deriv(ax, idx, pos, weight):
+        up = list(idx)
+        up[pos] += 1
+        text = f"{weight} * {name(ax, *up)}"
+        if idx[pos] > 0:
+            dn = list(idx)
+            dn[pos] -= 1
+            text += f" - {float(idx[pos])!r} * {name(ax, *dn)}"
+        return f"({text})"
+
+    q = 0
+    for a in cart_components(la):
+        for b in cart_components(lb):
+            for c in cart_components(lc):
+                for d in cart_components(ld):
+                    idx = [(a[x], b[x], c[x], d[x]) for x in range(3)]
+                    v = [name(ax, *idx[x]) for x, ax in enumerate(AXES)]
+                    lines.append(f"      {{ const double t = gam[{q}];")
+                    for centre, pos, weight in (("A", 0, "ta"), ("B", 1, "tb"), ("C", 2, "tc")):
+                        for x, ax in enumerate(AXES):
+                            f = [deriv(ax, idx[x], pos, weight) if y == x else v[y] for y in range(3)]
+                            lines.append(f"        g{centre}[{x}] += t * {f[0]} * {f[1]} * {f[2]};")
+                    lines.append("      }")
+                    q += 1
+    return program.nroots, lines
+
+
+def _fused_kernel(cls, table):
+    la, lb, lc, ld = cls
+    na, nb, nc, nd = (ncart(l) for l in cls)
+    n, root = _fused_root(cls)
+    lines = [
+        f'extern "C" __global__ void __launch_bounds__({THREADS}) {kernel_name(cls)}({decl(FUSED_PARAMS)})',
+        "{",
+        "  const int t = blockIdx.x * blockDim.x + threadIdx.x;",
+        "  if (t >= nlist) return;",
+        *listed_quartet_lines(LIST_FLAG_SHIFT),
+        "  const double* ga = bra_geo + 6 * ib;",
+        "  const double* gc = ket_geo + 6 * ik;",
+        "  const double ABx = ga[3], ABy = ga[4], ABz = ga[5];",
+        "  const double CDx = gc[3], CDy = gc[4], CDz = gc[5];",
+        f"  double gam[{na * nb * nc * nd}];",
+        f"  for (int a = 0; a < {na}; ++a) for (int b = 0; b < {nb}; ++b) {{",
+        "    const double jab = dj[(size_t)(i0 + a) * ncart + j0 + b];",
+        f"    for (int c = 0; c < {nc}; ++c) for (int d = 0; d < {nd}; ++d) {{",
+        "      double v = jab * dj[(size_t)(k0 + c) * ncart + l0 + d];",
+        "      for (int s = 0; s < nk; ++s) {",
+        "        const double* D = dk + (size_t)s * ncart * ncart;",
+        "        v -= hk * (D[(size_t)(i0 + a) * ncart + k0 + c] * D[(size_t)(j0 + b) * ncart + l0 + d]",
+        "                   + D[(size_t)(i0 + a) * ncart + l0 + d] * D[(size_t)(j0 + b) * ncart + k0 + c]);",
+        "      }",
+        f"      gam[((a * {nb} + b) * {nc} + c) * {nd} + d] = v;",
+        "    }",
+        "  }",
+        "  double gA[3] = {0.0, 0.0, 0.0}, gB[3] = {0.0, 0.0, 0.0}, gC[3] = {0.0, 0.0, 0.0};",
+        "  for (int pb = bra_pst[ib]; pb < bra_pst[ib + 1]; ++pb) {",
+        "    const double* P = bra_prim + 5 * pb;",
+        "    const double ze = P[0], Kab = P[4];",
+        "    const double ta = 2.0 * bra_exp[2 * pb], tb = 2.0 * bra_exp[2 * pb + 1];",
+        "    const double PAx = P[1] - ga[0], PAy = P[2] - ga[1], PAz = P[3] - ga[2];",
+        "    for (int pk = ket_pst[ik]; pk < ket_pst[ik + 1]; ++pk) {",
+        "      const double* Q = ket_prim + 5 * pk;",
+        "      const double et = Q[0], Kcd = Q[4];",
+        "      const double tc = 2.0 * ket_exp[2 * pk];",
+        "      const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
+        "      const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
+        "      const double zsum = ze + et;",
+        "      const double inv_zsum = 1.0 / zsum;",
+        "      const double inv_ze = 1.0 / ze, inv_et = 1.0 / et;",
+        "      const double et_zs = et * inv_zsum, ze_zs = ze * inv_zsum;",
+        "      const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
+        f"      const double pref = {2.0 * pi**2.5!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
+        f"      double u[{n}], w[{n}];",
+        f"      rys_{n}(T, tab + {int(table.offsets[n])}, u, w);",
+        "#pragma unroll 1",
+        f"      for (int r = 0; r < {n}; ++r) {{",
+        *root,
+        "      }",
+        "    }",
+        "  }",
+        "  const double wq = 4.0 * s;",
+        "  const int ta_ = 3 * shell_atom[si], tb_ = 3 * shell_atom[sj], tc_ = 3 * shell_atom[sk], "
+        "td_ = 3 * shell_atom[sl];",
+        "  for (int x = 0; x < 3; ++x) {",
+        "    atomicAdd(grad + ta_ + x, wq * gA[x]);",
+        "    atomicAdd(grad + tb_ + x, wq * gB[x]);",
+        "    atomicAdd(grad + tc_ + x, wq * gC[x]);",
+        "    atomicAdd(grad + td_ + x, -wq * (gA[x] + gB[x] + gC[x]));",
+        "  }",
+        "}",
+    ]
+    return lines
+
+
+def params(cls):
+    """Kernel parameters of class cls (the fused kernels take the primitive exponents)."""
+    return FUSED_PARAMS if is_fused(cls) else GRAD_PARAMS
+
+
 def generate(cls, table):
     """CUDA C source of the gradient kernel of quartet class cls = (la, lb, lc, ld)
-    (la >= lb, lc >= ld, bra pair class >= ket pair class as the J/K lists give them).
+    (la >= lb, lc >= ld, bra pair class >= ket pair class as the J/K lists give them):
+    the fused kernel up to FUSED_LIMIT components, else the block kernel.
     table: :class:`hartree.gpu.tables.RysTable`.  Deterministic text."""
+    if is_fused(cls):
+        la, lb, lc, ld = cls
+        n = nroots((la + 1, lb, lc, ld))
+        out = [
+            f"// generated by hartree.gpu.gradient_kernels (version {GENERATOR_VERSION}, fused) for class "
+            f"({la}{lb}|{lc}{ld}); Rys table sha256 {table.sha256}; do not edit",
+            "",
+            *rys_function(table, n),
+            "",
+            *_fused_kernel(cls, table),
+            "",
+        ]
+        return "\n".join(out)
+    return _block_source(cls, table)
+
+
+def _block_source(cls, table):
+    """The block kernel's source (six contracted blocks of the energy's device functions)."""
     la, lb, lc, ld = cls
     dc = derivative_classes(cls)
     classes = []
