@@ -125,11 +125,12 @@ def table(rows, meta):
     lines = [
         f"# GPU RHF gradient: hartree vs GPU4PySCF ({meta['device']})",
         "",
-        f"{meta['date']}; {meta['versions']}. RHF conv_tol 1e-10 (hartree also commutator 1e-7), screening "
+        f"{meta['date']}; {meta['versions']}. RHF conv_tol {GRADIENT_SCF_DEFAULTS['conv_tol']:g} (hartree also "
+        f"commutator {GRADIENT_SCF_DEFAULTS['conv_tol_grad']:g}; GPU4PySCF its default sqrt(conv_tol)), screening "
         "1e-13, same basis data; gradient after a converged SCF, warm median of "
         f"{meta['repeat']} (first call separately: kernels compiled or loaded).",
         "",
-        "| molecule | basis | nao | hartree gradient (s) | of which 1e (host) | 2e (GPU) | first call | "
+        "| molecule | basis | nao | hartree gradient (s) | of which 1e | 2e | first call | "
         "GPU4PySCF gradient (s) | ratio | max abs diff (Eh/bohr) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]

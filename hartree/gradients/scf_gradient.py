@@ -35,7 +35,7 @@ from hartree.errors import InputError
 from hartree.gradients.result import GradientResult
 
 #: SCF convergence for a gradient (hartree; the commutator norm as ``SCFOptions.conv_tol_grad``)
-GRADIENT_SCF_DEFAULTS = {"conv_tol": 1e-10, "conv_tol_grad": 1e-7}
+GRADIENT_SCF_DEFAULTS = {"conv_tol": 1e-9, "conv_tol_grad": 1e-7}
 
 
 def _densities(result):
