@@ -22,7 +22,15 @@ import sys
 def sources():
     """Yield (file name, source text) for every generated source this tree prints."""
     from hartree.atom import gpu_kernels
-    from hartree.gpu import eri3c, jk_direct, jk_kernels, one_electron_gpu, quartet_lists
+    from hartree.gpu import (
+        eri3c,
+        gradient_kernels,
+        jk_direct,
+        jk_kernels,
+        one_electron_deriv_gpu,
+        one_electron_gpu,
+        quartet_lists,
+    )
     from hartree.gpu.tables import RysTable
     from hartree.grid import gpu_codegen
     from hartree.integrals import eri_codegen
@@ -38,12 +46,15 @@ def sources():
             name = "".join(map(str, cls))
             for with_j, with_k, tag in ((True, True, "jk"), (True, False, "j"), (False, True, "k")):
                 yield f"jk_{name}_{tag}.cu", jk_kernels.generate(cls, table, with_j, with_k)
+            yield f"grad_{name}.cu", gradient_kernels.generate(cls, table)
     yield "shell_dmax.cu", jk_direct.dmax_source()
     yield "quartet_screen.cu", quartet_lists.screen_source()
     for a, b in pairs:
         for c in range(7):
             yield f"e3_{a}{b}{c}.cu", eri3c.generate((a, b, c), table)
     yield "one_electron.cu", one_electron_gpu.generate(pairs, table)
+    for a, b in pairs:
+        yield f"one_electron_grad_{a}{b}.cu", one_electron_deriv_gpu.generate(a, b, table)
     for real in ("double", "float"):
         for pure in (True, False):
             for kind in ("mo", "ao"):
