@@ -30,6 +30,7 @@ ALLOWED = {
     "grid/stream.py": "numpy memory map and h5py on the atomic writer's temporary files",
     "grid/picture.py": "matplotlib writes the atomic writer's temporary file",
     "atom/plot.py": "matplotlib writes the atomic writer's temporary file",
+    "optimize/plot.py": "matplotlib writes the atomic writer's temporary file",
     "mp2/cpu_device.py": "scratch HDF5 of (ia|P) in a private temporary directory",
     "device/compile.py": "cubins through the cache (hartree.cache)",
     "device/cuda_source.py": "the package's hand-written .cu files (importlib.resources)",
