@@ -41,7 +41,21 @@ def _sync():
     cupy.cuda.Device().synchronize()
 
 
-def hartree_side(mol, basis, repeat):
+def class_profile(mol, basis, d):
+    """Seconds of the two-electron gradient per quartet class (classes run one at a time,
+    after a warm-up call), largest first: {class name: s}."""
+    from hartree.device.backend import CudaBackend
+    from hartree.gpu.gradient import DirectGradient
+    from hartree.gpu.jk_direct import DirectJK
+
+    builder = DirectGradient(DirectJK(basis, CudaBackend(), 1e-13), basis.shell_atom)
+    builder.gradient(d, d[None], 0.5, mol.natm)
+    builder.profile = {}
+    builder.gradient(d, d[None], 0.5, mol.natm)
+    return dict(sorted(builder.profile.items(), key=lambda kv: -kv[1]))
+
+
+def hartree_side(mol, basis, repeat, profile=False):
     from hartree.gpu import GPUEngine
 
     engine = GPUEngine(mol, basis, screening_threshold=1e-13)
@@ -67,7 +81,8 @@ def hartree_side(mol, basis, repeat):
         engine.two_electron_gradient(d, d[None], 0.5)
         _sync()
         two.append(time.perf_counter() - t0)
-    return {
+    out = {"profile": class_profile(mol, basis, d)} if profile else {}
+    return out | {
         "scf_s": t_scf,
         "scf_cycles": res.iterations,
         "converged": bool(res.converged),
@@ -150,6 +165,7 @@ def main():
     ap.add_argument("--cases", default=CASES)
     ap.add_argument("--gpu4pyscf", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", action="store_true", help="also time the two-electron gradient per quartet class")
     ap.add_argument("--out", default=None, help="record path without extension (default: results/gpu_gradient_<gpu>)")
     args = ap.parse_args()
     import cupy
@@ -160,7 +176,7 @@ def main():
         mol = Molecule.from_xyz(molecule_path(name + ".xyz"))
         basis = load_basis(mol, basis_name)
         row = {"molecule": name, "basis": basis_name, "natm": mol.natm, "nao": basis.nao}
-        h = hartree_side(mol, basis, args.repeat)
+        h = hartree_side(mol, basis, args.repeat, args.profile)
         if args.gpu4pyscf:
             g = gpu4pyscf_side(mol, basis, args.repeat)
             row["max_diff"] = float(np.abs(h["gradient"] - g.pop("gradient")).max())

@@ -48,6 +48,8 @@ class DirectGradient:
             self.weighted[pc] = tuple(tables)
             self.exps[pc] = xp.asarray(np.ascontiguousarray(host.prim_exp))[rows]
         self._modules = {}
+        #: set to a dict to collect seconds per quartet class ({'2100': s, ...}; profiling only)
+        self.profile = None
 
     def _compile(self, classes):
         todo = [c for c in classes if c not in self._modules]
@@ -130,6 +132,13 @@ class DirectGradient:
             )
 
         items = jk.launch_list(dmax_all)
-        jk.run_batch(None, items, dm_cart, dmax_sh, dmax_all, None, None, runner=run)
+        if self.profile is None:
+            jk.run_batch(None, items, dm_cart, dmax_sh, dmax_all, None, None, runner=run)
+        else:  # one class at a time, timed (serialises the classes: profiling only)
+            for item in items:
+                stop = jk.backend.timer()
+                jk.run_batch(None, [item], dm_cart, dmax_sh, dmax_all, None, None, runner=run)
+                name = codegen.class_name(item[1])
+                self.profile[name] = self.profile.get(name, 0.0) + stop()
         out = grad.get() if hasattr(grad, "get") else np.asarray(grad)
         return np.asarray(out).reshape(natm, 3)

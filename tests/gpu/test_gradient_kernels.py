@@ -53,3 +53,25 @@ def test_emulated_one_electron_gradient_kernels_up_to_gg(tmp_path, cartesian):
     ref = CPUEngine(mol, basis).one_electron_gradient(d, w)
     got = OneElectronGradientGPU(basis, mol, emulator.EmulatedBackend()).gradient(d, w)
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+
+
+def test_profiled_gradient_is_the_same_and_times_every_class():
+    """DirectGradient.profile: classes run one at a time and are timed; the gradient is the
+    same as the batched run's."""
+    from hartree.device import emulator
+    from hartree.gpu.gradient import DirectGradient
+    from hartree.gpu.jk_direct import DirectJK
+
+    if not emulator.available():
+        pytest.skip("g++ not available")
+    mol = Molecule.from_string(WATER)
+    basis = load_basis(mol, "6-31g*")
+    d = np.random.default_rng(5).standard_normal((basis.nao, basis.nao))
+    d = d + d.T
+    builder = DirectGradient(DirectJK(basis, emulator.EmulatedBackend()), basis.shell_atom)
+    batched = builder.gradient(d, d[None], 0.5, mol.natm)
+    builder.profile = {}
+    profiled = builder.gradient(d, d[None], 0.5, mol.natm)
+    np.testing.assert_allclose(profiled, batched, rtol=0, atol=1e-13 * np.abs(batched).max())
+    names = {"".join(map(str, c)) for c in builder.jk.quartet_classes()}
+    assert set(builder.profile) == names and all(t >= 0.0 for t in builder.profile.values())
