@@ -225,14 +225,16 @@ def atomic_path(path):
     mode = 0o666
     with contextlib.suppress(OSError):
         mode = os.stat(target).st_mode & 0o7777 if os.path.isfile(target) else mode
+    # creation inside the block that removes the file: a signal's exception arriving between
+    # creating the temporary file and the try below would otherwise leave it behind
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        os.close(fd)
-        if mode != 0o666:
-            os.chmod(tmp, mode)
-    except OSError as exc:
-        raise output_error(exc, path) from None
-    try:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            os.close(fd)
+            if mode != 0o666:
+                os.chmod(tmp, mode)
+        except OSError as exc:
+            raise output_error(exc, path) from None
         yield tmp
         _fsync_path(tmp)
         os.replace(tmp, target)
