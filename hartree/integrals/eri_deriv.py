@@ -35,10 +35,10 @@ import math
 import numba
 import numpy as np
 
-from hartree.integrals.eri_kernel import _copy, _hrr_bra, _hrr_ket, _hrr_terms, _powers, alloc_scratch
+from hartree.integrals.eri_kernel import alloc_scratch, class_block
 from hartree.integrals.eri_pairs import CART, CART_START, PP_COEF, PRIM_PAIR_CUTOFF
-from hartree.integrals.eri_prim import primitive_sum
 from hartree.integrals.gaussian_product import product_exponent
+from hartree.integrals.jk import shell_dmax
 
 #: largest l of a shell (the raised l + 1 must fit the kernels' tables, 2(l+1) <= 12)
 MAX_L_DERIV = 5
@@ -90,26 +90,10 @@ def weighted_pair_tables(basis, pairs):
 @numba.njit(cache=True)
 def _block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g, coef, acc, h1, out,
            abpow, term_i, term_c, rys_table):  # fmt: skip
-    """Cartesian (ab|cd) of the classes (la lb|lc ld) given, bra primitives from pair-table
-    row block Pd, ket from Qd, transfers by A-B of pair P and C-D of pair Q: into out."""
-    ne, nf = primitive_sum(Pd, Qd, la, lb, lc, ld, pair_start3, pp3, roots, weights, coef, g, acc, rys_table)
-    nab = (la + 1) * (la + 2) // 2 * ((lb + 1) * (lb + 2) // 2)
-    ncd = (lc + 1) * (lc + 2) // 2 * ((ld + 1) * (ld + 2) // 2)
-    if lb > 0:
-        _powers(abpow, pair_ab, P, lb)
-        nt = _hrr_terms(la, lb, abpow, term_i, term_c)
-        _hrr_bra(acc, h1, nab, nf, nt, term_i, term_c)
-    if ld > 0:
-        _powers(abpow, pair_ab, Q, ld)
-        nt = _hrr_terms(lc, ld, abpow, term_i, term_c)
-        if lb > 0:
-            _hrr_ket(h1, out, nab, nf, ncd, nt, term_i, term_c)
-        else:
-            _hrr_ket(acc, out, nab, nf, ncd, nt, term_i, term_c)
-    elif lb > 0:
-        _copy(h1, out, nab * ncd)
-    else:
-        _copy(acc, out, nab * ncd)
+    """:func:`hartree.integrals.eri_kernel.class_block` out of line (compiled once, not six
+    times into the driver)."""
+    class_block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g, coef, acc, h1, out,
+                abpow, term_i, term_c, rys_table)  # fmt: skip
 
 
 @numba.njit(cache=True, inline="always")
@@ -254,22 +238,6 @@ def _eri_gradient(order, q_sorted, pair_shells, pair_start3, pp3, pair_ab, shell
     return buf.sum(axis=0)
 
 
-@numba.njit(cache=True)
-def _shell_max(dms, loc):
-    """max over sets and block elements of |D|, per shell pair (nshell, nshell)."""
-    nshell = loc.shape[0] - 1
-    out = np.zeros((nshell, nshell))
-    for s in range(dms.shape[0]):
-        for i in range(nshell):
-            for j in range(nshell):
-                m = out[i, j]
-                for a in range(loc[i], loc[i + 1]):
-                    for b in range(loc[j], loc[j + 1]):
-                        m = max(m, abs(dms[s, a, b]))
-                out[i, j] = m
-    return out
-
-
 def eri_gradient(basis, pairs, order, dj_cart, dk_cart, k_factor, natm, threshold=1e-12):
     """Per-atom gradient of E_2 (eq. (2)), (natm, 3), hartree/bohr.
 
@@ -285,7 +253,7 @@ def eri_gradient(basis, pairs, order, dj_cart, dk_cart, k_factor, natm, threshol
     dj = np.ascontiguousarray(dj_cart, dtype=np.float64)
     dk = np.ascontiguousarray(dk_cart, dtype=np.float64).reshape(-1, dj.shape[0], dj.shape[0])
     loc = np.array(basis.cart_loc, dtype=np.int64)
-    dshell = _shell_max(np.concatenate([dj[None], dk]), loc)
+    dshell = shell_dmax(np.concatenate([dj[None], dk]), loc)
     return _eri_gradient(
         order[0], order[1], pairs.pair_shells, start3, pp3, pairs.pair_ab, np.array(basis.shell_l, dtype=np.int64),
         np.array(basis.shell_atom, dtype=np.int64), loc, int(lmax), dj, dk, float(k_factor), dshell,

@@ -195,13 +195,23 @@ def cart_block(
     sa, sb = pair_shells[P, 0], pair_shells[P, 1]
     sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
     la, lb, lc, ld = shell_l[sa], shell_l[sb], shell_l[sc], shell_l[sd]
-    ne, nf = primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table)
-    na = (la + 1) * (la + 2) // 2
-    nb = (lb + 1) * (lb + 2) // 2
-    nc = (lc + 1) * (lc + 2) // 2
-    nd = (ld + 1) * (ld + 2) // 2
-    nab = na * nb
-    ncd = nc * nd
+    class_block(
+        P, Q, P, Q, la, lb, lc, ld, pair_start, pp, pair_ab, roots, weights, g, coef, acc, h1, out, abpow,
+        term_i, term_c, rys_table,
+    )  # fmt: skip
+    return (la + 1) * (la + 2) // 2, (lb + 1) * (lb + 2) // 2, (lc + 1) * (lc + 2) // 2, (ld + 1) * (ld + 2) // 2
+
+
+@numba.njit(cache=True, inline="always")
+def class_block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start, pp, pair_ab, roots, weights, g, coef, acc, h1, out,
+                abpow, term_i, term_c, rys_table):  # fmt: skip
+    """Cartesian (ab|cd) of the class (la lb|lc ld) given (any l, also one raised or lowered
+    from the shells': the derivative integrals), C order a, b, c, d, into out: bra primitives
+    from the pair-table rows of Pd, ket from Qd, transfers by A-B of pair P and C-D of
+    pair Q."""
+    ne, nf = primitive_sum(Pd, Qd, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table)
+    nab = (la + 1) * (la + 2) // 2 * ((lb + 1) * (lb + 2) // 2)
+    ncd = (lc + 1) * (lc + 2) // 2 * ((ld + 1) * (ld + 2) // 2)
     # horizontal transfers (eq. 3): acc (e, f) -> h1 (ab, f) -> out (ab, cd)
     if lb > 0:
         _powers(abpow, pair_ab, P, lb)
@@ -218,7 +228,6 @@ def cart_block(
         _copy(h1, out, nab * ncd)
     else:
         _copy(acc, out, nab * ncd)
-    return na, nb, nc, nd
 
 
 @numba.njit(cache=True, inline="always")

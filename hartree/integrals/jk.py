@@ -103,8 +103,9 @@ def _quartet_scale(sa, sb, sc, sd, P, Q):
 
 
 @numba.njit(cache=True)
-def _shell_dmax(dms, ao_loc):
-    """max over sets and block elements of |D|, per shell pair: (nshell, nshell)."""
+def shell_dmax(dms, ao_loc):
+    """max over sets and block elements of |D|, per shell pair: (nshell, nshell); ao_loc
+    the shells' first functions in the layout of dms (``ao_loc`` or ``cart_loc``)."""
     nshell = ao_loc.shape[0] - 1
     out = np.zeros((nshell, nshell))
     for s in range(dms.shape[0]):
@@ -243,7 +244,7 @@ def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=
         raise ValueError(f"density matrices must be ({nao}, {nao}), got {dms.shape}")
     if not (with_j or with_k):
         return None, None
-    dshell = _shell_dmax(d3, basis.ao_loc)
+    dshell = shell_dmax(d3, basis.ao_loc)
     driver = load_module().jk_direct_gen if generated else _jk_direct
     a, b = driver(
         order[0],
