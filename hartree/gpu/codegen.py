@@ -229,6 +229,13 @@ def _root_body(la, lb, lc, ld, arange, brange):
     """Statements for one Rys root: eqs. (2)-(3), the program of
     :func:`hartree.integrals.rys_program.quartet_program` (eqs. (4)-(7)) and the
     accumulation of eq. (1) for the components a in arange, b in brange (all c, d)."""
+    return root_coefficient_lines() + program_lines(quartet_program((la, lb, lc, ld), arange, brange))
+
+
+def root_coefficient_lines():
+    """Statements of eqs. (2)-(3) for root r (u[r], w[r]): ur, wr (weight times the
+    prefactor), b00, b10, b01, c00<d>, c0p<d> (scalar per axis), from the quartet's
+    :func:`quartet_lines`."""
     lines = [
         "      const double ur = u[r];",
         "      const double wr = w[r] * pref;",
@@ -239,7 +246,23 @@ def _root_body(la, lb, lc, ld, arange, brange):
     for d in "xyz":
         lines.append(f"      const double c00{d} = PA{d} - et_zs * ur * PQ{d};")
         lines.append(f"      const double c0p{d} = QC{d} + ze_zs * ur * PQ{d};")
-    return lines + program_lines(quartet_program((la, lb, lc, ld), arange, brange))
+    return lines
+
+
+def quartet_lines():
+    """Statements of one primitive quartet, given the bra primitive P (ze, Kab, PA<d>) and the
+    ket row Q (et, Kcd): Q - C, P - Q, the exponent sums and ratios, T and the prefactor of
+    eq. (1) (without the weight)."""
+    return [
+        "      const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
+        "      const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
+        "      const double zsum = ze + et;",
+        "      const double inv_zsum = 1.0 / zsum;",
+        "      const double inv_ze = 1.0 / ze, inv_et = 1.0 / et;",
+        "      const double et_zs = et * inv_zsum, ze_zs = ze * inv_zsum;",
+        "      const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
+        f"      const double pref = {_PREF!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
+    ]
 
 
 def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
@@ -294,14 +317,7 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
         "    for (int pk = pk0; pk < pk1; ++pk) {",
         "      const double* Q = ket_prim + 5 * pk;",
         "      const double et = Q[0], Kcd = Q[4];",
-        "      const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
-        "      const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
-        "      const double zsum = ze + et;",
-        "      const double inv_zsum = 1.0 / zsum;",
-        "      const double inv_ze = 1.0 / ze, inv_et = 1.0 / et;",
-        "      const double et_zs = et * inv_zsum, ze_zs = ze * inv_zsum;",
-        "      const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
-        f"      const double pref = {_PREF!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
+        *quartet_lines(),
         f"      double u[{n}], w[{n}];",
         f"      rys_{n}(T, tab, u, w);",
         root_unroll,

@@ -20,8 +20,6 @@ first shell).  Their recurrences are thus printed from the same Rys program
 Γ of the quartet, the six blocks, the contractions of eq. (2) and the atomics.
 """
 
-from math import pi
-
 from hartree.basis.angular import cart_components, ncart
 from hartree.integrals.rys_program import AXES, RysProgram, Schedule, node, nroots
 
@@ -32,6 +30,8 @@ from .codegen import (
     listed_quartet_lines,
     node_name,
     program_lines,
+    quartet_lines,
+    root_coefficient_lines,
     rys_function,
 )
 from .jk_kernels import LIST_FLAG_SHIFT, decl
@@ -139,6 +139,45 @@ __device__ __forceinline__ void contract_mid(const double* __restrict__ up, cons
 """
 
 
+def _gamma_lines(cls, transpose):
+    """Γ of eq. (1) for the thread's quartet into the local array gam (a, b, c, d) and, with
+    ``transpose``, gamt (c, d, a, b) (the bra of the C derivative is the ket pair)."""
+    na, nb, nc, nd = (ncart(l) for l in cls)
+    size = na * nb * nc * nd
+    return [
+        f"  double gam[{size}]" + (f", gamt[{size}];" if transpose else ";"),
+        f"  for (int a = 0; a < {na}; ++a) for (int b = 0; b < {nb}; ++b) {{",
+        "    const double jab = dj[(size_t)(i0 + a) * ncart + j0 + b];",
+        f"    for (int c = 0; c < {nc}; ++c) for (int d = 0; d < {nd}; ++d) {{",
+        "      double v = jab * dj[(size_t)(k0 + c) * ncart + l0 + d];",
+        "      for (int s = 0; s < nk; ++s) {",
+        "        const double* D = dk + (size_t)s * ncart * ncart;",
+        "        v -= hk * (D[(size_t)(i0 + a) * ncart + k0 + c] * D[(size_t)(j0 + b) * ncart + l0 + d]",
+        "                   + D[(size_t)(i0 + a) * ncart + l0 + d] * D[(size_t)(j0 + b) * ncart + k0 + c]);",
+        "      }",
+        f"      gam[((a * {nb} + b) * {nc} + c) * {nd} + d] = v;",
+        *([f"      gamt[((c * {nd} + d) * {na} + a) * {nb} + b] = v;"] if transpose else []),
+        "    }",
+        "  }",
+    ]
+
+
+def _atomic_lines():
+    """The quartet's sums gA, gB, gC (and gD = -(gA + gB + gC)) times w = 4 s added to the
+    gradient of the atoms of its four shells."""
+    return [
+        "  const double wq = 4.0 * s;",
+        "  const int ta = 3 * shell_atom[si], tb = 3 * shell_atom[sj], tc = 3 * shell_atom[sk], "
+        "td = 3 * shell_atom[sl];",
+        "  for (int x = 0; x < 3; ++x) {",
+        "    atomicAdd(grad + ta + x, wq * gA[x]);",
+        "    atomicAdd(grad + tb + x, wq * gB[x]);",
+        "    atomicAdd(grad + tc + x, wq * gC[x]);",
+        "    atomicAdd(grad + td + x, -wq * (gA[x] + gB[x] + gC[x]));",
+        "  }",
+    ]
+
+
 def _kernel(cls, table):
     la, lb, lc, ld = cls
     na, nb, nc, nd = (ncart(l) for l in cls)
@@ -163,21 +202,7 @@ def _kernel(cls, table):
         "  const int pb0 = bra_pst[ib], pb1 = bra_pst[ib + 1], pk0 = ket_pst[ik], pk1 = ket_pst[ik + 1];",
         "  const double* ga = bra_geo + 6 * ib;",
         "  const double* gc = ket_geo + 6 * ik;",
-        f"  double gam[{na * nb * nc * nd}], gamt[{na * nb * nc * nd}];",
-        "  // Γ of eq. (1) and its transpose (c, d, a, b)",
-        f"  for (int a = 0; a < {na}; ++a) for (int b = 0; b < {nb}; ++b) {{",
-        "    const double jab = dj[(size_t)(i0 + a) * ncart + j0 + b];",
-        f"    for (int c = 0; c < {nc}; ++c) for (int d = 0; d < {nd}; ++d) {{",
-        "      double v = jab * dj[(size_t)(k0 + c) * ncart + l0 + d];",
-        "      for (int s = 0; s < nk; ++s) {",
-        "        const double* D = dk + (size_t)s * ncart * ncart;",
-        "        v -= hk * (D[(size_t)(i0 + a) * ncart + k0 + c] * D[(size_t)(j0 + b) * ncart + l0 + d]",
-        "                   + D[(size_t)(i0 + a) * ncart + l0 + d] * D[(size_t)(j0 + b) * ncart + k0 + c]);",
-        "      }",
-        f"      gam[((a * {nb} + b) * {nc} + c) * {nd} + d] = v;",
-        f"      gamt[((c * {nd} + d) * {na} + a) * {nb} + b] = v;",
-        "    }",
-        "  }",
+        *_gamma_lines(cls, transpose=True),
         f"  double up[{up_size}], dn[{dn_size}];",
         "  double gA[3] = {0.0, 0.0, 0.0}, gB[3] = {0.0, 0.0, 0.0}, gC[3] = {0.0, 0.0, 0.0};",
         "  // d/dA: (a+1 b|cd) with 2α, (a-1 b|cd)",
@@ -204,15 +229,7 @@ def _kernel(cls, table):
     lines += [
         f"  contract_mid(up, dn, gamt, 1, {nc}, {ncart(lc + 1)}, {ncart(lc - 1) if lc else 1}, {nd * na * nb}, "
         f"GUP_{lc}, GDN_{lc}, GFAC_{lc}, gC);",
-        "  const double wq = 4.0 * s;",
-        "  const int ta = 3 * shell_atom[si], tb = 3 * shell_atom[sj], tc = 3 * shell_atom[sk], "
-        "td = 3 * shell_atom[sl];",
-        "  for (int x = 0; x < 3; ++x) {",
-        "    atomicAdd(grad + ta + x, wq * gA[x]);",
-        "    atomicAdd(grad + tb + x, wq * gB[x]);",
-        "    atomicAdd(grad + tc + x, wq * gC[x]);",
-        "    atomicAdd(grad + td + x, -wq * (gA[x] + gB[x] + gC[x]));",
-        "  }",
+        *_atomic_lines(),
         "}",
     ]
     return lines
@@ -256,17 +273,7 @@ def _fused_root(cls):
     la, lb, lc, ld = cls
     program = _fused_program(cls)
     defined = {s.target for s in program.root}
-    lines = [
-        "      const double ur = u[r];",
-        "      const double wr = w[r] * pref;",
-        "      const double b00 = 0.5 * ur * inv_zsum;",
-        "      const double b10 = 0.5 * inv_ze * (1.0 - ur * et_zs);",
-        "      const double b01 = 0.5 * inv_et * (1.0 - ur * ze_zs);",
-    ]
-    for d in "xyz":
-        lines.append(f"      const double c00{d} = PA{d} - et_zs * ur * PQ{d};")
-        lines.append(f"      const double c0p{d} = QC{d} + ze_zs * ur * PQ{d};")
-    lines += program_lines(program)
+    lines = root_coefficient_lines() + program_lines(program)
 
     def name(ax, *idx):
         return node_name(node("e", ax, *idx), defined)
@@ -299,8 +306,6 @@ def _fused_root(cls):
 
 
 def _fused_kernel(cls, table):
-    la, lb, lc, ld = cls
-    na, nb, nc, nd = (ncart(l) for l in cls)
     n, root = _fused_root(cls)
     lines = [
         f'extern "C" __global__ void __launch_bounds__({THREADS}) {kernel_name(cls)}({decl(FUSED_PARAMS)})',
@@ -312,19 +317,7 @@ def _fused_kernel(cls, table):
         "  const double* gc = ket_geo + 6 * ik;",
         "  const double ABx = ga[3], ABy = ga[4], ABz = ga[5];",
         "  const double CDx = gc[3], CDy = gc[4], CDz = gc[5];",
-        f"  double gam[{na * nb * nc * nd}];",
-        f"  for (int a = 0; a < {na}; ++a) for (int b = 0; b < {nb}; ++b) {{",
-        "    const double jab = dj[(size_t)(i0 + a) * ncart + j0 + b];",
-        f"    for (int c = 0; c < {nc}; ++c) for (int d = 0; d < {nd}; ++d) {{",
-        "      double v = jab * dj[(size_t)(k0 + c) * ncart + l0 + d];",
-        "      for (int s = 0; s < nk; ++s) {",
-        "        const double* D = dk + (size_t)s * ncart * ncart;",
-        "        v -= hk * (D[(size_t)(i0 + a) * ncart + k0 + c] * D[(size_t)(j0 + b) * ncart + l0 + d]",
-        "                   + D[(size_t)(i0 + a) * ncart + l0 + d] * D[(size_t)(j0 + b) * ncart + k0 + c]);",
-        "      }",
-        f"      gam[((a * {nb} + b) * {nc} + c) * {nd} + d] = v;",
-        "    }",
-        "  }",
+        *_gamma_lines(cls, transpose=False),
         "  double gA[3] = {0.0, 0.0, 0.0}, gB[3] = {0.0, 0.0, 0.0}, gC[3] = {0.0, 0.0, 0.0};",
         "  for (int pb = bra_pst[ib]; pb < bra_pst[ib + 1]; ++pb) {",
         "    const double* P = bra_prim + 5 * pb;",
@@ -335,14 +328,7 @@ def _fused_kernel(cls, table):
         "      const double* Q = ket_prim + 5 * pk;",
         "      const double et = Q[0], Kcd = Q[4];",
         "      const double tc = 2.0 * ket_exp[2 * pk];",
-        "      const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
-        "      const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
-        "      const double zsum = ze + et;",
-        "      const double inv_zsum = 1.0 / zsum;",
-        "      const double inv_ze = 1.0 / ze, inv_et = 1.0 / et;",
-        "      const double et_zs = et * inv_zsum, ze_zs = ze * inv_zsum;",
-        "      const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
-        f"      const double pref = {2.0 * pi**2.5!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
+        *quartet_lines(),
         f"      double u[{n}], w[{n}];",
         f"      rys_{n}(T, tab + {int(table.offsets[n])}, u, w);",
         "#pragma unroll 1",
@@ -351,15 +337,7 @@ def _fused_kernel(cls, table):
         "      }",
         "    }",
         "  }",
-        "  const double wq = 4.0 * s;",
-        "  const int ta_ = 3 * shell_atom[si], tb_ = 3 * shell_atom[sj], tc_ = 3 * shell_atom[sk], "
-        "td_ = 3 * shell_atom[sl];",
-        "  for (int x = 0; x < 3; ++x) {",
-        "    atomicAdd(grad + ta_ + x, wq * gA[x]);",
-        "    atomicAdd(grad + tb_ + x, wq * gB[x]);",
-        "    atomicAdd(grad + tc_ + x, wq * gC[x]);",
-        "    atomicAdd(grad + td_ + x, -wq * (gA[x] + gB[x] + gC[x]));",
-        "  }",
+        *_atomic_lines(),
         "}",
     ]
     return lines
