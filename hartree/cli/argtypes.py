@@ -40,6 +40,11 @@ def non_negative_float(text):
     return value
 
 
+def integer(text):
+    """Any integer (a charge)."""
+    return _number(text, int, "an integer")
+
+
 def positive_int(text):
     """An integer >= 1."""
     value = _number(text, int, "an integer")

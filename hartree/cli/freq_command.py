@@ -9,7 +9,6 @@ tables and write the files.  All checks that can fail on user input happen befor
 first SCF.
 """
 
-import argparse
 import os
 
 from .._version import __version__
@@ -28,7 +27,7 @@ from ..vibrations.executors import open_executor
 from ..vibrations.hessian import DEFAULT_STEP, FREQUENCY_SCF_DEFAULTS, STEP_RANGE
 from ..vibrations.masses import masses_from_text
 from ..vibrations.thermo import QRRHO_CUTOFF, QRRHO_MODES, STANDARD_PRESSURE, STANDARD_TEMPERATURE
-from .argtypes import positive_float, positive_int
+from .argtypes import integer, positive_float, positive_int
 from .freq_report import final_line, print_frequency_report, progress_line
 from .report import formula
 from .run_command import warn_isolated_atoms
@@ -74,13 +73,6 @@ examples:
 default step: {DEFAULT_STEP} bohr."""
 
 
-def _int(text):
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-
-
 def add_arguments(parser):
     """Add the ``freq`` arguments to an argparse parser."""
     parser.add_argument("file", metavar="FILE", help="molecule file (.xyz in Angstrom or QCSchema .json)")
@@ -94,7 +86,9 @@ def add_arguments(parser):
         type=str.lower,
         help="SCF method (mp2 is refused: it has no analytic gradient yet)",
     )
-    model.add_argument("-c", "--charge", type=_int, default=None, metavar="Q", help="total charge (default: file, 0)")
+    model.add_argument(
+        "-c", "--charge", type=integer, default=None, metavar="Q", help="total charge (default: file, 0)"
+    )
     model.add_argument(
         "-s", "--multiplicity", type=positive_int, default=None, metavar="M", help="spin multiplicity 2S+1"
     )

@@ -31,7 +31,7 @@ from ..optimize.driver import DEFAULT_MAX_STEPS, optimize, require_geometric
 from ..scf.driver import device_text
 from ..scf.kernel import validate as validate_method
 from . import first_run
-from .argtypes import positive_int
+from .argtypes import integer, positive_int
 from .opt_report import (
     STEP_HEADER,
     STEP_UNITS,
@@ -80,15 +80,6 @@ examples:
   hartree opt butane.xyz -b 6-31g --constraints dihedral.txt   # geomeTRIC's constraint format"""
 
 
-def _int(text):
-    import argparse
-
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-
-
 def add_arguments(parser):
     """Add the ``opt`` arguments to an argparse parser."""
     parser.add_argument("file", metavar="FILE", help="molecule file (.xyz in Angstrom or QCSchema .json)")
@@ -109,7 +100,7 @@ def add_arguments(parser):
         help="Hartree-Fock flavour (mp2 is refused: it has no analytic gradient yet)",
     )
     model.add_argument(
-        "-c", "--charge", type=_int, default=None, metavar="Q", help="total charge (default: from the file, else 0)"
+        "-c", "--charge", type=integer, default=None, metavar="Q", help="total charge (default: from the file, else 0)"
     )
     model.add_argument(
         "-s",

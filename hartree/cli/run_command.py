@@ -6,7 +6,6 @@ progress callback, print the results tables and write the output files.  All
 checks that can fail on user input happen before the SCF starts.
 """
 
-import argparse
 import os
 import sys
 
@@ -38,7 +37,7 @@ from ..scf.driver import (
 )
 from ..scf.kernel import validate as validate_method
 from . import first_run
-from .argtypes import non_negative_float, positive_float, positive_int
+from .argtypes import integer, non_negative_float, positive_float, positive_int
 from .gradient_report import print_gradient_report
 from .progress import ScfProgress
 from .report import (
@@ -87,13 +86,6 @@ examples:
 _DEFAULTS = SCFOptions()
 
 
-def _int(text):
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-
-
 def add_arguments(parser):
     """Add the ``run`` arguments to an argparse parser."""
     parser.add_argument("file", metavar="FILE", help="molecule file (.xyz in Angstrom or QCSchema .json)")
@@ -116,7 +108,7 @@ def add_arguments(parser):
         "or restricted open-shell; or mp2: RI-MP2 on an RHF/UHF reference",
     )
     model.add_argument(
-        "-c", "--charge", type=_int, default=None, metavar="Q", help="total charge (default: from the file, else 0)"
+        "-c", "--charge", type=integer, default=None, metavar="Q", help="total charge (default: from the file, else 0)"
     )
     model.add_argument(
         "-s",
