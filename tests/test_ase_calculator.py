@@ -6,15 +6,12 @@ import json
 
 import numpy as np
 import pytest
+from ase import Atoms, units
+from ase.io import read
+from ase.optimize import BFGS
 
-ase = pytest.importorskip("ase")
-
-from ase import Atoms, units  # noqa: E402
-from ase.io import read  # noqa: E402
-from ase.optimize import BFGS  # noqa: E402
-
-from hartree.ase import Hartree  # noqa: E402
-from tests.cli.conftest import WATER_XYZ, run_main  # noqa: E402
+from hartree.ase import Hartree
+from tests.cli.conftest import WATER_XYZ, run_main
 
 GUESS_NOTE = "guess from given orbitals (a previous run, e.g. a nearby geometry)"
 

@@ -5,11 +5,10 @@ import json
 
 import numpy as np
 import pytest
+import qcengine as qcng
 
-qcng = pytest.importorskip("qcengine")
-
-import hartree.qcengine  # noqa: E402,F401  (registers the harness)
-from tests.cli.conftest import WATER_XYZ, run_main  # noqa: E402
+import hartree.qcengine  # noqa: F401  (registers the harness)
+from tests.cli.conftest import WATER_XYZ, run_main
 
 WATER = {
     "symbols": ["O", "H", "H"],
