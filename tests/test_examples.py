@@ -167,3 +167,14 @@ def test_qcengine_example_equals_scf_run_and_pyscf(capsys):
     assert "unknown basis set 'no-such-basis'" in failed.error.error_message
     assert "bad input -> FailedOperation: success False" in out
     assert "hartree.errors.BasisError: unknown basis set 'no-such-basis'" in out
+
+
+def test_citation_file_names_this_version():
+    import yaml
+
+    from hartree._version import __version__
+
+    cff = yaml.safe_load((EXAMPLES.parent / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["title"] == "hartree"
+    assert cff["version"] == __version__ and cff["license"] == "BSD-3-Clause"
+    assert all(ref["doi"].startswith("10.") for ref in cff["references"])
