@@ -7,11 +7,15 @@
 
 Drivers ``energy`` and ``gradient``; ``model.method`` rhf | uhf | rohf, ``model.basis`` any
 basis hartree loads; ``keywords`` are SCF options (``conv_tol``, ``max_cycle``, ``level_shift``,
-``guess``, ``cartesian``, ``device``, ...: :class:`hartree.scf.SCFOptions` and ``device``).  The
+``guess``, ``cartesian``, ``device``, ...: :data:`hartree.io.qcschema_input.KEYWORDS`).  The
 result document is the one ``hartree run --json`` (``--gradient``) writes
 (:mod:`hartree.io.qcschema`), with the input's ``id`` and ``extras`` carried over.  Errors (a
 bad molecule, an unknown keyword, an SCF that does not converge, a driver hartree lacks) are
-raised as hartree's exceptions; ``qcengine.compute`` turns them into a FailedOperation.
+raised as hartree's exceptions; ``qcengine.compute`` turns them into a FailedOperation.  The
+document is checked by the reader of ``hartree run input.json``
+(:func:`hartree.io.qcschema_input.check_atomic_input`) and its keywords become SCF options by
+the same mapping (:func:`hartree.keywords.scf_options`: a gradient's SCF converges at least to
+``GRADIENT_SCF_DEFAULTS``).
 QCEngine and qcelemental are imported by this module only.
 """
 
@@ -25,9 +29,6 @@ from qcengine.programs.model import ProgramHarness
 
 from ._version import __version__
 from .errors import InputError
-
-#: drivers the harness runs
-DRIVERS = ("energy", "gradient")
 
 
 class HartreeHarness(ProgramHarness):
@@ -60,34 +61,28 @@ class HartreeHarness(ProgramHarness):
     def _compute_v1(self, input_model, config):
         from qcelemental.models.v1 import AtomicResult
 
-        from .gradients import GRADIENT_SCF_DEFAULTS, scf_gradient
+        from .gradients import scf_gradient
         from .gradients.scf_gradient import gradient_engine
         from .io.qcschema import gradient_to_qcschema, result_to_qcschema
-        from .molecule import Molecule
+        from .io.qcschema_input import check_atomic_input
+        from .keywords import scf_options
         from .scf import run
 
-        driver = str(getattr(input_model.driver, "value", input_model.driver))
-        if driver not in DRIVERS:
-            raise InputError(f"hartree runs the drivers {', '.join(DRIVERS)}, not {driver!r}")
-        method = str(input_model.model.method).lower()
-        basis = input_model.model.basis
-        if not basis:
-            raise InputError("model.basis is required")
-        mol_doc = json.loads(input_model.molecule.json())  # plain JSON types (lists, not numpy)
-        molecule = Molecule.from_qcschema(mol_doc)
-        keywords = dict(input_model.keywords or {})
-        device = keywords.pop("device", "auto")
-        options = {**GRADIENT_SCF_DEFAULTS, **keywords} if driver == "gradient" else keywords
-        result = run(molecule, basis, method, device=device, **options)
-        if driver == "gradient":
+        doc = json.loads(input_model.json())  # plain JSON types (lists, not numpy)
+        record = check_atomic_input(doc, "AtomicInput")  # the reader of hartree run input.json
+        if record.basis is None:
+            raise InputError("AtomicInput: model.basis is required")
+        device, options = scf_options(record.driver, record.keywords, "AtomicInput")
+        result = run(record.molecule, record.basis, record.method, device=device, **options)
+        if record.driver == "gradient":
             g = scf_gradient(result, gradient_engine(result, None, options.get("screening_threshold", 1e-13)))
-            doc = gradient_to_qcschema(g, keywords=dict(input_model.keywords or {}))
+            out = gradient_to_qcschema(g, keywords=dict(input_model.keywords or {}))
         else:
-            doc = result_to_qcschema(result, keywords=dict(input_model.keywords or {}))
-        doc["id"] = input_model.id
-        doc["extras"] = {**dict(input_model.extras or {}), **doc["extras"]}
-        doc["molecule"] = mol_doc
-        return AtomicResult(**doc)
+            out = result_to_qcschema(result, keywords=dict(input_model.keywords or {}))
+        out["id"] = input_model.id
+        out["extras"] = {**dict(input_model.extras or {}), **out["extras"]}
+        out["molecule"] = doc["molecule"]
+        return AtomicResult(**out)
 
 
 qcengine.register_program(HartreeHarness())

@@ -1,7 +1,7 @@
 """Fuzzing every input kind through the command line, in process (the reliability issue).
 
-Hypothesis mutates valid inputs -- XYZ, Molden, result JSON, the thesis' atom .inp and SCF
-checkpoints (HDF5, both byte-level and structural damage) -- by truncation, byte flips,
+Hypothesis mutates valid inputs -- XYZ, QCSchema AtomicInput JSON, Molden, result JSON, the
+thesis' atom .inp and SCF checkpoints (HDF5, both byte-level and structural damage) -- by truncation, byte flips,
 inserted bytes, deleted or doubled lines, numbers replaced by NaN, infinities, huge,
 negative or zero values, and wrong counts.  Each mutant goes through the command that reads
 it, with tiny bases and coarse lattices.  The promise checked for every one:
@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from hartree.cli.main import EXIT_CODES, EXIT_CRASH, main
 from hartree.io.cube import read_cube
+from hartree.molecule import Molecule
 from hartree.scf.checkpoint import seal
 
 WATER = "3\nwater\nO 0 0 0.1173\nH 0 0.7572 -0.4692\nH 0 -0.7572 -0.4692\n"
@@ -191,6 +192,35 @@ def test_fuzz_xyz(valid, tmp_path, data):
         "m.xyz",
         blob,
         ["run", "{input}", "-b", "sto-3g", "--max-cycle", "12", "-q", "--json", "{dir}/o.json"],
+        ["{dir}/o.json"],
+    )
+
+
+def _atomic_input():
+    """A QCSchema v1 AtomicInput (driver gradient, keywords) of the water molecule, one
+    member per line (so that line mutations delete or double members)."""
+    doc = {
+        "schema_name": "qcschema_input",
+        "schema_version": 1,
+        "molecule": Molecule.from_string(WATER).to_qcschema(),
+        "driver": "gradient",
+        "model": {"method": "rhf", "basis": "sto-3g"},
+        "keywords": {"conv_tol": 1e-8, "level_shift": 0.1, "device": "cpu"},
+        "extras": {},
+    }
+    return json.dumps(doc, indent=1).encode()
+
+
+@FUZZ_SETTINGS
+@given(data=st.data())
+def test_fuzz_atomic_input(valid, tmp_path, data):
+    blob = data.draw(mutated(_atomic_input()))
+    _fuzz(
+        valid,
+        tmp_path,
+        "m.json",
+        blob,
+        ["run", "{input}", "--max-cycle", "12", "-q", "--json", "{dir}/o.json"],
         ["{dir}/o.json"],
     )
 

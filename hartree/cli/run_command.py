@@ -20,6 +20,7 @@ from ..gradients import GRADIENT_SCF_DEFAULTS, scf_gradient
 from ..io.molden import check_molden_supported, write_molden
 from ..io.paths import check_outputs
 from ..io.qcschema import gradient_to_qcschema, result_to_qcschema, write_json
+from ..io.qcschema_input import atomic_input_of
 from ..linalg import PRECISIONS
 from ..molecule import Molecule
 from ..mp2 import default_aux_name, load_aux_basis
@@ -48,6 +49,8 @@ from .report import (
     print_mp2_report,
     print_report,
 )
+from .run_options import EPILOG as ATOMIC_INPUT_EPILOG
+from .run_options import RECORDED, Given, GivenFlag, molecule_of, resolve
 
 HELP = "run a Hartree-Fock calculation (RHF, UHF or ROHF), optionally followed by RI-MP2"
 
@@ -64,12 +67,18 @@ With --method mp2 the SCF (RHF, or UHF for open shells; see --reference) is
 followed by RI-MP2 with an auxiliary (density-fitting) basis, and a table of the
 opposite-spin, same-spin and total correlation energies, MP2 and SCS-MP2 totals."""
 
-EPILOG = """\
+EPILOG = (
+    """\
 molecule files:
   .xyz   XYZ in Angstrom; the comment line may say "charge=1 multiplicity=2"
-  .json  QCSchema molecule (geometry in bohr), or a hartree/QCSchema result
+  .json  QCSchema molecule (geometry in bohr), a hartree/QCSchema result, or a
+         QCSchema AtomicInput (below)
   --charge and --multiplicity override what the file says; without either the
   molecule is neutral with the lowest multiplicity its electron count allows.
+
+"""
+    + ATOMIC_INPUT_EPILOG
+    + """
 
 examples:
   hartree run water.xyz --basis cc-pvdz
@@ -81,22 +90,27 @@ examples:
   hartree run big.xyz -b cc-pvdz --checkpoint big.h5 --guess checkpoint   # restart
   hartree run water.xyz -b cc-pvtz --method mp2 --frozen-core --json water-mp2.json
   hartree run taxol.xyz -b 6-31g** --device gpu --gpus 0,1
-  hartree run oh.xyz -b 6-31g* -m mp2 --multiplicity 2 --aux 6-31g**-rifit   # UHF-MP2"""
+  hartree run oh.xyz -b 6-31g* -m mp2 --multiplicity 2 --aux 6-31g**-rifit   # UHF-MP2
+  hartree run input.json --json out.json     # a QCSchema AtomicInput (its driver, model, keywords)"""
+)
 
 _DEFAULTS = SCFOptions()
 
 
 def add_arguments(parser):
     """Add the ``run`` arguments to an argparse parser."""
-    parser.add_argument("file", metavar="FILE", help="molecule file (.xyz in Angstrom or QCSchema .json)")
+    parser.add_argument(
+        "file", metavar="FILE", help="molecule file (.xyz in Angstrom, QCSchema .json) or QCSchema AtomicInput .json"
+    )
     model = parser.add_argument_group("model")
     model.add_argument(
         "-b",
         "--basis",
-        required=True,
+        default=None,
         metavar="NAME",
         help="basis set: a basis-set-exchange name (cc-pvdz, 6-31g*, def2-svp, ...) "
-        "or a path to an NWChem/Gaussian94 basis file",
+        "or a path to an NWChem/Gaussian94 basis file; required unless FILE is an AtomicInput "
+        "that names one (model.basis)",
     )
     model.add_argument(
         "-m",
@@ -104,6 +118,7 @@ def add_arguments(parser):
         choices=("rhf", "uhf", "rohf", "mp2"),
         default="rhf",
         type=str.lower,
+        action=Given,
         help="Hartree-Fock flavour: restricted closed-shell, unrestricted, "
         "or restricted open-shell; or mp2: RI-MP2 on an RHF/UHF reference",
     )
@@ -119,7 +134,7 @@ def add_arguments(parser):
         help="spin multiplicity 2S+1 (default: from the file, else 1 or 2)",
     )
     model.add_argument(
-        "--cartesian", action="store_true", help="use cartesian (6d, 10f, ...) instead of spherical basis functions"
+        "--cartesian", action=GivenFlag, help="use cartesian (6d, 10f, ...) instead of spherical basis functions"
     )
     model.add_argument(
         "--gradient",
@@ -133,17 +148,24 @@ def add_arguments(parser):
         "--conv-tol",
         type=positive_float,
         default=_DEFAULTS.conv_tol,
+        action=Given,
         metavar="X",
         help="energy convergence threshold in Eh (the orbital gradient must also "
         f"fall below {_DEFAULTS.conv_tol_grad:g})",
     )
     scf.add_argument(
-        "--max-cycle", type=positive_int, default=_DEFAULTS.max_cycle, metavar="N", help="maximum number of SCF cycles"
+        "--max-cycle",
+        type=positive_int,
+        default=_DEFAULTS.max_cycle,
+        action=Given,
+        metavar="N",
+        help="maximum number of SCF cycles",
     )
     scf.add_argument(
         "--level-shift",
         type=non_negative_float,
         default=_DEFAULTS.level_shift,
+        action=Given,
         metavar="EH",
         help="shift of the virtual orbital energies in Eh (e.g. 0.3) to steady a difficult SCF",
     )
@@ -151,6 +173,7 @@ def add_arguments(parser):
         "--guess",
         choices=("sad", "core", "checkpoint"),
         default=_DEFAULTS.guess,
+        action=Given,
         help="initial guess: superposition of atomic densities, core Hamiltonian, "
         "or the orbitals in --checkpoint (also those of another job with the "
         "same atoms and basis: the file is then read, and left unchanged "
@@ -182,6 +205,7 @@ def add_arguments(parser):
         choices=DEVICES,
         default="auto",
         type=str.lower,
+        action=Given,
         help="where the SCF runs: a CUDA GPU (through cupy), the CPU, or auto (the "
         "GPU when one is usable, else the CPU); the report names the device",
     )
@@ -283,26 +307,13 @@ def convergence_hint(error, method):
     )
 
 
-def convergence(args):
-    """(conv_tol, conv_tol_grad) of the run: the arguments, tightened for --gradient."""
-    if getattr(args, "gradient", False):
-        return min(args.conv_tol, GRADIENT_SCF_DEFAULTS["conv_tol"]), GRADIENT_SCF_DEFAULTS["conv_tol_grad"]
-    return args.conv_tol, _DEFAULTS.conv_tol_grad
-
-
 def scf_keywords(args):
-    """The SCF settings of a run as a JSON-able dict (recorded in the QCSchema keywords)."""
-    conv_tol, conv_tol_grad = convergence(args)
-    return {
-        "method": args.method,
-        "basis": args.basis,
-        "cartesian": bool(args.cartesian),
-        "conv_tol": conv_tol,
-        "conv_tol_grad": conv_tol_grad,
-        "max_cycle": args.max_cycle,
-        "guess": args.guess,
-        "level_shift": args.level_shift,
-    }
+    """The SCF settings of a run as a JSON-able dict (recorded in the QCSchema keywords):
+    method, basis and the SCF options of :func:`hartree.cli.run_options.resolve` (for
+    --gradient tightened to GRADIENT_SCF_DEFAULTS), those an AtomicInput added included."""
+    options = args.scf_options
+    recorded = {name: options[name] for name in RECORDED}
+    return {"method": args.method, "basis": args.basis, **recorded, **options}
 
 
 def mp2_keywords(args, mp2):
@@ -430,7 +441,9 @@ def prepare_gpu(console, engine, quiet):
 def execute(args, console):
     """Run ``hartree run`` with parsed arguments; returns the exit code (errors raise)."""
     check_paths(args)
-    requested = getattr(args, "device", "auto")
+    record = atomic_input_of(args.file)  # None unless FILE is a QCSchema AtomicInput
+    args = resolve(args, record)  # the command line over the file over the defaults
+    requested = args.device
     device = resolve_device(requested)  # DeviceError before any work
     gpus_arg = getattr(args, "gpus", None)
     if requested == "cpu" and gpus_arg is not None:
@@ -439,7 +452,10 @@ def execute(args, console):
         raise InputError("--gradient: RI-MP2 has no analytic gradient yet (use --method rhf, uhf or rohf)")
     if args.gradient and args.allow_unconverged:
         raise InputError("--gradient needs a converged SCF; --allow-unconverged does not apply")
-    molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
+    if record is not None:
+        molecule = molecule_of(record, charge=args.charge, multiplicity=args.multiplicity)
+    else:
+        molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
     method = scf_reference(args, molecule)  # the SCF to run (the MP2 reference for mp2)
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
     gpus = resolve_gpus(gpus_arg, basis.nao) if device == "gpu" else None
@@ -468,7 +484,8 @@ def execute(args, console):
             )
     engine = None
     if device == "gpu":
-        engine = make_engine(molecule, basis, _DEFAULTS.screening_threshold, "gpu", gpus)
+        screening = args.scf_options.get("screening_threshold", _DEFAULTS.screening_threshold)
+        engine = make_engine(molecule, basis, screening, "gpu", gpus)
         # out of GPU memory while compiling: None ('auto': run on the CPU) or one line (the driver decides)
         engine = prepare_gpu_engine(engine, requested, lambda eng: prepare_gpu(console, eng, args.quiet))
         if engine is None:
@@ -487,16 +504,11 @@ def execute(args, console):
                 gpus=gpus_arg,
                 engine=engine,
                 allow_unconverged=args.allow_unconverged,
-                conv_tol=convergence(args)[0],
-                conv_tol_grad=convergence(args)[1],
-                max_cycle=args.max_cycle,
-                guess=args.guess,
-                level_shift=args.level_shift,
                 checkpoint=args.checkpoint,
                 overwrite_checkpoint=args.overwrite,
                 guess_from=args.guess_from,
-                cartesian=args.cartesian,
                 callback=progress,
+                **args.scf_options,
             )
     except ConvergenceError as error:
         error = convergence_hint(error, method)

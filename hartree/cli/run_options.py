@@ -1,0 +1,125 @@
+"""What ``hartree run`` computes: the command line's options merged with those of a QCSchema
+AtomicInput file (:mod:`hartree.io.qcschema_input`), by one rule.
+
+Rule (also in ``hartree run --help``, the README and docs/batch.md): an option given on the
+command line wins over the file, and the file wins over the defaults.
+
+* the molecule is the file's (charge and multiplicity from ``molecular_charge`` and
+  ``molecular_multiplicity``); ``--charge`` / ``--multiplicity`` override them;
+* driver ``gradient`` means ``--gradient`` (``--gradient`` on an energy file asks for the
+  gradient too);
+* ``model.method`` is ``--method``; ``model.basis`` is ``--basis``, which is needed on the
+  command line only when the file names no basis (else one InputError);
+* ``keywords``: ``conv_tol`` is ``--conv-tol``, ``max_cycle`` ``--max-cycle``,
+  ``level_shift`` ``--level-shift``, ``guess`` ``--guess``, ``cartesian`` ``--cartesian``,
+  ``device`` ``--device``; the others (``conv_tol_grad``, ``diis_space``, ``damping``, ...)
+  have no option and go to the SCF as written.
+
+Which options were given is recorded by their argparse actions (:class:`Given`,
+:class:`GivenFlag`) in ``args.given``; the defaults stay in the parser (and ``--help``).
+The merged keywords become SCF options through :func:`hartree.keywords.scf_options`, the
+mapping the QCEngine harness and ``hartree batch`` use too.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import InputError
+from ..keywords import scf_options
+from ..scf import SCFOptions
+
+#: argparse dest of a ``hartree run`` option -> the AtomicInput keyword it overrides
+OPTION_KEYWORDS = {
+    "conv_tol": "conv_tol",
+    "max_cycle": "max_cycle",
+    "level_shift": "level_shift",
+    "guess": "guess",
+    "cartesian": "cartesian",
+    "device": "device",
+}
+#: the SCF settings every run records in its JSON keywords (filled with the defaults)
+RECORDED = ("cartesian", "conv_tol", "conv_tol_grad", "max_cycle", "guess", "level_shift")
+
+EPILOG = """\
+QCSchema AtomicInput files (.json; v1 "qcschema_input" or v2 "qcschema_atomic_input"):
+  the file gives the molecule, the driver (energy, or gradient: the same as --gradient),
+  model.method, model.basis and keywords (SCF options: conv_tol, conv_tol_grad, max_cycle,
+  guess, level_shift, cartesian, device, diis_space, damping, ...). Options given on the
+  command line override the file, and the file overrides the defaults; --basis is needed
+  only when the file names no basis. Drivers hessian and properties are refused."""
+
+
+def _remember(namespace, dest):
+    given = set(getattr(namespace, "given", None) or ())
+    given.add(dest)
+    namespace.given = frozenset(given)
+
+
+class Given(argparse.Action):
+    """``store``, recording in ``namespace.given`` that the option was on the command line."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        _remember(namespace, self.dest)
+
+
+class GivenFlag(argparse.Action):
+    """``store_true``, recording in ``namespace.given`` that the flag was on the command line."""
+
+    def __init__(self, option_strings, dest, default=False, required=False, help=None):
+        super().__init__(option_strings, dest, nargs=0, const=True, default=default, required=required, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, True)
+        _remember(namespace, self.dest)
+
+
+def molecule_of(record, charge=None, multiplicity=None):
+    """The record's molecule with ``--charge`` / ``--multiplicity`` applied (None: the file's)."""
+    molecule = record.molecule
+    changes = {}
+    if charge is not None:
+        changes["charge"] = charge
+    if multiplicity is not None:
+        changes["multiplicity"] = multiplicity
+    return molecule.replace(**changes) if changes else molecule
+
+
+def resolve(args, record):
+    """A copy of ``args`` with what the run computes, by the rule of the module docstring.
+
+    record: the :class:`~hartree.io.qcschema_input.AtomicInputRecord` of FILE, or None (an
+    XYZ or molecule file: the command line alone).  The copy has ``method``, ``basis``,
+    ``gradient``, ``device`` and the SCF options (``conv_tol``, ``max_cycle``, ...) merged,
+    ``scf_options`` (the keywords for :func:`hartree.scf.run`, every one of
+    :data:`RECORDED` filled in) and ``record``.  InputError when no basis is named or a
+    keyword's value is out of range."""
+    given = set(getattr(args, "given", None) or ())
+    out = argparse.Namespace(**vars(args))
+    out.record = record
+    keywords = {}
+    if record is not None:
+        if "method" not in given:
+            out.method = record.method
+        if args.basis is None:
+            out.basis = record.basis
+        out.gradient = bool(args.gradient) or record.driver == "gradient"
+        keywords.update(record.keywords)
+    if out.basis is None:
+        if record is not None:
+            raise InputError(f"--basis is required: {args.file} names no basis (model.basis)")
+        raise InputError("--basis is required (a basis-set name or file; a QCSchema AtomicInput FILE may name it)")
+    keywords.update({key: getattr(args, dest) for dest, key in OPTION_KEYWORDS.items() if dest in given})
+    device, options = scf_options(
+        "gradient" if out.gradient else "energy", keywords, args.file if record is not None else None
+    )
+    defaults = SCFOptions()
+    for name in RECORDED:
+        options.setdefault(name, getattr(defaults, name))
+    out.device = device
+    for dest, key in OPTION_KEYWORDS.items():
+        if key != "device":
+            setattr(out, dest, options[key])
+    out.scf_options = options
+    return out
