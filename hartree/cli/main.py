@@ -9,7 +9,8 @@ Every outcome is one exit code of :data:`EXIT_CODES` (documented in ``--help`` a
 README): a :class:`hartree.errors.HartreeError` becomes one line on stderr
 (``hartree: error: ...``); OSError and MemoryError that escaped the checks become the
 resource or input code with the file named; SIGINT and SIGTERM end with 130 and 143
-after the temporary files of unfinished outputs are removed.  Any other exception is a
+after the temporary files of unfinished outputs are removed; ``hartree batch`` ends with
+:data:`EXIT_SOME_FAILED` when some of its inputs failed.  Any other exception is a
 bug: one line (``hartree: internal error: ...``) and exit code 1.  ``--debug`` adds the
 traceback in every case.
 """
@@ -41,6 +42,7 @@ from ..io.files import output_error
 from . import (
     atom_command,
     basis_search_command,
+    batch_command,
     cache_command,
     freq_command,
     opt_command,
@@ -54,6 +56,7 @@ EXIT_INPUT = 2  # bad input: arguments, files, molecule, basis, options, output 
 EXIT_CONVERGENCE = 3  # the SCF did not converge (and --allow-unconverged was not given)
 EXIT_DEVICE = 4  # GPU missing, failed or out of memory
 EXIT_RESOURCES = 5  # disk full, file-size limit, not enough memory for what was asked
+EXIT_SOME_FAILED = batch_command.EXIT_SOME_FAILED  # 6: hartree batch: some inputs failed, the others finished
 EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C)
 EXIT_TERMINATED = 143  # SIGTERM (what batch schedulers send)
 
@@ -65,6 +68,7 @@ EXIT_CODES = (
     EXIT_CONVERGENCE,
     EXIT_DEVICE,
     EXIT_RESOURCES,
+    EXIT_SOME_FAILED,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
 )
@@ -78,6 +82,7 @@ exit codes:
   {EXIT_CONVERGENCE}    not converged (the SCF, or an optimization)
   {EXIT_DEVICE}    device (GPU) error
   {EXIT_RESOURCES}    resources exhausted: disk full, file-size limit, not enough memory
+  {EXIT_SOME_FAILED}    hartree batch: some inputs failed (each listed; the others' results are written)
   {EXIT_INTERRUPTED}  interrupted (SIGINT, Ctrl-C)
   {EXIT_TERMINATED}  terminated (SIGTERM)"""
 
@@ -112,6 +117,7 @@ COMMANDS = (
     _command("run", run_command),
     _command("opt", opt_command),
     _command("freq", freq_command),
+    _command("batch", batch_command),
     _command("atom", atom_command),
     _command("basis-search", basis_search_command),
     _command("orbitals", orbitals_command),
