@@ -6,7 +6,7 @@ velocity-Verlet dynamics and show how well the total energy is conserved:
 
     python examples/ase_md.py                                # water, RHF/sto-3g, 5 steps of 0.5 fs
     python examples/ase_md.py --basis 6-31g --steps 40 --temperature 500
-    python examples/ase_md.py --xyz examples/caffeine.xyz --basis sto-3g --steps 10 --device gpu
+    python examples/ase_md.py --method uhf --charge 1 --multiplicity 2  # the water cation
 
 Units are ASE's: energies eV, lengths Angstrom, forces eV/Angstrom, time fs on the printed
 lines.  Every SCF after the first starts from the previous orbitals (the calculator does this
@@ -160,7 +160,8 @@ def main(argv=None) -> Run:
     atoms.calc = Hartree(
         basis=args.basis, method=args.method, charge=args.charge, multiplicity=args.multiplicity, device=args.device
     )
-    print(f"{atoms.get_chemical_formula()}: {args.method.upper()}/{args.basis}, {len(atoms)} atoms, from {args.xyz}")
+    name = pathlib.Path(args.xyz).name
+    print(f"{atoms.get_chemical_formula()} from {name}: {args.method.upper()}/{args.basis}, {len(atoms)} atoms")
     records, converged = optimize(atoms, args.fmax, args.opt_steps) if args.opt_steps > 0 else ([], True)
     frames = dynamics(atoms, args.steps, args.timestep, args.temperature, args.seed)
     run = Run(records, converged, frames, atoms.get_masses().copy())

@@ -5,7 +5,7 @@ code that speaks QCSchema (QCFractal, workflow tools, your own scripts) runs har
 other quantum-chemistry program:
 
     python examples/qcengine_compute.py                      # water, RHF/sto-3g
-    python examples/qcengine_compute.py --basis 6-31g* --xyz examples/caffeine.xyz
+    python examples/qcengine_compute.py --basis '6-31g*' --device cpu
 
 It computes the energy and the analytic gradient of the molecule and prints each
 ``return_result`` (energy in Eh; gradient in Eh/bohr, one row per atom), then sends an input
