@@ -7,9 +7,15 @@ signal that lands there would be lost; long loops therefore call :func:`check` a
 points (each SCF cycle, each lattice block, each MP2 block pair), which raises the recorded
 request again.  Library callers that install no handler never record anything, so
 :func:`check` costs one comparison.
+
+:func:`children_ignore_sigint` is for commands that start worker processes (Dask clusters
+of ``hartree batch`` and ``hartree basis-search``): the workers inherit SIGINT ignored, so
+only the command itself acts on Ctrl-C.
 """
 
 import signal
+import threading
+from contextlib import contextmanager
 
 from .errors import Terminated
 
@@ -34,3 +40,21 @@ def check() -> None:
         if _pending == signal.SIGINT:
             raise KeyboardInterrupt
         raise Terminated(_pending)
+
+
+@contextmanager
+def children_ignore_sigint():
+    """Within the block, SIGINT is ignored, so processes started in it inherit "ignore".
+
+    Ctrl-C reaches the whole process group, and only the command should act on it (closing
+    its cluster cleanly); Python and asyncio in a child leave an inherited "ignore" in
+    place, so the workers print no tracebacks.  The previous handler is restored on exit.
+    Outside the main thread (where signal handlers cannot be set) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

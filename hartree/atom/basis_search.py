@@ -23,14 +23,13 @@ a clear :class:`hartree.errors.InputError` when it is missing.
 """
 
 import logging
-import signal
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from ..errors import ConvergenceError, HartreeError, InputError
+from ..interruption import children_ignore_sigint
 from .angular import blocks_for
 from .config import SYMBOLS, configuration
 from .nucleus import make_nucleus
@@ -42,21 +41,6 @@ MISSING_DASK = (
     "{what} needs dask.distributed, which is not installed; install it with "
     "pip install 'hartree[distributed]' (or pip install 'dask[distributed]')"
 )
-
-
-@contextmanager
-def _children_ignore_sigint():
-    """Start worker processes with SIGINT ignored: Ctrl-C reaches the whole process group, and
-    only this process should act on it (closing the cluster cleanly); Python and asyncio in
-    a child leave an inherited "ignore" in place, so the workers print no tracebacks."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager
@@ -80,7 +64,7 @@ def dask_client(workers=None, scheduler=None, processes=True, what="parallel bas
         return
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1 (got {workers})")
-    with _children_ignore_sigint():
+    with children_ignore_sigint():
         cluster = LocalCluster(
             n_workers=workers or 1,
             threads_per_worker=1,

@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..interruption import children_ignore_sigint
 
 MISSING_DASK = 'hartree batch needs dask.distributed, which is not installed; pip install "hartree[distributed]"'
 #: environment variables that size a worker's thread pools
@@ -116,22 +117,13 @@ def plan_cluster(*, workers=None, scheduler=None, device="auto", inputs=1, cores
     return ClusterPlan("cpu", n, max(1, cores // n))
 
 
-@contextlib.contextmanager
-def _quiet_children():
-    """Worker processes inherit SIGINT ignored (see hartree.atom.basis_search)."""
-    from ..atom.basis_search import _children_ignore_sigint
-
-    with _children_ignore_sigint():
-        yield
-
-
 def _start(plan):
     """(cluster, client) of a local plan."""
     from distributed import Client, LocalCluster, Nanny, Scheduler, SpecCluster
 
     env = plan.environment()
     common = {"dashboard_address": None, "silence_logs": logging.ERROR}
-    with _quiet_children():
+    with children_ignore_sigint():
         if plan.kind == "cuda":
             from dask_cuda import LocalCUDACluster
 
