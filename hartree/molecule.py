@@ -93,6 +93,11 @@ class Molecule:
         return int(self.numbers.size)
 
     @property
+    def formula(self) -> str:
+        """Hill formula, e.g. 'H2O', 'CH4', 'C2H2ClN' (:func:`hill_formula`)."""
+        return hill_formula(self.symbols)
+
+    @property
     def nelectron(self) -> int:
         """Number of electrons: Σ Z - charge."""
         return int(self.numbers.sum()) - self.charge
@@ -222,10 +227,20 @@ class Molecule:
         raise InputError(f"cannot tell the format of {path}: use a .xyz or .json file")
 
     def __repr__(self):
-        formula = "".join(
-            f"{s}{self.symbols.count(s) if self.symbols.count(s) > 1 else ''}" for s in dict.fromkeys(self.symbols)
-        )
-        return f"Molecule({formula}, natm={self.natm}, charge={self.charge}, multiplicity={self.multiplicity})"
+        return f"Molecule({self.formula}, natm={self.natm}, charge={self.charge}, multiplicity={self.multiplicity})"
+
+
+def hill_formula(symbols) -> str:
+    """Hill formula of element symbols: with carbon, C then H first and the other elements
+    alphabetically; without carbon, all alphabetically; counts of 1 left out.
+    ('O', 'H', 'H') -> 'H2O'; ('Na', 'Cl') -> 'ClNa'."""
+    counts = {}
+    for symbol in symbols:
+        counts[symbol] = counts.get(symbol, 0) + 1
+    order = sorted(counts)
+    if "C" in counts:
+        order = ["C"] + (["H"] if "H" in counts else []) + [s for s in order if s not in ("C", "H")]
+    return "".join(f"{s}{counts[s] if counts[s] > 1 else ''}" for s in order)
 
 
 # ---------------------------------------------------------------- validation

@@ -86,6 +86,26 @@ def test_default_multiplicity():
     assert Molecule.from_string("H 0 0 0", charge=1).nelectron == 0
 
 
+def test_hill_formula_of_molecules():
+    """Molecule.formula (Hill order: C, H, then alphabetical; without carbon all alphabetical),
+    the same function the reports and hartree batch's summary use."""
+    from hartree.cli.report import formula
+    from hartree.molecule import hill_formula
+
+    assert formula is hill_formula
+    cases = {
+        "O 0 0 0; H 0 0.76 0.59; H 0 -0.76 0.59": "H2O",
+        "N 0 0 0; H 0 0.94 -0.38; H -0.81 -0.47 -0.38; H 0.81 -0.47 -0.38": "H3N",
+        "H 0 0 0; C 0 0 1.1; N 0 0 2.3": "CHN",
+        "Cl 0 0 0; C 0 0 1.8; H 0 1 2.2; H 0 -1 2.2; Br 0 0 4": "CH2BrCl",
+        "Na 0 0 0; Cl 0 0 2.4": "ClNa",
+    }
+    for text, expected in cases.items():
+        mol = Molecule.from_string(text)
+        assert mol.formula == hill_formula(mol.symbols) == expected
+        assert repr(mol).startswith(f"Molecule({expected}, natm={mol.natm},")
+
+
 def test_examples():
     caf = Molecule.from_file(os.path.join(EXAMPLES, "caffeine.xyz"))
     assert caf.natm == 24 and caf.nelectron == 102

@@ -84,12 +84,6 @@ def fingerprint(data, task, method, basis, options):
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
 
-def _formula(molecule):
-    from ..cli.report import formula
-
-    return formula(molecule.symbols)
-
-
 def _read_input(path):
     """(bytes, molecule, AtomicInputRecord or None) of one input file."""
     from ..io.qcschema_input import check_atomic_input, is_atomic_input
@@ -135,7 +129,7 @@ def make_job(path, name, options):
     return Job(
         name=name,
         input_file=path,
-        formula=_formula(molecule),
+        formula=molecule.formula,
         molecule=molecule.to_qcschema(),
         task=task,
         method=method,

@@ -1,7 +1,8 @@
 """The end-of-run report: rich tables of energies, orbitals, charges and dipole.
 
-The helpers that pick numbers (frontier orbitals, gap, formula) are pure
-functions; ``print_report`` only lays them out on a rich Console.
+The helpers that pick numbers (frontier orbitals, gap) are pure functions;
+``print_report`` only lays them out on a rich Console.  ``formula`` is
+:func:`hartree.molecule.hill_formula` (``Molecule.formula``), under the name the commands use.
 """
 
 import numpy as np
@@ -10,23 +11,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ..molecule import hill_formula as formula  # noqa: F401  (re-exported for the commands)
+
 #: One hartree in electronvolt (CODATA 2018).
 HARTREE_IN_EV = 27.211386245988
 #: One atomic unit of electric dipole moment (e a0) in debye (CODATA 2018).
 AU_DIPOLE_IN_DEBYE = 2.541746473
 
 _OCC_TOL = 1e-8
-
-
-def formula(symbols):
-    """Hill formula from element symbols: C and H first when carbon is present, then alphabetical."""
-    counts = {}
-    for s in symbols:
-        counts[s] = counts.get(s, 0) + 1
-    order = sorted(counts)
-    if "C" in counts:
-        order = ["C"] + (["H"] if "H" in counts else []) + [s for s in order if s not in ("C", "H")]
-    return "".join(f"{s}{counts[s] if counts[s] > 1 else ''}" for s in order)
 
 
 def _homo_index(mo_occ):
