@@ -18,6 +18,7 @@ from ..grid import Lattice, lattice_around, lattice_from_axes
 from ..grid.api import compute, requested
 from ..grid.sources import load_wavefunction
 from ..grid.stream import Outputs, write_lattice
+from ..io.cube import LOOP_ORDER
 from ..io.files import atomic_output, atomic_path, read_text
 from ..io.paths import check_outputs
 from ..resources import check_memory
@@ -279,7 +280,7 @@ def _outputs(args, plan, wfn, lattice, items, numbers):
     """The stream.Outputs of a lattice run: cube files (one per quantity, or every orbital
     in one), npy arrays, one HDF5 file, and the labels drawn as pictures (kept whole)."""
     kinds = {label: kind for label, kind, _ in items}
-    order = "outer loop: x, inner loop: z"
+    order = LOOP_ORDER
     cubes = []
     for label, path in plan["cube"].items():
         if label == "__all__":

@@ -30,6 +30,9 @@ from .files import atomic_output, read_bytes
 
 #: Values per data line, as Gaussian writes them.
 VALUES_PER_LINE = 6
+#: The second comment line of hartree's cubes: the data order (x slowest), in the words
+#: readers parse it from (ASE's read_cube_data takes the axis order from this line).
+LOOP_ORDER = "outer loop: x, middle loop: y, inner loop: z"
 _WIDTH = 13  # characters of " d.dddddE+dd"
 
 
@@ -240,7 +243,7 @@ def make_cube(molecule, lattice, values, orbitals=None, comments=None):
         values = values[None]
     if values.shape[1:] != tuple(lattice.shape):
         raise InputError(f"values of shape {values.shape[1:]} do not fit the lattice {lattice.shape}")
-    comments = comments or ("written by hartree", "outer loop: x, middle loop: y, inner loop: z")
+    comments = comments or ("written by hartree", LOOP_ORDER)
     numbers = np.asarray(molecule.numbers)
     return CubeData(
         numbers=numbers,

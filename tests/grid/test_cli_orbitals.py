@@ -3,10 +3,12 @@
 import h5py
 import numpy as np
 import pytest
+from ase.io.cube import read_cube_data
+from ase.units import Bohr
 from pyscf.dft import numint
 
 from hartree.cli.main import main
-from hartree.io.cube import read_cube
+from hartree.io.cube import LOOP_ORDER, read_cube
 from hartree.io.molden import write_molden
 from hartree.io.qcschema import result_to_qcschema, write_json
 
@@ -60,6 +62,24 @@ def test_json_source_orbitals_to_cubes_npy_h5(sources, tmp_path, capsys):
     with h5py.File(tmp_path / "w.h5") as handle:
         np.testing.assert_allclose(handle["values/homo"][()].ravel(), reference[:, 0], atol=1e-10)
         np.testing.assert_allclose(handle["lattice/axes"][()], homo.axes, atol=1e-6)
+
+
+def test_ase_reads_the_cubes_of_hartree_orbitals(sources, tmp_path):
+    """ASE's read_cube_data takes the axis order from the second comment line; it reads the
+    cubes ``hartree orbitals`` writes (one orbital per file, and two in one file, where ASE
+    returns the first) with the values and atoms of hartree's own reader, digit for digit."""
+    folder, _, _ = sources
+    common = ["orbitals", str(folder / "water.json"), "--spacing", "0.5", "--bohr", "--margin", "1.5"]
+    assert main([*common, "--mo", "homo", "--cube", str(tmp_path / "homo.cube")]) == 0
+    assert main([*common, "--mo", "homo,lumo", "--cube", str(tmp_path / "both.cube")]) == 0
+    for name in ("homo", "both"):
+        ours = read_cube(tmp_path / f"{name}.cube")
+        assert ours.comments[1] == LOOP_ORDER
+        assert len(set(ours.values.shape[1:])) == 3  # a transposed read could not pass
+        data, atoms = read_cube_data(str(tmp_path / f"{name}.cube"))
+        np.testing.assert_array_equal(data, ours.values[0])
+        assert list(atoms.numbers) == list(ours.numbers) == [8, 1, 1]
+        np.testing.assert_allclose(atoms.positions / Bohr, ours.coords, rtol=0, atol=1e-12)
 
 
 def test_molden_source_density_and_mo_cube_with_png(sources, tmp_path, capsys):
