@@ -27,6 +27,11 @@ from .argtypes import positive_int
 #: exit code of a batch in which some inputs failed (the others' results are written)
 EXIT_SOME_FAILED = 6
 
+QUIET_HELP = (
+    "print only the closing line (finished, skipped and failed counts and the summary file); "
+    "no progress, no line per input; the error line naming the failed inputs still goes to stderr"
+)
+
 HELP = "run many inputs (XYZ or QCSchema) as Dask tasks: energies, gradients, optimizations, frequencies"
 
 DESCRIPTION = """\
@@ -166,16 +171,17 @@ class _Display:
         return self.progress.__exit__(*exc)
 
     def __call__(self, row, running):
-        if running is not None:
-            self.running = running
-        if row is not None:
+        if row is None:
+            self.running = running  # a fresh count from the scheduler
+        else:
             if row["status"] == "finished":
                 self.done += 1
             else:
                 self.failed += 1
-            self.running = max(0, self.running - 1)
+            self.running -= 1  # the count that came with the row was polled before it completed
             if not self.quiet:
                 self.progress.console.print(_line(row), markup=False, highlight=False, soft_wrap=True)
+        self.running = max(0, min(self.running, self.total - self.done - self.failed))
         self.progress.update(self.task, completed=self.done + self.failed, **self._fields())
 
 
@@ -185,9 +191,11 @@ def _header(console, args, batch, cluster):
         f"skipped {batch.count('skipped')} finished (same input and options)",
     ]
     if batch.count("failed"):
-        lines.append(f"{batch.count('failed')} inputs cannot be run as given (listed at the end)")
+        failed = batch.count("failed")
+        lines.append(f"{failed} input{'s' if failed != 1 else ''} cannot be run as given (listed at the end)")
     if cluster is not None:
-        lines.append(f"cluster:  {cluster.description()}, {len(batch.jobs)} tasks")
+        tasks = len(batch.jobs)
+        lines.append(f"cluster:  {cluster.description()}, {tasks} task{'s' if tasks != 1 else ''}")
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 

@@ -97,11 +97,14 @@ class Command:
     epilog: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     execute: Callable[[argparse.Namespace, Console], int]
+    quiet_help: str = "print only the final energy line (errors still go to stderr)"
 
 
 def _command(name, module):
     """The registry entry of a command module: its HELP, DESCRIPTION and EPILOG texts (the
-    exit codes appended), ``add_arguments(parser)`` and ``execute(args, console)``."""
+    exit codes appended), ``add_arguments(parser)`` and ``execute(args, console)``; a module's
+    QUIET_HELP, when it has one, says what its --quiet prints."""
+    extra = {"quiet_help": module.QUIET_HELP} if hasattr(module, "QUIET_HELP") else {}
     return Command(
         name=name,
         help=module.HELP,
@@ -109,6 +112,7 @@ def _command(name, module):
         epilog=module.EPILOG + "\n\n" + EXIT_CODES_HELP,
         add_arguments=module.add_arguments,
         execute=module.execute,
+        **extra,
     )
 
 
@@ -158,13 +162,11 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-def _common_options():
-    """Options every subcommand takes (--quiet, --debug)."""
+def _common_options(quiet_help):
+    """Options every subcommand takes (--quiet with the command's ``quiet_help``, --debug)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("output control")
-    group.add_argument(
-        "-q", "--quiet", action="store_true", help="print only the final energy line (errors still go to stderr)"
-    )
+    group.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
     group.add_argument("--debug", action="store_true", help="show the full traceback when an error occurs")
     return parent
 
@@ -176,7 +178,6 @@ def build_parser():
     )
     parser.add_argument("--version", action="version", version=f"hartree {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    parent = _common_options()
     for command in COMMANDS:
         sub = subparsers.add_parser(
             command.name,
@@ -184,7 +185,7 @@ def build_parser():
             description=command.description,
             epilog=command.epilog,
             formatter_class=_HelpFormatter,
-            parents=[parent],
+            parents=[_common_options(command.quiet_help)],
         )
         command.add_arguments(sub)
         sub.set_defaults(_command=command)

@@ -258,3 +258,49 @@ def test_without_dask_one_line_names_the_extra(tmp_path):
         "hartree: error: hartree batch needs dask.distributed, which is not installed; "
         'pip install "hartree[distributed]"'
     )
+
+
+def test_quiet_prints_the_closing_line_its_help_describes(tmp_path):
+    """--quiet (help text of its own, not run's "final energy line"): only the closing line
+    on stdout and the one error line on stderr.  Every input here is broken, so no cluster
+    starts."""
+    from hartree.cli.batch_command import QUIET_HELP
+
+    helps = {}
+    for command in ("batch", "run"):
+        code, stdout, _ = run_main([command, "--help"])
+        assert code == 0
+        helps[command] = " ".join(stdout.split())  # argparse wraps lines
+    assert f"-q, --quiet {QUIET_HELP}" in helps["batch"] and "final energy line" not in helps["batch"]
+    assert "-q, --quiet print only the final energy line" in helps["run"]
+    (tmp_path / "broken.xyz").write_text(BROKEN_XYZ)
+    out = tmp_path / "out"
+    code, stdout, err = run_main(["batch", str(tmp_path / "broken.xyz"), "-b", "sto-3g", "--out", str(out), "-q"])
+    assert code == EXIT_SOME_FAILED
+    assert stdout == f"batch: 0 finished, 0 skipped, 1 failed of 1 inputs; summary: {out}/summary.csv\n"
+    assert err == f"hartree: error: 1 of 1 inputs failed (broken); see {out}/summary.csv\n"
+
+
+def test_progress_counts_stay_within_the_inputs_left():
+    """The display's running count: a fresh count from the scheduler is shown, each completed
+    input takes one off (the count sent with it was polled before), never more than the
+    inputs left."""
+    import io
+
+    from rich.console import Console
+
+    from hartree.batch.inputs import BatchPlan
+    from hartree.cli.batch_command import _Display
+
+    rows = {name: {"name": name, "status": "pending"} for name in ("a", "b", "c")}
+    display = _Display(Console(file=io.StringIO()), BatchPlan(rows, []), quiet=True)
+    display(None, 2)
+    assert (display.done, display.failed, display.running) == (0, 0, 2)
+    display({"name": "a", "status": "finished"}, 2)
+    assert (display.done, display.failed, display.running) == (1, 0, 1)
+    display({"name": "b", "status": "failed", "error": "x", "input": "b.xyz"}, 2)
+    assert (display.done, display.failed, display.running) == (1, 1, 0)
+    display(None, 5)  # a count polled before the last completions
+    assert display.running == 1
+    display({"name": "c", "status": "finished"}, 1)
+    assert (display.done, display.failed, display.running) == (2, 1, 0)
