@@ -1,11 +1,12 @@
 """Saying when one-time compilation runs: the first CPU run of an installation compiles
-numba's kernels (about two minutes on two cores), in silence unless told.
+numba's kernels (minutes on two cores), in silence unless told.
 
 A marker file per kind of run is written under the cache root (:func:`hartree.cache.root`,
 in ``compiled/``) after a run of that kind
 succeeds; it is keyed by the hartree, numba and Python versions, the things that make numba
 compile again.  Before a run whose marker is missing the command prints one line, also when
-its output goes to a pipe or a file.  The marker is a hint for that message only: numba
+its output goes to a pipe or a file.  ``hartree cache warm`` (:mod:`hartree.warm`) compiles
+ahead of time and writes the marker too.  The marker is a hint for that message only: numba
 keeps its own cache and decides itself what to compile.
 """
 
@@ -18,7 +19,8 @@ from .._version import __version__
 #: What the first run of each kind compiles, and about how long it takes on two cores.
 FIRST_RUN = {
     "scf-cpu": "the CPU integral kernels (numba) are compiled on the first run of this "
-    "installation: about 2 to 3 minutes on 2 cores; later runs load them from the cache",
+    "installation: about 2 to 3 minutes on 2 cores; later runs load them from the cache "
+    "('hartree cache warm' compiles them ahead of time, e.g. when setting up a machine)",
 }
 
 
