@@ -15,7 +15,6 @@ import numba
 import numpy as np
 
 from hartree.errors import BasisError
-from hartree.integrals import threads
 from hartree.integrals.eri_kernel import LMAX_ERI, alloc_scratch, quartet_block_call
 from hartree.integrals.eri_pairs import build_shell_pairs, c2s_stack
 from hartree.integrals.rys import rys_table_array
@@ -54,48 +53,49 @@ class ShellPairs:
         pair_shells, pair_start, pair_ab, pp = build_shell_pairs(basis)
         c2s = c2s_stack(lmax)
         table = rys_table_array()
-        parts = threads.run(_schwarz, pair_shells, pair_start, pair_ab, pp, basis.shell_l, basis.pure, c2s, lmax, table)
-        schwarz = np.sum(parts, axis=0)  # each pair filled by one thread, 0 in the others
+        schwarz = _schwarz(
+            pair_shells, pair_start, pair_ab, pp, basis.shell_l, basis.pure, c2s, lmax, numba.get_num_threads(), table
+        )
         return cls(pair_shells, pair_start, pair_ab, pp, schwarz, c2s, lmax, table)
 
 
-@numba.njit(cache=True, nogil=True)
-def _schwarz(t, nthreads, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, lmax, rys_table):
-    """Q_P = sqrt(max_{ab} |(ab|ab)|) over the diagonal quartet (P|P) of pairs P = t,
-    t + nthreads, ... (thread t of :mod:`hartree.integrals.threads`; the others stay 0)."""
+@numba.njit(parallel=True, cache=True)
+def _schwarz(pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, lmax, nthreads, rys_table):
+    """Q_P = sqrt(max_{ab} |(ab|ab)|) over the diagonal quartet (P|P) of every pair."""
     npair = pair_shells.shape[0]
     q = np.zeros(npair)
-    (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax)
-    for P in range(t, npair, nthreads):
-        if pair_start[P + 1] == pair_start[P]:
-            continue
-        na, nb, nc, nd = quartet_block_call(
-            P,
-            P,
-            pair_shells,
-            pair_start,
-            pair_ab,
-            pp,
-            shell_l,
-            pure,
-            c2s,
-            roots,
-            weights,
-            g,
-            coef,
-            acc,
-            h1,
-            out,
-            tmp,
-            abpow,
-            term_i,
-            term_c,
-            rys_table,
-        )
-        m = 0.0
-        for k in range(na * nb * nc * nd):
-            m = max(m, abs(out[k]))
-        q[P] = np.sqrt(m)
+    for t in numba.prange(nthreads):
+        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax)
+        for P in range(t, npair, nthreads):
+            if pair_start[P + 1] == pair_start[P]:
+                continue
+            na, nb, nc, nd = quartet_block_call(
+                P,
+                P,
+                pair_shells,
+                pair_start,
+                pair_ab,
+                pp,
+                shell_l,
+                pure,
+                c2s,
+                roots,
+                weights,
+                g,
+                coef,
+                acc,
+                h1,
+                out,
+                tmp,
+                abpow,
+                term_i,
+                term_c,
+                rys_table,
+            )
+            m = 0.0
+            for k in range(na * nb * nc * nd):
+                m = max(m, abs(out[k]))
+            q[P] = np.sqrt(m)
     return q
 
 

@@ -281,7 +281,7 @@ _FM = {{"contract", "reassoc", "nsz"}}
 def _dispatch_source(classes):
     """cart_block_gen(cid, ...) -> True when class id ``cid`` has a generated kernel."""
     L = [
-        "@numba.njit(cache=True)",
+        '@numba.njit(cache=True, inline="always")',
         "def cart_block_gen(cid, P, Q, pair_start, pp, pair_ab, out, roots, weights,",
         "                   rys_table):",
         '    """Run the generated kernel of class id cid; False when there is none."""',

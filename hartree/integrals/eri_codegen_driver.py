@@ -23,7 +23,7 @@ from hartree.integrals.eri_kernel import alloc_scratch, cart_block_call, spheric
 from hartree.integrals.jk import _digest, _quartet_dmax, _quartet_scale
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def quartet_block_gen(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s,
                       roots, weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c,
                       rys_table):
@@ -58,51 +58,56 @@ def quartet_block_gen_call(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, 
     return out[:na * nb * nc * nd].copy().reshape((na, nb, nc, nd))
 
 
-@numba.njit(cache=True, nogil=True)
-def jk_direct_gen(t, nthreads, order, q_sorted, pair_shells, pair_start, pair_ab, pp,
-                  shell_l, ao_loc, pure, c2s, lmax, dms, dshell, with_j, with_k, threshold,
+@numba.njit(parallel=True, cache=True)
+def jk_direct_gen(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc,
+                  pure, c2s, lmax, dms, dshell, with_j, with_k, threshold, nthreads,
                   rys_table):
-    """jk._jk_direct with the generated kernels: thread t's part of the half matrices
-    A, B (nset, nao, nao)."""
+    """jk._jk_direct with the generated kernels: half matrices A, B (nset, nao, nao)."""
     nset, nao = dms.shape[0], dms.shape[1]
     npl = order.shape[0]
-    jt = np.zeros((nset, nao, nao) if with_j else (1, 1, 1))
-    kt = np.zeros((nset, nao, nao) if with_k else (1, 1, 1))
+    nj = nthreads if with_j else 1
+    nk = nthreads if with_k else 1
+    jbuf = np.zeros((nj, nset, nao, nao))
+    kbuf = np.zeros((nk, nset, nao, nao))
     dmax = 0.0
     for i in range(dshell.shape[0]):
         for j in range(dshell.shape[1]):
             dmax = max(dmax, dshell[i, j])
-    (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c,
-     coef) = alloc_scratch(lmax)
-    for ip in range(t, npl, nthreads):
-        qp = q_sorted[ip]
-        if qp * q_sorted[ip] * dmax < threshold:
-            break      # Q sorted descending: no later pair can pass either
-        P0 = order[ip]
-        sa0, sb0 = pair_shells[P0, 0], pair_shells[P0, 1]
-        cP = shell_l[sa0] * (shell_l[sa0] + 1) // 2 + shell_l[sb0]
-        for iq in range(ip, npl):
-            qq = qp * q_sorted[iq]
-            if qq * dmax < threshold:
-                break
-            Q0 = order[iq]
-            sc0, sd0 = pair_shells[Q0, 0], pair_shells[Q0, 1]
-            if qq * _quartet_dmax(dshell, sa0, sb0, sc0, sd0, with_j, with_k) < threshold:
-                continue
-            cQ = shell_l[sc0] * (shell_l[sc0] + 1) // 2 + shell_l[sd0]
-            # same class: the pair with more primitives goes to the ket, whose loop
-            # is the inner, vectorised one
-            if cP > cQ or (cP == cQ and pair_start[P0 + 1] - pair_start[P0]
-                           <= pair_start[Q0 + 1] - pair_start[Q0]):
-                P, Q, sa, sb, sc, sd = P0, Q0, sa0, sb0, sc0, sd0
-            else:
-                P, Q, sa, sb, sc, sd = Q0, P0, sc0, sd0, sa0, sb0
-            na, nb, nc, nd = quartet_block_gen(P, Q, pair_shells, pair_start, pair_ab,
-                                               pp, shell_l, pure, c2s, roots, weights,
-                                               g, coef, acc, h1, out, tmp, abpow,
-                                               term_i, term_c, rys_table)
-            _digest(out, na, nb, nc, nd, ao_loc[sa], ao_loc[sb], ao_loc[sc],
-                    ao_loc[sd], _quartet_scale(sa, sb, sc, sd, P, Q), dms, jt, kt,
-                    with_j, with_k)
-    return jt, kt
+    for t in numba.prange(nthreads):
+        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c,
+         coef) = alloc_scratch(lmax)
+        ti = np.int64(t)
+        jt = jbuf[min(ti, nj - 1)]
+        kt = kbuf[min(ti, nk - 1)]
+        for ip in range(ti, npl, nthreads):
+            qp = q_sorted[ip]
+            if qp * q_sorted[ip] * dmax < threshold:
+                break      # Q sorted descending: no later pair can pass either
+            P0 = order[ip]
+            sa0, sb0 = pair_shells[P0, 0], pair_shells[P0, 1]
+            cP = shell_l[sa0] * (shell_l[sa0] + 1) // 2 + shell_l[sb0]
+            for iq in range(ip, npl):
+                qq = qp * q_sorted[iq]
+                if qq * dmax < threshold:
+                    break
+                Q0 = order[iq]
+                sc0, sd0 = pair_shells[Q0, 0], pair_shells[Q0, 1]
+                if qq * _quartet_dmax(dshell, sa0, sb0, sc0, sd0, with_j, with_k) < threshold:
+                    continue
+                cQ = shell_l[sc0] * (shell_l[sc0] + 1) // 2 + shell_l[sd0]
+                # same class: the pair with more primitives goes to the ket, whose loop
+                # is the inner, vectorised one
+                if cP > cQ or (cP == cQ and pair_start[P0 + 1] - pair_start[P0]
+                               <= pair_start[Q0 + 1] - pair_start[Q0]):
+                    P, Q, sa, sb, sc, sd = P0, Q0, sa0, sb0, sc0, sd0
+                else:
+                    P, Q, sa, sb, sc, sd = Q0, P0, sc0, sd0, sa0, sb0
+                na, nb, nc, nd = quartet_block_gen(P, Q, pair_shells, pair_start, pair_ab,
+                                                   pp, shell_l, pure, c2s, roots, weights,
+                                                   g, coef, acc, h1, out, tmp, abpow,
+                                                   term_i, term_c, rys_table)
+                _digest(out, na, nb, nc, nd, ao_loc[sa], ao_loc[sb], ao_loc[sc],
+                        ao_loc[sd], _quartet_scale(sa, sb, sc, sd, P, Q), dms, jt, kt,
+                        with_j, with_k)
+    return jbuf.sum(axis=0) if with_j else jbuf[0], kbuf.sum(axis=0) if with_k else kbuf[0]
 '''

@@ -35,7 +35,6 @@ import math
 import numba
 import numpy as np
 
-from hartree.integrals import threads
 from hartree.integrals.eri_kernel import alloc_scratch, class_block
 from hartree.integrals.eri_pairs import CART, CART_START, PP_COEF, PRIM_PAIR_CUTOFF
 from hartree.integrals.gaussian_product import product_exponent
@@ -97,14 +96,14 @@ def _block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weigh
                 abpow, term_i, term_c, rys_table)  # fmt: skip
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _cidx(lx, ly, lz):
     """Index of component (lx, ly, lz) in CART (all l, L-major)."""
     l = lx + ly + lz
     return CART_START[l] + (l - lx) * (l - lx + 1) // 2 + lz
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _contract_deriv(up, down, gam, nbefore, l, nafter, g3):
     """g3 += sum gam[b, i, a] (up[b, i + 1_x, a] - i_x down[b, i - 1_x, a]) for x = 0, 1, 2:
     eq. (3) on the middle index of blocks (nbefore, ncart(l +- 1), nafter), contracted."""
@@ -128,7 +127,7 @@ def _contract_deriv(up, down, gam, nbefore, l, nafter, g3):
             g3[x] += s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _gamma_block(gam, gamt, dj, dk, k_factor, oa, ob, oc, od, na, nb, nc, nd):
     """Gamma of eq. (1) on one quartet, with the exchange part symmetrised over c <-> d
     (eq. (2) uses the 8-fold symmetry of Gamma): gam (a, b, c, d) and its transpose gamt
@@ -151,91 +150,92 @@ def _gamma_block(gam, gamt, dj, dk, k_factor, oa, ob, oc, od, na, nb, nc, nd):
     return big
 
 
-@numba.njit(cache=True, nogil=True)
-def _eri_gradient(t, nthreads, order, q_sorted, pair_shells, pair_start3, pp3, pair_ab, shell_l, shell_atom,
-                  cart_loc, lmax, dj, dk, k_factor, dshell, threshold, natm, rys_table):  # fmt: skip
-    """Thread t's part of the per-atom dE_2/dX (natm, 3), eq. (2): the outer pairs t,
-    t + nthreads, ... of the Schwarz order (:mod:`hartree.integrals.threads`)."""
+@numba.njit(cache=True, parallel=True)
+def _eri_gradient(order, q_sorted, pair_shells, pair_start3, pp3, pair_ab, shell_l, shell_atom, cart_loc,
+                  lmax, dj, dk, k_factor, dshell, threshold, natm, nthreads, rys_table):  # fmt: skip
+    """Per-atom dE_2/dX (natm, 3), eq. (2), threads over the Schwarz-sorted pairs."""
     npair = pair_shells.shape[0]
     npl = order.shape[0]
-    grad = np.zeros((natm, 3))
+    buf = np.zeros((nthreads, natm, 3))
     dmax = 0.0
     for i in range(dshell.shape[0]):
         for j in range(dshell.shape[1]):
             dmax = max(dmax, dshell[i, j])
     gmax = dmax * dmax * (1.0 + k_factor * dk.shape[0])
     nc1 = (lmax + 1) * (lmax + 2) // 2
-    (roots, weights, g, acc, h1, up, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax + 1)
-    down = np.empty(nc1**4)
-    gam = np.empty(nc1**4)
-    gamt = np.empty(nc1**4)
-    ga = np.zeros(3)
-    gb = np.zeros(3)
-    gc = np.zeros(3)
-    for ip in range(t, npl, nthreads):
-        qp = q_sorted[ip]
-        if qp * qp * gmax < threshold:
-            break
-        P = order[ip]
-        sa, sb = pair_shells[P, 0], pair_shells[P, 1]
-        la, lb = shell_l[sa], shell_l[sb]
-        oa, ob = cart_loc[sa], cart_loc[sb]
-        na, nb = cart_loc[sa + 1] - oa, cart_loc[sb + 1] - ob
-        for iq in range(ip, npl):
-            qq = qp * q_sorted[iq]
-            if qq * gmax < threshold:
+    for t in numba.prange(nthreads):
+        (roots, weights, g, acc, h1, up, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax + 1)
+        down = np.empty(nc1**4)
+        gam = np.empty(nc1**4)
+        gamt = np.empty(nc1**4)
+        grad = buf[t]
+        ga = np.zeros(3)
+        gb = np.zeros(3)
+        gc = np.zeros(3)
+        for ip in range(t, npl, nthreads):
+            qp = q_sorted[ip]
+            if qp * qp * gmax < threshold:
                 break
-            Q = order[iq]
-            sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
-            dq = max(max(dshell[sa, sb], dshell[sc, sd]), max(max(dshell[sa, sc], dshell[sa, sd]),
-                                                              max(dshell[sb, sc], dshell[sb, sd])))  # fmt: skip
-            if qq * dq * dq * (1.0 + k_factor * dk.shape[0]) < threshold:
-                continue
-            lc, ld = shell_l[sc], shell_l[sd]
-            oc, od = cart_loc[sc], cart_loc[sd]
-            nc, nd = cart_loc[sc + 1] - oc, cart_loc[sd + 1] - od
-            big = _gamma_block(gam, gamt, dj, dk, k_factor, oa, ob, oc, od, na, nb, nc, nd)
-            if qq * big < threshold:
-                continue
-            w = 0.5
-            if P != Q:
-                w *= 2.0
-            if sa != sb:
-                w *= 2.0
-            if sc != sd:
-                w *= 2.0
-            for x in range(3):
-                ga[x] = 0.0
-                gb[x] = 0.0
-                gc[x] = 0.0
-            # d/dA: (a+1 b|cd) with 2 alpha, (a-1 b|cd)
-            _block(P + npair, Q, P, Q, la + 1, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
-                   coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
-            if la > 0:
-                _block(P, Q, P, Q, la - 1, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
-                       coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
-            _contract_deriv(up, down, gam, 1, la, nb * nc * nd, ga)
-            # d/dB: (a b+1|cd) with 2 beta, (a b-1|cd)
-            _block(P + 2 * npair, Q, P, Q, la, lb + 1, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
-                   coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
-            if lb > 0:
-                _block(P, Q, P, Q, la, lb - 1, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
-                       coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
-            _contract_deriv(up, down, gam, na, lb, nc * nd, gb)
-            # d/dC: the bra of (cd|ab)
-            _block(Q + npair, P, Q, P, lc + 1, ld, la, lb, pair_start3, pp3, pair_ab, roots, weights, g,
-                   coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
-            if lc > 0:
-                _block(Q, P, Q, P, lc - 1, ld, la, lb, pair_start3, pp3, pair_ab, roots, weights, g,
-                       coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
-            _contract_deriv(up, down, gamt, 1, lc, nd * na * nb, gc)
-            ia, ib, ic, id_ = shell_atom[sa], shell_atom[sb], shell_atom[sc], shell_atom[sd]
-            for x in range(3):
-                grad[ia, x] += w * ga[x]
-                grad[ib, x] += w * gb[x]
-                grad[ic, x] += w * gc[x]
-                grad[id_, x] -= w * (ga[x] + gb[x] + gc[x])
-    return grad
+            P = order[ip]
+            sa, sb = pair_shells[P, 0], pair_shells[P, 1]
+            la, lb = shell_l[sa], shell_l[sb]
+            oa, ob = cart_loc[sa], cart_loc[sb]
+            na, nb = cart_loc[sa + 1] - oa, cart_loc[sb + 1] - ob
+            for iq in range(ip, npl):
+                qq = qp * q_sorted[iq]
+                if qq * gmax < threshold:
+                    break
+                Q = order[iq]
+                sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
+                dq = max(max(dshell[sa, sb], dshell[sc, sd]), max(max(dshell[sa, sc], dshell[sa, sd]),
+                                                                  max(dshell[sb, sc], dshell[sb, sd])))  # fmt: skip
+                if qq * dq * dq * (1.0 + k_factor * dk.shape[0]) < threshold:
+                    continue
+                lc, ld = shell_l[sc], shell_l[sd]
+                oc, od = cart_loc[sc], cart_loc[sd]
+                nc, nd = cart_loc[sc + 1] - oc, cart_loc[sd + 1] - od
+                big = _gamma_block(gam, gamt, dj, dk, k_factor, oa, ob, oc, od, na, nb, nc, nd)
+                if qq * big < threshold:
+                    continue
+                w = 0.5
+                if P != Q:
+                    w *= 2.0
+                if sa != sb:
+                    w *= 2.0
+                if sc != sd:
+                    w *= 2.0
+                for x in range(3):
+                    ga[x] = 0.0
+                    gb[x] = 0.0
+                    gc[x] = 0.0
+                # d/dA: (a+1 b|cd) with 2 alpha, (a-1 b|cd)
+                _block(P + npair, Q, P, Q, la + 1, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
+                       coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
+                if la > 0:
+                    _block(P, Q, P, Q, la - 1, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
+                           coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
+                _contract_deriv(up, down, gam, 1, la, nb * nc * nd, ga)
+                # d/dB: (a b+1|cd) with 2 beta, (a b-1|cd)
+                _block(P + 2 * npair, Q, P, Q, la, lb + 1, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
+                       coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
+                if lb > 0:
+                    _block(P, Q, P, Q, la, lb - 1, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
+                           coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
+                _contract_deriv(up, down, gam, na, lb, nc * nd, gb)
+                # d/dC: the bra of (cd|ab)
+                _block(Q + npair, P, Q, P, lc + 1, ld, la, lb, pair_start3, pp3, pair_ab, roots, weights, g,
+                       coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
+                if lc > 0:
+                    _block(Q, P, Q, P, lc - 1, ld, la, lb, pair_start3, pp3, pair_ab, roots, weights, g,
+                           coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
+                _contract_deriv(up, down, gamt, 1, lc, nd * na * nb, gc)
+                ia, ib, ic, id_ = shell_atom[sa], shell_atom[sb], shell_atom[sc], shell_atom[sd]
+                for x in range(3):
+                    grad[ia, x] += w * ga[x]
+                    grad[ib, x] += w * gb[x]
+                    grad[ic, x] += w * gc[x]
+                    grad[id_, x] -= w * (ga[x] + gb[x] + gc[x])
+    return buf.sum(axis=0)
 
 
 def eri_gradient(basis, pairs, order, dj_cart, dk_cart, k_factor, natm, threshold=1e-12):
@@ -254,9 +254,8 @@ def eri_gradient(basis, pairs, order, dj_cart, dk_cart, k_factor, natm, threshol
     dk = np.ascontiguousarray(dk_cart, dtype=np.float64).reshape(-1, dj.shape[0], dj.shape[0])
     loc = np.array(basis.cart_loc, dtype=np.int64)
     dshell = shell_dmax(np.concatenate([dj[None], dk]), loc)
-    parts = threads.run(
-        _eri_gradient, order[0], order[1], pairs.pair_shells, start3, pp3, pairs.pair_ab,
-        np.array(basis.shell_l, dtype=np.int64), np.array(basis.shell_atom, dtype=np.int64), loc, int(lmax), dj, dk,
-        float(k_factor), dshell, float(threshold), int(natm), pairs.rys_table,
+    return _eri_gradient(
+        order[0], order[1], pairs.pair_shells, start3, pp3, pairs.pair_ab, np.array(basis.shell_l, dtype=np.int64),
+        np.array(basis.shell_atom, dtype=np.int64), loc, int(lmax), dj, dk, float(k_factor), dshell,
+        float(threshold), int(natm), numba.get_num_threads(), pairs.rys_table,
     )  # fmt: skip
-    return np.sum(parts, axis=0)

@@ -30,12 +30,11 @@ Finally each index is transformed to real spherical functions with cart2sph(l).
 The primitive stage (roots, recurrences (2), quadrature (1), batched over primitive
 quartets) is in eri_prim.py.
 
-Performance notes: no helper is inlined at numba's IR level (``inline="always"``): that
-deep-copies the callee's IR at every call site and doubled the cold compile time of a
-first run (226 s against 117 s of CPU for water/6-31G** on 2 cores), for J/K builds of
-the same speed (LLVM inlines the small helpers of the linked modules anyway).  Index
-arithmetic in the innermost loops is unsigned (U = uint64) so numba emits no
-negative-index wraparound, which otherwise blocks LLVM's vectorisation.
+Performance notes: the hot helpers are ``inline="always"`` (numba IR inlining) so that
+the J/K driver compiles them into one function: separate calls with many array arguments
+cost ~40 ns each in reference counting.  Index arithmetic in the innermost loops is
+unsigned (U = uint64) so numba emits no negative-index wraparound, which otherwise blocks
+LLVM's vectorisation.
 """
 
 import numba
@@ -76,7 +75,7 @@ def alloc_scratch(lmax):
     return roots, weights, g, acc, h1, out, tmp, abpow, fterm_i, fterm_c, coef
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _powers(abpow, pair_ab, P, lmax):
     """abpow[d, k] = (A - B)_d^k for k <= lmax."""
     for d in range(3):
@@ -85,7 +84,7 @@ def _powers(abpow, pair_ab, P, lmax):
             abpow[d, k] = abpow[d, k - 1] * pair_ab[P, d]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _hrr_terms(la, lb, abpow, term_i, term_c):
     """List the terms of (3): (target ab index, source e index, coefficient)."""
     nb = CART_START[lb + 1] - CART_START[lb]
@@ -115,7 +114,7 @@ def _hrr_terms(la, lb, abpow, term_i, term_c):
     return nt
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _c2s_axis(src, dst, nbefore, nc, nafter, c2s, l):
     """dst[b, s, a] = sum_c C_l[c, s] src[b, c, a]; src (nbefore, nc, nafter).
 
@@ -138,7 +137,7 @@ def _c2s_axis(src, dst, nbefore, nc, nafter, c2s, l):
                     dst[o + a] += w * src[i + a]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _hrr_bra(acc, h1, nab, nf, nt, term_i, term_c):
     """h1[ab, f] = sum_terms c acc[e, f]   (eq. 3 on the bra)."""
     for i in range(U(nab * nf)):
@@ -152,7 +151,7 @@ def _hrr_bra(acc, h1, nab, nf, nt, term_i, term_c):
             h1[row + f] += w * acc[src + f]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _hrr_ket(src, out, nab, nf, ncd, nt, term_i, term_c):
     """out[ab, cd] = sum_terms c src[ab, f]   (eq. 3 on the ket)."""
     for i in range(U(nab * ncd)):
@@ -164,13 +163,13 @@ def _hrr_ket(src, out, nab, nf, ncd, nt, term_i, term_c):
             out[o + U(term_i[t, 0])] += term_c[t] * src[i + U(term_i[t, 1])]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _copy(src, dst, n):
     for i in range(U(n)):
         dst[i] = src[i]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def cart_block(
     P,
     Q,
@@ -203,7 +202,7 @@ def cart_block(
     return (la + 1) * (la + 2) // 2, (lb + 1) * (lb + 2) // 2, (lc + 1) * (lc + 2) // 2, (ld + 1) * (ld + 2) // 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def class_block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start, pp, pair_ab, roots, weights, g, coef, acc, h1, out,
                 abpow, term_i, term_c, rys_table):  # fmt: skip
     """Cartesian (ab|cd) of the class (la lb|lc ld) given (any l, also one raised or lowered
@@ -231,7 +230,7 @@ def class_block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start, pp, pair_ab, roots, we
         _copy(acc, out, nab * ncd)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def spherical_(out, tmp, la, lb, lc, ld, c2s):
     """Transform the cartesian block in out (C order a, b, c, d) to real spherical
     functions in place, one index at a time (ping-pong out <-> tmp); returns the new
@@ -271,7 +270,7 @@ def spherical_(out, tmp, la, lb, lc, ld, c2s):
     return n0, n1, n2, n3
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def quartet_block(
     P,
     Q,
@@ -353,8 +352,8 @@ def quartet_block_call(
     term_c,
     rys_table,
 ):
-    """quartet_block with its own scratch arguments, for the Schwarz factors, the full
-    tensor and tests."""
+    """quartet_block as an ordinary (not inlined) function, for callers that are not hot
+    (Schwarz factors, full tensor, tests): compiled once instead of inlined in each."""
     return quartet_block(
         P,
         Q,
@@ -401,8 +400,9 @@ def cart_block_call(
     term_c,
     rys_table,
 ):
-    """cart_block for the generated J/K driver: its fallback for classes without a
-    generated kernel."""
+    """cart_block as an ordinary function: the fallback of the generated J/K driver for
+    classes without a generated kernel (rare, expensive quartets, where one call costs
+    little), compiled once instead of inlined."""
     return cart_block(
         P,
         Q,

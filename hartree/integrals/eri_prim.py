@@ -75,7 +75,7 @@ BOYS_TABLE = _boys_table()
 _INV_FACT = np.array([1.0 / math.factorial(k) for k in range(_BOYS_NTAYLOR)])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def boys_low(t, mmax, f):
     """f[m] = F_m(T) for m = 0..mmax (mmax = 1 or 3), T >= 0.
 
@@ -117,7 +117,7 @@ def boys_low(t, mmax, f):
         f[m + 1] = ((2 * m + 1) * f[m] - et) * h
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def rys_low(nr, t, roots, weights, f, need_u):
     """Rys roots and weights for nr = 1 or 2 from the moments F_0..F_(2nr-1).
 
@@ -219,7 +219,7 @@ def _flush(nk, nmax, mmax, coef, g, acc, e0, ne, f0, nf):
             acc[e * nf + f] += s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table):
     """Contracted cartesian (e0|f0) block of bra pair P and ket pair Q into acc.
 

@@ -62,6 +62,6 @@ def product_centre_array(a, b, A, B):
     return (a * A + b * B) / (a + b)
 
 
-#: numba versions of the functions above, called by the kernels
-product_exponent = numba.njit()(product_exponent_array)
-product_centre = numba.njit()(product_centre_array)
+#: numba versions (inlined into the kernels) of the functions above
+product_exponent = numba.njit(inline="always")(product_exponent_array)
+product_centre = numba.njit(inline="always")(product_centre_array)

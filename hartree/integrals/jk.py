@@ -27,19 +27,20 @@ Two drivers run this loop.  The default, ``jk_direct_gen`` of the generated modu
 (eri_codegen.py, template in eri_codegen_driver.py), takes each quartet's cartesian
 block from the unrolled kernel of its angular-momentum class when there is one (l <= 2,
 l_a+l_b+l_c+l_d <= 4) and from the generic kernel otherwise.  ``_jk_direct`` here uses
-the generic kernel only: it is the reference (``jk(..., generated=False)``).
+the generic kernel only: it is the reference (``jk(..., generated=False)``), and calls
+the block kernel out of line (~15% slower than inlined, ~35 s shorter to compile
+cold).
 """
 
 import numba
 import numpy as np
 
-from hartree.integrals import threads
 from hartree.integrals.eri_codegen import load_module
 from hartree.integrals.eri_kernel import alloc_scratch, quartet_block_call
 from hartree.integrals.eri_prim import U
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _digest(buf, na, nb, nc, nd, oa, ob, oc, od, scale, dms, jt, kt, with_j, with_k):
     """Add one quartet block's contributions to the half matrices A (jt) and B (kt).
 
@@ -76,7 +77,7 @@ def _digest(buf, na, nb, nc, nd, oa, ob, oc, od, scale, dms, jt, kt, with_j, wit
                     jt[s, a, b] += 2.0 * jab
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _quartet_dmax(dshell, sa, sb, sc, sd, with_j, with_k):
     """max |D| over the density blocks quartet (ab|cd) touches: D_ab, D_cd for J;
     D_ac, D_ad, D_bc, D_bd for K (the screening factor of the module docstring)."""
@@ -88,7 +89,7 @@ def _quartet_dmax(dshell, sa, sb, sc, sd, with_j, with_k):
     return dq
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _quartet_scale(sa, sb, sc, sd, P, Q):
     """s = 1/2 for each of a == b, c == d, P == Q (see Digestion above)."""
     scale = 1.0
@@ -118,10 +119,8 @@ def shell_dmax(dms, ao_loc):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(parallel=True, cache=True)
 def _jk_direct(
-    t,
-    nthreads,
     order,
     q_sorted,
     pair_shells,
@@ -138,74 +137,80 @@ def _jk_direct(
     with_j,
     with_k,
     threshold,
+    nthreads,
     rys_table,
 ):
-    """Thread t's part of the half matrices A, B (nset, nao, nao) each (a (1, 1, 1) zero
-    for one not asked for): the outer pairs t, t + nthreads, ... of the Schwarz order."""
+    """Half matrices A, B summed over threads; shapes (nset, nao, nao) each."""
     nset, nao = dms.shape[0], dms.shape[1]
     npl = order.shape[0]
-    jt = np.zeros((nset, nao, nao) if with_j else (1, 1, 1))
-    kt = np.zeros((nset, nao, nao) if with_k else (1, 1, 1))
+    nj = nthreads if with_j else 1
+    nk = nthreads if with_k else 1
+    jbuf = np.zeros((nj, nset, nao, nao))
+    kbuf = np.zeros((nk, nset, nao, nao))
     dmax = 0.0
     for i in range(dshell.shape[0]):
         for j in range(dshell.shape[1]):
             dmax = max(dmax, dshell[i, j])
-    (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax)
-    for ip in range(t, npl, nthreads):
-        qp = q_sorted[ip]
-        if qp * q_sorted[ip] * dmax < threshold:
-            break  # Q sorted descending: no later pair can pass either
-        P = order[ip]
-        sa, sb = pair_shells[P, 0], pair_shells[P, 1]
-        for iq in range(ip, npl):
-            qq = qp * q_sorted[iq]
-            if qq * dmax < threshold:
-                break
-            Q = order[iq]
-            sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
-            if qq * _quartet_dmax(dshell, sa, sb, sc, sd, with_j, with_k) < threshold:
-                continue
-            na, nb, nc, nd = quartet_block_call(
-                P,
-                Q,
-                pair_shells,
-                pair_start,
-                pair_ab,
-                pp,
-                shell_l,
-                pure,
-                c2s,
-                roots,
-                weights,
-                g,
-                coef,
-                acc,
-                h1,
-                out,
-                tmp,
-                abpow,
-                term_i,
-                term_c,
-                rys_table,
-            )
-            _digest(
-                out,
-                na,
-                nb,
-                nc,
-                nd,
-                ao_loc[sa],
-                ao_loc[sb],
-                ao_loc[sc],
-                ao_loc[sd],
-                _quartet_scale(sa, sb, sc, sd, P, Q),
-                dms,
-                jt,
-                kt,
-                with_j,
-                with_k,
-            )
-    return jt, kt
+    for t in numba.prange(nthreads):
+        (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c, coef) = alloc_scratch(lmax)
+        ti = np.int64(t)
+        jt = jbuf[min(ti, nj - 1)]
+        kt = kbuf[min(ti, nk - 1)]
+        for ip in range(ti, npl, nthreads):
+            qp = q_sorted[ip]
+            if qp * q_sorted[ip] * dmax < threshold:
+                break  # Q sorted descending: no later pair can pass either
+            P = order[ip]
+            sa, sb = pair_shells[P, 0], pair_shells[P, 1]
+            for iq in range(ip, npl):
+                qq = qp * q_sorted[iq]
+                if qq * dmax < threshold:
+                    break
+                Q = order[iq]
+                sc, sd = pair_shells[Q, 0], pair_shells[Q, 1]
+                if qq * _quartet_dmax(dshell, sa, sb, sc, sd, with_j, with_k) < threshold:
+                    continue
+                na, nb, nc, nd = quartet_block_call(
+                    P,
+                    Q,
+                    pair_shells,
+                    pair_start,
+                    pair_ab,
+                    pp,
+                    shell_l,
+                    pure,
+                    c2s,
+                    roots,
+                    weights,
+                    g,
+                    coef,
+                    acc,
+                    h1,
+                    out,
+                    tmp,
+                    abpow,
+                    term_i,
+                    term_c,
+                    rys_table,
+                )
+                _digest(
+                    out,
+                    na,
+                    nb,
+                    nc,
+                    nd,
+                    ao_loc[sa],
+                    ao_loc[sb],
+                    ao_loc[sc],
+                    ao_loc[sd],
+                    _quartet_scale(sa, sb, sc, sd, P, Q),
+                    dms,
+                    jt,
+                    kt,
+                    with_j,
+                    with_k,
+                )
+    return jbuf.sum(axis=0) if with_j else jbuf[0], kbuf.sum(axis=0) if with_k else kbuf[0]
 
 
 def schwarz_order(schwarz):
@@ -241,8 +246,7 @@ def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=
         return None, None
     dshell = shell_dmax(d3, basis.ao_loc)
     driver = load_module().jk_direct_gen if generated else _jk_direct
-    parts = threads.run(
-        driver,
+    a, b = driver(
         order[0],
         order[1],
         pairs.pair_shells,
@@ -259,10 +263,9 @@ def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=
         bool(with_j),
         bool(with_k),
         float(threshold),
+        numba.get_num_threads(),
         pairs.rys_table,
     )
-    a = sum(p[0] for p in parts)  # the threads' parts of A and B
-    b = sum(p[1] for p in parts)
     out = []
     for flag, half in ((with_j, a), (with_k, b)):
         if not flag:

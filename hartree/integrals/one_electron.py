@@ -18,7 +18,6 @@ from functools import cache
 import numpy as np
 
 from hartree.integrals import one_electron_kernels as _k
-from hartree.integrals import threads
 from hartree.integrals.rys import rys_table_array
 
 MAX_L = 6  # i functions; raise freely (only array sizes depend on it)
@@ -119,8 +118,7 @@ def _matrix(basis, op, origin=None, charges=None, coords=None):
         charges, coords = np.zeros(0), np.zeros((0, 3))
     charges, coords = _as_charges(charges, coords)
     out = np.zeros((_k.ncomp_of(op), nao, nao))
-    threads.run(
-        _k.one_electron_matrix_kernel,
+    _k.one_electron_matrix_kernel(
         op,
         *_basis_arrays(basis),
         ao_loc,

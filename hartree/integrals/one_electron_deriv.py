@@ -27,7 +27,6 @@ spherical density D is handed in as T D T^T with T the cart->spherical blocks.
 import numba
 import numpy as np
 
-from hartree.integrals import threads
 from hartree.integrals.gaussian_product import angular_factor, product_exponent
 from hartree.integrals.one_electron import _basis_arrays, cart_xyz_table
 from hartree.integrals.one_electron_kernels import (
@@ -43,7 +42,7 @@ from hartree.integrals.rys import rys_table_array
 MAX_L_DERIV = 5
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _cart_index(lx, ly, lz):
     """Position of (lx, ly, lz) among the components of l = lx + ly + lz (PySCF order)."""
     l = lx + ly + lz
@@ -105,7 +104,7 @@ def _bra_derivative_block(
                     out[d, ia, ib] -= n * down[0, idn, ib]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _contract(block, dm, oa, ob, nca, ncb):
     """(3,): sum_ab dm[oa + a, ob + b] block[:, a, b]."""
     g0 = 0.0
@@ -120,13 +119,12 @@ def _contract(block, dm, oa, ob, nca, ncb):
     return g0, g1, g2
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, parallel=True)
 def _one_electron_gradient(
-    t, nthreads, shell_atom, shell_l, shell_nprim, shell_prim_start, shell_center, exponents, coefficients,
-    cart_loc, dm, wdm, charges, coords, charge_atom, cart_xyz, rys_table, natm,
+    shell_atom, shell_l, shell_nprim, shell_prim_start, shell_center, exponents, coefficients, cart_loc,
+    dm, wdm, charges, coords, charge_atom, cart_xyz, rys_table, natm, nthreads,
 ):  # fmt: skip
-    """Thread t's part of the per-atom gradient (natm, 3) of the module docstring's dE_1/dX
-    (cartesian densities): bra shells t, t + nthreads, ... (:mod:`hartree.integrals.threads`)."""
+    """Per-atom gradient (natm, 3) of the module docstring's dE_1/dX (cartesian densities)."""
     nshell = shell_l.shape[0]
     lmax = 0
     for i in range(nshell):
@@ -134,48 +132,50 @@ def _one_electron_gradient(
     nc = (lmax + 1) * (lmax + 2) // 2
     ncu = (lmax + 2) * (lmax + 3) // 2
     nroots = (2 * lmax + 1) // 2 + 1
-    g = np.zeros((natm, 3))
+    buf = np.zeros((nthreads, natm, 3))
     zero = np.zeros(3)
-    s1d = np.empty((3, lmax + 2, lmax + 3))
-    t1d = np.empty((3, lmax + 2, lmax + 1))
-    rys_u = np.empty(nroots)
-    rys_w = np.empty(nroots)
-    rys1d = np.empty((3, lmax + 2, lmax + 1, nroots))
-    up = np.empty((1, ncu, nc))
-    down = np.empty((1, nc, nc))
-    blk = np.empty((3, nc, nc))
-    for ish in range(t, nshell, nthreads):
-        ia = shell_atom[ish]
-        oa = cart_loc[ish]
-        nca = cart_loc[ish + 1] - oa
-        for jsh in range(nshell):
-            ob = cart_loc[jsh]
-            ncb = cart_loc[jsh + 1] - ob
-            args = (shell_l, shell_nprim, shell_prim_start, shell_center, exponents, coefficients, cart_xyz,
-                    rys_table, s1d, t1d, rys_u, rys_w, rys1d, up, down, blk)  # fmt: skip
-            # overlap with -W, kinetic with D: 2 sum_ab X_ab <da|O|b>
-            _bra_derivative_block(OP_OVERLAP, ish, jsh, zero, 0.0, *args)
-            s0, s1, s2 = _contract(blk, wdm, oa, ob, nca, ncb)
-            _bra_derivative_block(OP_KINETIC, ish, jsh, zero, 0.0, *args)
-            k0, k1, k2 = _contract(blk, dm, oa, ob, nca, ncb)
-            g[ia, 0] += 2.0 * (k0 - s0)
-            g[ia, 1] += 2.0 * (k1 - s1)
-            g[ia, 2] += 2.0 * (k2 - s2)
-            # nuclear attraction, one nucleus at a time: eq. (2)
-            for c in range(charges.shape[0]):
-                if charges[c] == 0.0:
-                    continue
-                _bra_derivative_block(OP_NUCLEAR, ish, jsh, coords[c], charges[c], *args)
-                v0, v1, v2 = _contract(blk, dm, oa, ob, nca, ncb)
-                ic = charge_atom[c]
-                g[ia, 0] += 2.0 * v0
-                g[ia, 1] += 2.0 * v1
-                g[ia, 2] += 2.0 * v2
-                if ic >= 0:
-                    g[ic, 0] -= 2.0 * v0
-                    g[ic, 1] -= 2.0 * v1
-                    g[ic, 2] -= 2.0 * v2
-    return g
+    for t in numba.prange(nthreads):
+        s1d = np.empty((3, lmax + 2, lmax + 3))
+        t1d = np.empty((3, lmax + 2, lmax + 1))
+        rys_u = np.empty(nroots)
+        rys_w = np.empty(nroots)
+        rys1d = np.empty((3, lmax + 2, lmax + 1, nroots))
+        up = np.empty((1, ncu, nc))
+        down = np.empty((1, nc, nc))
+        blk = np.empty((3, nc, nc))
+        g = buf[t]
+        for ish in range(t, nshell, nthreads):
+            ia = shell_atom[ish]
+            oa = cart_loc[ish]
+            nca = cart_loc[ish + 1] - oa
+            for jsh in range(nshell):
+                ob = cart_loc[jsh]
+                ncb = cart_loc[jsh + 1] - ob
+                args = (shell_l, shell_nprim, shell_prim_start, shell_center, exponents, coefficients, cart_xyz,
+                        rys_table, s1d, t1d, rys_u, rys_w, rys1d, up, down, blk)  # fmt: skip
+                # overlap with -W, kinetic with D: 2 sum_ab X_ab <da|O|b>
+                _bra_derivative_block(OP_OVERLAP, ish, jsh, zero, 0.0, *args)
+                s0, s1, s2 = _contract(blk, wdm, oa, ob, nca, ncb)
+                _bra_derivative_block(OP_KINETIC, ish, jsh, zero, 0.0, *args)
+                k0, k1, k2 = _contract(blk, dm, oa, ob, nca, ncb)
+                g[ia, 0] += 2.0 * (k0 - s0)
+                g[ia, 1] += 2.0 * (k1 - s1)
+                g[ia, 2] += 2.0 * (k2 - s2)
+                # nuclear attraction, one nucleus at a time: eq. (2)
+                for c in range(charges.shape[0]):
+                    if charges[c] == 0.0:
+                        continue
+                    _bra_derivative_block(OP_NUCLEAR, ish, jsh, coords[c], charges[c], *args)
+                    v0, v1, v2 = _contract(blk, dm, oa, ob, nca, ncb)
+                    ic = charge_atom[c]
+                    g[ia, 0] += 2.0 * v0
+                    g[ia, 1] += 2.0 * v1
+                    g[ia, 2] += 2.0 * v2
+                    if ic >= 0:
+                        g[ic, 0] -= 2.0 * v0
+                        g[ic, 1] -= 2.0 * v1
+                        g[ic, 2] -= 2.0 * v2
+    return buf.sum(axis=0)
 
 
 def one_electron_gradient(basis, dm_cart, wdm_cart, charges, coords, charge_atom, natm):
@@ -191,12 +191,11 @@ def one_electron_gradient(basis, dm_cart, wdm_cart, charges, coords, charge_atom
     if lmax > MAX_L_DERIV:
         raise ValueError(f"one-electron derivatives support l <= {MAX_L_DERIV}, basis has l = {lmax}")
     l_, nprim, start, centre, expo, coef = _basis_arrays(basis)
-    parts = threads.run(
-        _one_electron_gradient,
+    return _one_electron_gradient(
         np.array(basis.shell_atom, dtype=np.int64), l_, nprim, start, centre, expo, coef,
         np.array(basis.cart_loc, dtype=np.int64),
         np.ascontiguousarray(dm_cart, dtype=np.float64), np.ascontiguousarray(wdm_cart, dtype=np.float64),
         np.array(charges, dtype=np.float64).reshape(-1), np.array(coords, dtype=np.float64).reshape(-1, 3),
         np.array(charge_atom, dtype=np.int64).reshape(-1), cart_xyz_table(), rys_table_array(), int(natm),
+        numba.get_num_threads(),
     )  # fmt: skip
-    return np.sum(parts, axis=0)

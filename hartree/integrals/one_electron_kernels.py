@@ -303,10 +303,8 @@ def shell_pair_cart_block(
     return block
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, parallel=True)
 def one_electron_matrix_kernel(
-    t,
-    nthreads,
     op,
     shell_l,
     shell_nprim,
@@ -327,14 +325,13 @@ def one_electron_matrix_kernel(
     """Fill ``out`` (ncomp, nao, nao) with a symmetric one-electron operator matrix.
 
     Loops over shell pairs i >= j (the operators here are real symmetric), computes the
-    cartesian block, transforms it to the final basis and writes both triangles.  Thread t
-    of nthreads (:mod:`hartree.integrals.threads`) takes pairs t, t + nthreads, ...; the
-    threads write disjoint blocks of ``out``.
+    cartesian block, transforms it to the final basis and writes both triangles.  The
+    pairs are shared among numba threads (each writes disjoint blocks of ``out``).
     """
     nshell = shell_l.shape[0]
     ncomp = ncomp_of(op)
     npair = nshell * (nshell + 1) // 2
-    for ij in range(t, npair, nthreads):
+    for ij in numba.prange(npair):
         # pair index ij = ish (ish + 1)/2 + jsh with jsh <= ish
         ish = int((math.sqrt(8.0 * ij + 1.0) - 1.0) / 2.0)
         while ish * (ish + 1) // 2 > ij:

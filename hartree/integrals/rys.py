@@ -143,7 +143,7 @@ def rys_table_array():
     return flat
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _series(c, p, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13):
     """sum_{j=0}^{13} c[p + j] T_j(x) given T_1..T_13 (_NC = 14 is checked at load).
 

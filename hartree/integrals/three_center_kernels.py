@@ -65,7 +65,7 @@ PRIM_CUTOFF = 1e-17
 FL = angular_factors(_LC + 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _cart_index(lx, ly, lz):
     """Position of component (lx, ly, lz) in the L-major table CART."""
     L = lx + ly + lz
