@@ -2,6 +2,7 @@
 
 Run (on the GPU machine; GPU4PySCF from shared/tools/gpu4pyscf-wheels, ``import g4stub``):
     python benchmarks/gpu_gradient.py [--cases 020_Vitamin_C:6-31g**,...] [--gpu4pyscf] [--repeat 3]
+                                      [--gpus 0,1]
 
 Per case: hartree's RHF on the GPU (conv_tol 1e-10, commutator 1e-7, screening 1e-13), then
 its analytic gradient (``hartree.gradients.scf_gradient`` on the GPU engine): the first call
@@ -55,10 +56,10 @@ def class_profile(mol, basis, d):
     return dict(sorted(builder.profile.items(), key=lambda kv: -kv[1]))
 
 
-def hartree_side(mol, basis, repeat, profile=False):
+def hartree_side(mol, basis, repeat, profile=False, gpus=None):
     from hartree.gpu import GPUEngine
 
-    engine = GPUEngine(mol, basis, screening_threshold=1e-13)
+    engine = GPUEngine(mol, basis, screening_threshold=1e-13, devices=gpus)
     t0 = time.perf_counter()
     res = hartree.scf.run(mol, basis, "rhf", engine=engine, max_cycle=100, **GRADIENT_SCF_DEFAULTS)
     t_scf = time.perf_counter() - t0
@@ -92,6 +93,7 @@ def hartree_side(mol, basis, repeat, profile=False):
         "one_electron_s": statistics.median(one),
         "two_electron_s": statistics.median(two),
         "device": res.device,
+        "gpus": engine.ndevices,
         "gradient": g.gradient,
     }
 
@@ -127,6 +129,7 @@ def gpu4pyscf_side(mol, basis, repeat):
     g = g.get() if hasattr(g, "get") else np.asarray(g)
     return {
         "version": gpu4pyscf.__version__,
+        "gpus": _visible_gpus(),
         "scf_s": t_scf,
         "converged": bool(mf.converged),
         "energy": float(e),
@@ -134,6 +137,13 @@ def gpu4pyscf_side(mol, basis, repeat):
         "gradient_s": statistics.median(warm),
         "gradient": g,
     }
+
+
+def _visible_gpus():
+    """GPUs the process sees (GPU4PySCF uses all of them)."""
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceCount())
 
 
 def table(rows, meta):
@@ -166,8 +176,15 @@ def main():
     ap.add_argument("--gpu4pyscf", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", action="store_true", help="also time the two-electron gradient per quartet class")
+    ap.add_argument(
+        "--gpus",
+        default=None,
+        help="hartree on these GPUs (e.g. 0,1; default: the current one); GPU4PySCF uses every visible GPU, "
+        "so restrict both with CUDA_VISIBLE_DEVICES",
+    )
     ap.add_argument("--out", default=None, help="record path without extension (default: results/gpu_gradient_<gpu>)")
     args = ap.parse_args()
+    gpus = [int(g) for g in args.gpus.split(",")] if args.gpus else None
     import cupy
 
     rows = []
@@ -176,7 +193,7 @@ def main():
         mol = Molecule.from_xyz(molecule_path(name + ".xyz"))
         basis = load_basis(mol, basis_name)
         row = {"molecule": name, "basis": basis_name, "natm": mol.natm, "nao": basis.nao}
-        h = hartree_side(mol, basis, args.repeat, args.profile)
+        h = hartree_side(mol, basis, args.repeat, args.profile, gpus)
         if args.gpu4pyscf:
             g = gpu4pyscf_side(mol, basis, args.repeat)
             row["max_diff"] = float(np.abs(h["gradient"] - g.pop("gradient")).max())
@@ -195,7 +212,7 @@ def main():
         "versions": versions,
         "repeat": args.repeat,
     }
-    path = args.out or record_path("gpu_gradient", gpu_slug())
+    path = args.out or record_path("gpu_gradient", gpu_slug(len(gpus) if gpus else 1))
     Path(path + ".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     Path(path + ".md").write_text(table(rows, meta))
     print(table(rows, meta))

@@ -252,16 +252,19 @@ class GPUEngine:
     def two_electron_gradient(self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float) -> Any:
         """1/2 Σ Γ d(mn|ls)/dR per atom, numpy (natm, 3), hartree/bohr, by the gradient
         kernels (:class:`hartree.gpu.gradient.DirectGradient`) over the J/K builder's pairs
-        and quartet lists, on the first GPU (a note says so when the engine has several)."""
-        from .gradient import DirectGradient
-
+        and quartet lists; on several devices the quartet classes are shared out among
+        them (:class:`hartree.gpu.multi.MultiGradient`)."""
         builder = self._jk_builder()
-        first = builder.builders[0] if hasattr(builder, "builders") else builder
-        if first is not builder:
-            self._note("the two-electron gradient ran on the first GPU only (several GPUs: not written yet)")
         with self.use():
             if self._gradient is None:
-                self._gradient = DirectGradient(first, self.basis.shell_atom)
+                if hasattr(builder, "builders"):
+                    from .multi import MultiGradient
+
+                    self._gradient = MultiGradient(builder, self.basis.shell_atom)
+                else:
+                    from .gradient import DirectGradient
+
+                    self._gradient = DirectGradient(builder, self.basis.shell_atom)
             return self._gradient.gradient(coulomb_density, exchange_densities, exchange_factor, self.molecule.natm)
 
 

@@ -74,19 +74,42 @@ class DirectGradient:
         """Compile (or load from the cache) the kernel of every quartet class."""
         self._compile(self.jk.quartet_classes())
 
-    def gradient(self, dj, dk, k_factor, natm):
-        """1/2 Σ Γ d(ab|cd)/dR per atom, numpy (natm, 3), hartree/bohr (Γ: eq. (1) of
-        :mod:`hartree.gpu.gradient_kernels`); dj (nao, nao) and dk (nk, nao, nao)
-        symmetric densities of the final AO basis (numpy or the backend's arrays)."""
+    def screen(self, dj, dk):
+        """Cartesian densities and their screening data on this device: (dm_cart
+        (1 + nk, ncart, ncart) with DJ first, dmax_sh (nshell, nshell), max |D|), from dj
+        (nao, nao) and dk (nk, nao, nao) of the final AO basis (numpy or backend arrays)."""
         jk, xp = self.jk, self.xp
         dk = xp.asarray(dk, dtype=np.float64).reshape(-1, jk.basis.nao, jk.basis.nao)
         stack = xp.concatenate([xp.asarray(dj, dtype=np.float64)[None], dk])
         dm_cart, dmax_sh, dmax_all, _ = jk.screen_density(stack)
-        grad = xp.zeros(3 * natm)
+        return dm_cart, dmax_sh, dmax_all
+
+    def gradient(self, dj, dk, k_factor, natm):
+        """1/2 Σ Γ d(ab|cd)/dR per atom, numpy (natm, 3), hartree/bohr (Γ: eq. (1) of
+        :mod:`hartree.gpu.gradient_kernels`); dj (nao, nao) and dk (nk, nao, nao)
+        symmetric densities of the final AO basis (numpy or the backend's arrays)."""
+        jk = self.jk
+        dm_cart, dmax_sh, dmax_all = self.screen(dj, dk)
         if dmax_all == 0.0:
             return np.zeros((natm, 3))
+        items = jk.launch_list(dmax_all)
+        if self.profile is None:
+            grad = self.accumulate([items], dm_cart, dmax_sh, dmax_all, k_factor, natm)
+        else:  # one class at a time, timed (serialises the classes: profiling only)
+            grad = self.accumulate([[item] for item in items], dm_cart, dmax_sh, dmax_all, k_factor, natm, timed=True)
+        out = grad.get() if hasattr(grad, "get") else np.asarray(grad)
+        return np.asarray(out).reshape(natm, 3)
+
+    def accumulate(self, batches, dm_cart, dmax_sh, dmax_all, k_factor, natm, timed=False):
+        """Σ over the launch items of `batches` (an iterable of lists of J/K launch items of
+        this device's builder, each list one :meth:`DirectJK.run_batch`) of the gradient
+        kernels' contributions: a backend array (3 natm,), hartree/bohr, still on this
+        device.  dm_cart, dmax_sh, dmax_all: :meth:`screen`'s, on this device.  timed:
+        add each batch's seconds to ``profile`` under its (first item's) class name."""
+        jk, xp = self.jk, self.xp
+        grad = xp.zeros(3 * natm)
         mods = self._compile(jk.quartet_classes())
-        nk = dk.shape[0]
+        nk = dm_cart.shape[0] - 1
         ncart = jk.basis.ncart
         dj_c, dk_c = dm_cart[0], xp.ascontiguousarray(dm_cart[1:])
         table = jk._tab
@@ -131,14 +154,10 @@ class DirectGradient:
                 stream=stream,
             )
 
-        items = jk.launch_list(dmax_all)
-        if self.profile is None:
-            jk.run_batch(None, items, dm_cart, dmax_sh, dmax_all, None, None, runner=run)
-        else:  # one class at a time, timed (serialises the classes: profiling only)
-            for item in items:
-                stop = jk.backend.timer()
-                jk.run_batch(None, [item], dm_cart, dmax_sh, dmax_all, None, None, runner=run)
-                name = codegen.class_name(item[1])
+        for batch in batches:
+            stop = jk.backend.timer() if timed else None
+            jk.run_batch(None, batch, dm_cart, dmax_sh, dmax_all, None, None, runner=run)
+            if timed:
+                name = codegen.class_name(batch[0][1])
                 self.profile[name] = self.profile.get(name, 0.0) + stop()
-        out = grad.get() if hasattr(grad, "get") else np.asarray(grad)
-        return np.asarray(out).reshape(natm, 3)
+        return grad

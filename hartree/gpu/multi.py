@@ -183,3 +183,90 @@ class MultiJK:
 def _copy(backend, x):
     """x on the backend's device (cupy: peer copy; the emulator: the same array)."""
     return backend.to_here(x)
+
+
+class MultiGradient:
+    """The two-electron gradient over the devices of a :class:`MultiJK`; the interface of
+    :class:`hartree.gpu.gradient.DirectGradient` (``gradient``, ``prepare``).
+
+    The J/K scheme above with the gradient kernels: device 0 forms the cartesian densities
+    and the launch list, :func:`split_items` cuts it, every device takes batches of items
+    from a shared queue and sums d(ab|cd)/dR contractions into its own (3 natm,) vector,
+    and the vectors are added on the host (the quartet sets are disjoint).  A batch is a
+    run of consecutive items of about 1/(16 ndev) of the total cost (one quartet-list
+    count pass, so one host wait, per batch).
+
+    multi: the MultiJK whose replica builders hold each device's pairs; shell_atom: int
+    (nshell,) the atom of each shell.  ``last_split`` records, after each gradient, how
+    many items each device took.
+    """
+
+    def __init__(self, multi, shell_atom):
+        from .gradient import DirectGradient
+
+        self.multi = multi
+        self.parts = []
+        for b in multi.builders:
+            with b.backend.use():
+                self.parts.append(DirectGradient(b, shell_atom))
+        self.last_split = {}
+
+    def prepare(self):
+        for part in self.parts:
+            with part.jk.backend.use():
+                part.prepare()
+
+    def gradient(self, dj, dk, k_factor, natm):
+        """1/2 Σ Γ d(ab|cd)/dR per atom, numpy (natm, 3), hartree/bohr, as
+        :meth:`DirectGradient.gradient`, on all devices."""
+        import numpy as np
+
+        first = self.parts[0]
+        b0 = first.jk
+        with b0.backend.use():
+            dm_cart, dmax_sh, dmax_all = first.screen(dj, dk)
+            if dmax_all == 0.0:
+                return np.zeros((natm, 3))
+            ndev = len(self.parts)
+            items = split_items(b0.launch_list(dmax_all), ndev, self.multi.threshold, dmax_all)
+            b0.backend.synchronize()  # inputs complete before other GPUs copy them
+        for part in self.parts:  # compile/load first, one device at a time
+            with part.jk.backend.use():
+                part.prepare()
+        queue = WorkQueue(_batches(items, sum(t[0] for t in items) / (16.0 * ndev)))
+
+        def work(d, backend):
+            part = self.parts[d]
+            dmc = dm_cart if d == 0 else _copy(backend, dm_cart)
+            dsh = dmax_sh if d == 0 else _copy(backend, dmax_sh)
+            pull = queue.puller(d)
+            batches = iter(lambda: _localized(part.jk, pull()), None)
+            grad = part.accumulate(batches, dmc, dsh, dmax_all, k_factor, natm)
+            out = grad.get() if hasattr(grad, "get") else grad
+            return np.asarray(out, dtype=np.float64)
+
+        parts = on_each_device(self.multi.backends, work, queue)
+        self.last_split = {d: queue.taken.get(d, 0) for d in range(ndev)}
+        return np.sum(parts, axis=0).reshape(natm, 3)
+
+
+def _batches(items, target):
+    """Consecutive runs of `items` (costliest first) whose summed cost reaches `target`
+    (the last run may cost less); each run is one list."""
+    out, run, cost = [], [], 0.0
+    for item in items:
+        run.append(item)
+        cost += item[0]
+        if cost >= target:
+            out.append(run)
+            run, cost = [], 0.0
+    if run:
+        out.append(run)
+    return out
+
+
+def _localized(builder, batch):
+    """A batch of launch items (device 0's arrays) on `builder`'s device; None stays None."""
+    if batch is None:
+        return None
+    return [localize(builder, item) for item in batch]
