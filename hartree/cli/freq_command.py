@@ -2,11 +2,12 @@
 Hessian by central differences of analytic gradients.
 
 Order of work: refuse what cannot work (a method without analytic gradients, --workers
-with --scheduler), check every output path, read the molecule, parse --masses, load the
-basis, open the checkpoint (another job's is refused), then run the reference SCF, the 6N
-displaced gradients (one line each; finished ones are in the checkpoint), and print the
-tables and write the files.  All checks that can fail on user input happen before the
-first SCF.
+with --scheduler, --gpus with --device cpu, --workers or --scheduler), check every output
+path, read the molecule, parse --masses, load the basis, open the checkpoint (another job's
+is refused), start the GPU worker processes (--gpus naming several), then run the
+reference SCF, the 6N displaced gradients (one line each; finished ones are in the
+checkpoint), and print the tables and write the files.  All checks that can fail on user
+input happen before the first SCF.
 """
 
 import os
@@ -20,9 +21,9 @@ from ..io.paths import check_outputs
 from ..io.qcschema import write_json
 from ..io.qcschema_freq import frequency_to_qcschema
 from ..molecule import Molecule
-from ..scf.driver import device_text
+from ..scf.driver import device_text, resolve_gpus
 from ..scf.kernel import validate as validate_method
-from ..vibrations.driver import check_method, frequencies, open_checkpoint
+from ..vibrations.driver import check_method, frequencies, open_checkpoint, open_gpu_workers, worker_gpus
 from ..vibrations.executors import open_executor
 from ..vibrations.hessian import DEFAULT_STEP, FREQUENCY_SCF_DEFAULTS, STEP_RANGE
 from ..vibrations.masses import masses_from_text
@@ -41,10 +42,12 @@ orbitals), then the harmonic frequencies (cm-1; imaginary ones as negative numbe
 normal modes, IR intensities from the dipole derivatives, the zero-point energy and the
 ideal-gas rigid-rotor harmonic-oscillator thermochemistry (E, H, S, G at --temperature and
 --pressure) with translations and rotations projected out, linear molecules, the point
-group and rotational symmetry number.  The displaced gradients run in this process, on a
-local Dask cluster (--workers N) or on an existing Dask scheduler (--scheduler ADDRESS),
-and are checkpointed: a run interrupted and started again with the same checkpoint
-computes only the missing ones.  RI-MP2 has no analytic gradient yet and is refused."""
+group and rotational symmetry number.  The displaced gradients run in this process, on one
+worker process per GPU (--gpus naming several GPUs: the reference SCF runs here on the
+first), on a local Dask cluster (--workers N) or on an existing Dask scheduler
+(--scheduler ADDRESS), and are checkpointed: a run interrupted and started again with the
+same checkpoint computes only the missing ones.  RI-MP2 has no analytic gradient yet and
+is refused."""
 
 EPILOG = f"""\
 masses (--masses, repeatable, comma-separated items, applied left to right):
@@ -69,6 +72,7 @@ examples:
   hartree freq water.xyz -b 6-31g* --temperature 373.15 --pressure 1e5 --qrrho grimme
   hartree freq water.xyz -b 6-31g* --masses H=D --scale 0.8953
   hartree freq radical.xyz -b def2-svp -m uhf --multiplicity 2 --workers 4
+  hartree freq vitamin-c.xyz -b 6-31g** --device gpu --gpus 0,1
   hartree freq big.xyz -b 6-31g* --scheduler tcp://head-node:8786 --checkpoint big-freq.json
 default step: {DEFAULT_STEP} bohr."""
 
@@ -99,6 +103,14 @@ def add_arguments(parser):
         default="auto",
         type=str.lower,
         help="where the SCFs run: a CUDA GPU, the CPU, or auto (the GPU when one is usable)",
+    )
+    model.add_argument(
+        "--gpus",
+        metavar="LIST",
+        default=None,
+        help="GPUs of a GPU run: 'all' or numbers such as 0,1; with several, the displaced "
+        "gradients run on one worker process per GPU (the reference SCF on the first); "
+        "default: as hartree run (each SCF shares its J/K between the GPUs)",
     )
     vib = parser.add_argument_group("vibrations")
     vib.add_argument(
@@ -179,13 +191,13 @@ def _keywords(args, masses):
     }
 
 
-def _header(console, args, molecule, basis, device, executor, store):
+def _header(console, args, molecule, basis, device, gpus, executor, store):
     lines = [
         f"hartree {__version__}: frequencies {args.method.upper()}/{basis.name} on {args.file}",
         f"molecule: {formula(molecule.symbols)}, {molecule.natm} atoms, {molecule.nelectron} electrons, "
         f"charge {molecule.charge}, multiplicity {molecule.multiplicity}",
         f"basis:    {basis.name}, {basis.nao} {'spherical' if basis.pure else 'cartesian'} functions",
-        f"device:   {device_text(device)}",
+        f"device:   {device_text(device, gpus)}",
         f"Hessian:  {6 * molecule.natm} displaced analytic gradients (central differences, "
         f"step {args.step:g} bohr), {executor.description}",
     ]
@@ -215,6 +227,14 @@ def _progress(console, quiet):
 def execute(args, console):
     """Run ``hartree freq`` with parsed arguments; returns the exit code (errors raise)."""
     method = check_method(args.method)  # RI-MP2: one line, exit code 2
+    if args.gpus is not None:
+        if args.device == "cpu":
+            raise InputError("--gpus applies only to GPU runs (--device gpu or auto)")
+        if args.workers is not None or args.scheduler is not None:
+            raise InputError(
+                "--gpus runs the displaced gradients on one worker process per GPU and excludes "
+                "--workers and --scheduler (Dask workers)"
+            )
     store_path = checkpoint_path(args)
     check_outputs(
         (("--json", args.json), ("--molden", args.molden), ("--checkpoint", store_path, True)),
@@ -228,14 +248,21 @@ def execute(args, console):
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
     store = open_checkpoint(store_path, molecule, basis, method, args.step, FREQUENCY_SCF_DEFAULTS, args.overwrite)
     warn_isolated_atoms(molecule)
-    with open_executor(workers=args.workers, scheduler=args.scheduler) as executor:
+    gpus = resolve_gpus(args.gpus, basis.nao) if device == "gpu" else None  # DeviceError before any work
+    workers = worker_gpus(args.device, args.gpus)  # several GPUs: one worker process each
+    if workers is not None:
+        opened = open_gpu_workers(workers)  # started now: their start-up overlaps the reference SCF
+    else:
+        opened = open_executor(workers=args.workers, scheduler=args.scheduler)
+    with opened as executor:
         if not args.quiet:
-            _header(console, args, molecule, basis, device, executor, store)
+            _header(console, args, molecule, basis, device, gpus, executor, store)
         result = frequencies(
             molecule,
             basis,
             method,
             device=args.device,
+            gpus=workers[:1] if workers is not None else args.gpus,
             step=args.step,
             masses=masses,
             temperature=args.temperature,

@@ -12,7 +12,7 @@ See docs/frequencies.md for the equations, units and conventions.
 
 from .analysis import harmonic_analysis
 from .driver import FREQUENCY_METHODS, frequencies
-from .executors import DaskExecutor, SerialExecutor, open_executor
+from .executors import DaskExecutor, GPUWorkersExecutor, SerialExecutor, open_executor
 from .hessian import DEFAULT_STEP, FREQUENCY_SCF_DEFAULTS, finite_difference_hessian
 from .masses import default_masses, masses_from_text
 from .result import Contribution, FrequencyResult, HarmonicAnalysis, Thermochemistry
@@ -31,6 +31,7 @@ __all__ = [
     "open_executor",
     "SerialExecutor",
     "DaskExecutor",
+    "GPUWorkersExecutor",
     "FrequencyResult",
     "HarmonicAnalysis",
     "Thermochemistry",

@@ -5,10 +5,18 @@ harmonic analysis and the thermochemistry in one call.
 >>> res = frequencies(mol, "6-31g*", "rhf", temperature=298.15)
 >>> res.frequencies, res.ir_intensities, res.zero_point_energy      # cm^-1, km/mol, Eh
 >>> res.thermochemistry.gibbs_free_energy                          # Eh
+>>> res = frequencies(mol, "6-31g*", "rhf", device="gpu", gpus=[0, 1])  # one worker per GPU
+
+With ``gpus`` naming more than one GPU (and the device resolving to 'gpu'), the reference SCF
+and gradient run here on the first of them, and the displaced gradients on one worker
+process per named GPU (:class:`.executors.GPUWorkersExecutor`), started before the
+reference SCF so that their start-up overlaps it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import time
 from typing import Any
@@ -18,7 +26,8 @@ import numpy as np
 from ..errors import InputError
 from .analysis import harmonic_analysis
 from .checkpoint import DisplacementCheckpoint, fingerprint
-from .hessian import DEFAULT_STEP, FREQUENCY_SCF_DEFAULTS, check_step, finite_difference_hessian
+from .executors import open_executor
+from .hessian import DEFAULT_STEP, FREQUENCY_SCF_DEFAULTS, check_step, finite_difference_hessian, prepare_worker
 from .result import FrequencyResult
 from .symmetry import SYMMETRY_TOLERANCE
 from .thermo import QRRHO_CUTOFF, STANDARD_PRESSURE, STANDARD_TEMPERATURE, thermochemistry
@@ -59,6 +68,47 @@ def open_checkpoint(path, molecule, basis, method, step, scf_options, overwrite=
     return DisplacementCheckpoint.open(os.fspath(path), key, job, overwrite=overwrite)
 
 
+def worker_gpus(device="auto", gpus=None, executor=None):
+    """The GPU ordinals that get one worker process each: those ``gpus`` names when it names
+    more than one and ``device`` resolves to 'gpu'; else None (``gpus`` then goes to every
+    SCF as given).  InputError for gpus with device 'cpu', and for several GPUs together
+    with an ``executor`` (the workers are the executor); DeviceError for GPUs not visible."""
+    from ..device.selection import resolve_device
+    from ..scf.driver import resolve_gpus
+
+    if gpus is None:
+        return None
+    if device == "cpu":
+        raise InputError("gpus applies only to GPU runs (device 'gpu' or 'auto')")
+    if resolve_device(device) != "gpu":
+        return None
+    ids = list(resolve_gpus(gpus))
+    if len(ids) < 2:
+        return None
+    if executor is not None:
+        raise InputError(
+            f"gpus {ids} starts one worker process per GPU, which is the executor; pass no executor "
+            "(or gpus naming one GPU, for the reference SCF)"
+        )
+    return ids
+
+
+def open_gpu_workers(ids):
+    """Context manager: one worker process per GPU ordinal in ``ids``, each readied for the
+    displaced gradients (:func:`.hessian.prepare_worker`), stopped on exit."""
+    return open_executor(gpus=ids, prepare=functools.partial(prepare_worker, "gpu"))
+
+
+def _release_cached_gpu_memory(scf):
+    """Return this process's cached, unused cupy blocks to the driver after a GPU reference
+    SCF: the worker of the first GPU shares that GPU while this process waits."""
+    if str(scf.device).startswith("cuda"):
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
 def frequencies(
     molecule,
     basis: Any = "6-31g**",
@@ -86,7 +136,9 @@ def frequencies(
 
     basis: a name, file path, per-element dict or :class:`hartree.basis.Basis`;
     method: 'rhf' | 'uhf' | 'rohf' (InputError for 'mp2': no analytic gradient);
-    device, gpus: where the SCFs run (:func:`hartree.scf.run`); step: bohr;
+    device, gpus: where the SCFs run (:func:`hartree.scf.run`); gpus naming several GPUs
+    of a GPU run: the reference on the first, the displacements on one worker process per
+    GPU (module docstring; not with ``executor``); step: bohr;
     masses: (N,) u or None (most abundant isotopes); temperature K; pressure Pa;
     scale: frequency scale factor; qrrho: None | 'grimme' | 'head-gordon' with
     qrrho_cutoff cm^-1 (:mod:`.thermo`); checkpoint: path of the JSON checkpoint of the
@@ -108,19 +160,26 @@ def frequencies(
         basis = load_basis(molecule, basis, cartesian=cartesian)
     options = {**FREQUENCY_SCF_DEFAULTS, **scf_options}
     store = open_checkpoint(checkpoint, molecule, basis, method, step, options, overwrite_checkpoint)
-    scf = run(molecule, basis, method, device=device, gpus=gpus, **options)
-    reference = scf_gradient(scf, gradient_engine(scf, gpus))  # on the SCF's device
-    displaced = {k: v for k, v in options.items() if k != "callback"}
-    hessian = finite_difference_hessian(
-        reference,
-        step=step,
-        executor=executor,
-        checkpoint=store,
-        progress=progress,
-        device=device,
-        gpus=gpus,
-        scf_options=displaced,
-    )
+    workers = worker_gpus(device, gpus, executor)
+    with contextlib.ExitStack() as stack:
+        if workers is not None:  # started now: their start-up overlaps the reference SCF
+            executor = stack.enter_context(open_gpu_workers(workers))
+            gpus = workers[:1]
+        scf = run(molecule, basis, method, device=device, gpus=gpus, **options)
+        reference = scf_gradient(scf, gradient_engine(scf, gpus))  # on the SCF's device
+        if workers is not None:
+            _release_cached_gpu_memory(scf)
+        displaced = {k: v for k, v in options.items() if k != "callback"}
+        hessian = finite_difference_hessian(
+            reference,
+            step=step,
+            executor=executor,
+            checkpoint=store,
+            progress=progress,
+            device=device,
+            gpus=gpus,
+            scf_options=displaced,
+        )
     analysis = harmonic_analysis(
         hessian.hessian,
         molecule,

@@ -23,14 +23,18 @@ noise of a gradient, about conv_tol_grad (1e-8, ``FREQUENCY_SCF_DEFAULTS``), bec
 molecules.
 
 Each displacement is a task (:class:`DisplacementTask`: plain data) run by
-:func:`run_displacement` on an executor (:mod:`.executors`): in this process or on Dask
-workers.  Finished displacements go into a checkpoint (:mod:`.checkpoint`) when one is
-given, so an interrupted run resumes with the missing ones only.
+:func:`run_displacement` on an executor (:mod:`.executors`): in this process, on Dask
+workers or on one worker process per GPU (:func:`prepare_worker` readies those).  Finished
+displacements go into a checkpoint (:mod:`.checkpoint`) when one is given, so an
+interrupted run resumes with the missing ones only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +43,7 @@ import numpy as np
 
 from .. import interruption
 from ..arrays import to_numpy
-from ..errors import ConvergenceError, InputError
+from ..errors import ConvergenceError, DeviceError, InputError
 
 #: Default displacement (bohr) of the central differences (module docstring).
 DEFAULT_STEP = 0.005
@@ -75,7 +79,8 @@ class DisplacementTask:
 @dataclass(frozen=True)
 class DisplacementResult:
     """What a task returns: index, energy (Eh), gradient (N, 3) Eh/bohr, dipole (3,) e bohr,
-    SCF iterations, wall seconds."""
+    SCF iterations, wall seconds; where it ran: pid of the process and its
+    CUDA_VISIBLE_DEVICES (None when unset)."""
 
     index: int
     energy: float
@@ -83,6 +88,8 @@ class DisplacementResult:
     dipole: np.ndarray
     iterations: int
     seconds: float
+    pid: int = 0
+    visible_devices: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,8 @@ class DisplacementProgress:
     stage 'start' (once, before any displaced SCF: total, resumed = displacements already
     in the checkpoint) or 'done' (after each computed displacement, its checkpoint record
     written: index, label such as 'H2 +y', done = finished so far including resumed,
-    energy Eh, iterations, seconds).
+    energy Eh, iterations, seconds; pid and CUDA_VISIBLE_DEVICES of the process that
+    computed it, as in :class:`DisplacementResult`).
     """
 
     stage: str
@@ -104,6 +112,8 @@ class DisplacementProgress:
     energy: float | None = None
     iterations: int | None = None
     seconds: float | None = None
+    pid: int | None = None
+    visible_devices: str | None = None
 
 
 @dataclass
@@ -180,7 +190,47 @@ def run_displacement(task: DisplacementTask) -> DisplacementResult:
         dipole=to_numpy(result.dipole).astype(np.float64),
         iterations=int(result.iterations),
         seconds=time.perf_counter() - start,
+        pid=os.getpid(),
+        visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
     )
+
+
+def prepare_worker(device):
+    """Ready a worker process for :func:`run_displacement` before its first task (the
+    ``prepare`` of :class:`.executors.GPUWorkersExecutor`): import the SCF and gradient code
+    and, for device 'gpu', check that the worker sees exactly one CUDA device (DeviceError
+    otherwise) and create its CUDA context, so that this start-up overlaps the reference
+    SCF of the parent.  Python warnings of the worker become one line on stderr, as the
+    command line prints its own ("hartree: warning (CUDA_VISIBLE_DEVICES=1): ...")."""
+    import warnings
+
+    from ..gradients import scf_gradient  # noqa: F401
+    from ..scf import driver  # noqa: F401
+
+    warnings.showwarning = _worker_warning_line
+
+    if device != "gpu":
+        return
+    from ..device.selection import gpu_names
+
+    names = gpu_names()
+    if len(names) != 1:
+        shown = os.environ.get("CUDA_VISIBLE_DEVICES")
+        raise DeviceError(
+            f"a GPU worker process sees {len(names)} CUDA devices (CUDA_VISIBLE_DEVICES={shown}), not one"
+        )
+    import cupy
+
+    from ..gpu import engine  # noqa: F401
+
+    cupy.cuda.Device(0).synchronize()  # the CUDA context
+
+
+def _worker_warning_line(message, category, filename, lineno, file=None, line=None):
+    text = " ".join(str(message).split())
+    kind = "" if issubclass(category, UserWarning) else f"{category.__name__}: "
+    where = os.environ.get("CUDA_VISIBLE_DEVICES")
+    print(f"hartree: warning (CUDA_VISIBLE_DEVICES={where}): {kind}{text}", file=sys.stderr, flush=True)
 
 
 def assemble(records, natm, step):
@@ -233,32 +283,39 @@ def finite_difference_hessian(
     options = dict(FREQUENCY_SCF_DEFAULTS if scf_options is None else scf_options)
     options.pop("callback", None)
     guess = (to_numpy(scf.mo_coeff), to_numpy(scf.mo_energy))
+    executor = SerialExecutor() if executor is None else executor
+    if hasattr(executor, "placement"):  # e.g. one worker per GPU: device 'gpu', gpus None
+        device, gpus = executor.placement(device, gpus)
     tasks = [
         DisplacementTask(k, molecule, scf.basis, scf.method, step, guess, options, device=device, gpus=gpus)
         for k in missing
     ]
     if progress is not None:
         progress(DisplacementProgress(stage="start", total=total, resumed=resumed, done=resumed))
-    executor = SerialExecutor() if executor is None else executor
-    for result in executor.run(run_displacement, tasks):
-        records[result.index] = (result.energy, result.gradient, result.dipole)
-        if checkpoint is not None:
-            checkpoint.add(result.index, result.energy, result.gradient, result.dipole)
-        if progress is not None:
-            progress(
-                DisplacementProgress(
-                    stage="done",
-                    total=total,
-                    resumed=resumed,
-                    done=len(records),
-                    index=result.index,
-                    label=displacement_label(result.index, molecule.symbols),
-                    energy=result.energy,
-                    iterations=result.iterations,
-                    seconds=result.seconds,
+    # closing: a run left early (an exception here, in progress or the checkpoint) stops
+    # its workers now, not when the generator is collected
+    with contextlib.closing(executor.run(run_displacement, tasks)) as results:
+        for result in results:
+            records[result.index] = (result.energy, result.gradient, result.dipole)
+            if checkpoint is not None:
+                checkpoint.add(result.index, result.energy, result.gradient, result.dipole)
+            if progress is not None:
+                progress(
+                    DisplacementProgress(
+                        stage="done",
+                        total=total,
+                        resumed=resumed,
+                        done=len(records),
+                        index=result.index,
+                        label=displacement_label(result.index, molecule.symbols),
+                        energy=result.energy,
+                        iterations=result.iterations,
+                        seconds=result.seconds,
+                        pid=result.pid,
+                        visible_devices=result.visible_devices,
+                    )
                 )
-            )
-        interruption.check()  # a stop request whose exception Python lost (hartree.interruption)
+            interruption.check()  # a stop request whose exception Python lost (hartree.interruption)
     hessian, apt, energies, asymmetry = assemble(records, natm, step)
     return HessianResult(
         hessian=hessian,
