@@ -227,13 +227,30 @@ def checks(found):
     return out
 
 
-def report(dirs, out=None):
+def _meta(found):
+    """Device, date and versions from the J/K record (else the gradient's)."""
+    for part in ("jk", "gradient"):
+        recs = [rec for (p, _), rec in sorted(found.items()) if p == part]
+        if not recs:
+            continue
+        meta = dict(recs[0]["meta"])
+        if part == "jk":
+            g4 = next((r["gpu4pyscf"]["versions"] for r in recs[0].get("results", []) if "gpu4pyscf" in r), {})
+            meta["versions"] = ", ".join(
+                [f"cupy {meta.get('cupy')}", f"CUDA driver {meta.get('driver')}"]
+                + [f"{'GPU4PySCF' if k == 'gpu4pyscf' else 'PySCF'} {v}" for k, v in g4.items()]
+            )
+        return meta
+    return {}
+
+
+def report(dirs, out=None, note=None):
     from benchmarks.records import device_slug, record_path
 
     found = collect(dirs)
     if not found:
         raise SystemExit("multi_gpu --report: no part records found in " + ", ".join(dirs))
-    meta = next((rec["meta"] for (part, _), rec in sorted(found.items()) if part in ("jk", "gradient")), {})
+    meta = _meta(found)
     device = meta.get("device", "GPU")
     counts = sorted({n for _, n in found})
     rows = series(found)
@@ -244,6 +261,8 @@ def report(dirs, out=None):
         table.append({"case": case, "code": code, "seconds": times, "efficiency": eff})
     record = {"meta": meta | {"gpu_counts": counts, "sources": [str(d) for d in dirs]}, "rows": table}
     record["agreement"] = checks(found)
+    if note:
+        record["meta"]["note"] = note
     path = out or record_path("multi_gpu", device_slug(device, max(counts)))
     Path(path + ".json").write_text(json.dumps(record, indent=1) + "\n")
     Path(path + ".md").write_text(markdown(record, device, counts))
@@ -252,13 +271,13 @@ def report(dirs, out=None):
 
 def markdown(record, device, counts):
     meta = record["meta"]
-    versions = ", ".join(f"{k} {meta[k]}" for k in ("cupy", "driver") if k in meta)
+    versions = meta.get("versions", "")
     lines = [
         f"# hartree on several GPUs of one host ({device}, up to {max(counts)} GPUs)",
         "",
         f"{meta.get('date', '')}; {versions}. Each GPU count ran in its own process seeing only those GPUs "
         "(GPU4PySCF uses every GPU its process sees); all counts in one lease of one machine. "
-        "Efficiency = T1 / (n Tn).",
+        "Efficiency = T1 / (n Tn)." + (f" {meta['note']}" if meta.get("note") else ""),
         "",
         "| case | code | "
         + " | ".join(f"{n} GPU{'s' if n > 1 else ''} (s)" for n in counts)
@@ -288,6 +307,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--report", nargs="+", default=None, metavar="DIR", help="write the record from these folders")
     ap.add_argument("--record", default=None, help="with --report: record path without extension")
+    ap.add_argument("--note", default=None, help="with --report: a sentence for the record (e.g. the commit)")
     ap.add_argument("--child", choices=("freq", "orbitals"), help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--child-out", help=argparse.SUPPRESS)
@@ -295,7 +315,7 @@ def main(argv=None):
     if args.child:
         return child(args.child, args.n, args.child_out, args.repeat)
     if args.report:
-        return report(args.report, args.record)
+        return report(args.report, args.record, args.note)
     import cupy
 
     visible = cupy.cuda.runtime.getDeviceCount()
