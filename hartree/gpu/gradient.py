@@ -9,9 +9,10 @@ order, their Schwarz factors, the quartet screening and list machinery, the Rys 
 it adds: per pair class two more primitive-pair tables, K weighted by 2α and by 2β (eq. (2)
 of :mod:`hartree.gpu.gradient_kernels`), uploaded in build order and gathered on the device
 into the launch order with the J/K builder's permutation; and per quartet class the gradient
-kernel of :mod:`hartree.gpu.gradient_kernels`, run over the same screened quartet lists
-(screened by Schwarz factors times the largest density element of the quartet's blocks,
-taken over DJ and every DK).
+kernel of :mod:`hartree.gpu.gradient_kernels`, run over quartet lists of the same machinery
+screened by Schwarz factors times a bound of the two-particle density, the largest product of
+two density blocks of the quartet (taken over DJ and every DK; ``product`` screening of
+:mod:`hartree.gpu.quartet_lists`, as the CPU reference :mod:`hartree.integrals.eri_deriv`).
 """
 
 import numpy as np
@@ -113,6 +114,8 @@ class DirectGradient:
         ncart = jk.basis.ncart
         dj_c, dk_c = dm_cart[0], xp.ascontiguousarray(dm_cart[1:])
         table = jk._tab
+        # Γ-bound screening (quartet_lists): |Γ| <= (1 + |k| nk) max-product of two blocks
+        screen = jk.threshold / (1.0 + abs(k_factor) * nk)
 
         def run(item, buf, base, n, stream):
             if n <= 0:
@@ -156,7 +159,7 @@ class DirectGradient:
 
         for batch in batches:
             stop = jk.backend.timer() if timed else None
-            jk.run_batch(None, batch, dm_cart, dmax_sh, dmax_all, None, None, runner=run)
+            jk.run_batch(None, batch, dm_cart, dmax_sh, dmax_all, None, None, runner=run, product=screen)
             if timed:
                 name = codegen.class_name(batch[0][1])
                 self.profile[name] = self.profile.get(name, 0.0) + stop()

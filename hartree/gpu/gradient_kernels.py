@@ -162,19 +162,45 @@ def _gamma_lines(cls, transpose):
     ]
 
 
+#: device function adding one atom's (x, y, z) to the gradient: on the GPU the lanes of a
+#: warp holding the same atom first sum their values (__match_any_sync groups them; a warp of
+#: a quartet list mostly sees one or two bra pairs and a run of neighbouring ket pairs, so few
+#: atoms), then one lane per atom adds.  Thousands of quartets per atom otherwise contend for
+#: the same 3 natm addresses (the light classes were bound by these atomics).  The g++
+#: emulator runs one thread at a time: plain adds there.
+GRAD_ADD = """__device__ __forceinline__ void grad_add3(double* grad, int t3, double x, double y, double z)
+{
+#ifdef __CUDA_ARCH__
+  const unsigned peers = __match_any_sync(__activemask(), t3);
+  const int lane = threadIdx.x & 31;
+  if (peers != (1u << lane)) {
+    double sx = 0.0, sy = 0.0, sz = 0.0;
+    for (unsigned rest = peers; rest != 0u; rest &= rest - 1u) {
+      const int src = __ffs(rest) - 1;
+      sx += __shfl_sync(peers, x, src);
+      sy += __shfl_sync(peers, y, src);
+      sz += __shfl_sync(peers, z, src);
+    }
+    if (lane != __ffs(peers) - 1) return;
+    x = sx; y = sy; z = sz;
+  }
+#endif
+  atomicAdd(grad + t3, x);
+  atomicAdd(grad + t3 + 1, y);
+  atomicAdd(grad + t3 + 2, z);
+}"""
+
+
 def _atomic_lines():
     """The quartet's sums gA, gB, gC (and gD = -(gA + gB + gC)) times w = 4 s added to the
-    gradient of the atoms of its four shells."""
+    gradient of the atoms of its four shells (:data:`GRAD_ADD`)."""
     return [
         "  const double wq = 4.0 * s;",
-        "  const int ta = 3 * shell_atom[si], tb = 3 * shell_atom[sj], tc = 3 * shell_atom[sk], "
-        "td = 3 * shell_atom[sl];",
-        "  for (int x = 0; x < 3; ++x) {",
-        "    atomicAdd(grad + ta + x, wq * gA[x]);",
-        "    atomicAdd(grad + tb + x, wq * gB[x]);",
-        "    atomicAdd(grad + tc + x, wq * gC[x]);",
-        "    atomicAdd(grad + td + x, -wq * (gA[x] + gB[x] + gC[x]));",
-        "  }",
+        "  grad_add3(grad, 3 * shell_atom[si], wq * gA[0], wq * gA[1], wq * gA[2]);",
+        "  grad_add3(grad, 3 * shell_atom[sj], wq * gB[0], wq * gB[1], wq * gB[2]);",
+        "  grad_add3(grad, 3 * shell_atom[sk], wq * gC[0], wq * gC[1], wq * gC[2]);",
+        "  grad_add3(grad, 3 * shell_atom[sl], -wq * (gA[0] + gB[0] + gC[0]), -wq * (gA[1] + gB[1] + gC[1]),",
+        "            -wq * (gA[2] + gB[2] + gC[2]));",
     ]
 
 
@@ -362,6 +388,8 @@ def generate(cls, table):
             "",
             *rys_function(table, n),
             "",
+            GRAD_ADD,
+            "",
             *_fused_kernel(cls, table),
             "",
         ]
@@ -389,6 +417,6 @@ def _block_source(cls, table):
         out += eri_function(c) + [""]
     for l in sorted({la, lb, lc}):
         out += _index_tables(l)
-    out += ["", _CONTRACT, ""]
+    out += ["", _CONTRACT, "", GRAD_ADD, ""]
     out += _kernel(cls, table) + [""]
     return "\n".join(out)

@@ -273,10 +273,27 @@ class DirectJK:
                     self._run_list(mods, item, buf, base, ch[2], dm_cart, vj, vk, stream)
         return int(counts_h.sum())
 
-    def _screen(self, P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cursor, qlist, row0, stream, row1=None, bits=None):
+    def _screen(
+        self,
+        P,
+        Q,
+        tri,
+        dmax_sh,
+        dmax_all,
+        with_j,
+        with_k,
+        cursor,
+        qlist,
+        row0,
+        stream,
+        row1=None,
+        bits=None,
+        product=None,
+    ):
         """Count (qlist None) or write pass of ``quartet_screen`` over bra tiles
         [row0, row1) (default: all) and every ket tile; bits: the item's tile bits (set by
-        the count pass, read by the write pass) or None."""
+        the count pass, read by the write pass) or None; product: None (J/K screening) or
+        the threshold of the density-product screening of gradients (quartet_lists)."""
         ntb, ntk = len(P.tile_q_host), len(Q.tile_q_host)
         row1 = ntb if row1 is None else row1
         if row1 <= row0 or ntk == 0:
@@ -299,7 +316,7 @@ class DirectJK:
                 _i32(self.basis.nshell),
                 dmax_sh,
                 _f64(dmax_all),
-                _f64(self.threshold),
+                _f64(self.threshold if product is None else product),
                 _i32(with_j),
                 _i32(with_k),
                 cursor,
@@ -307,6 +324,7 @@ class DirectJK:
                 _i32(qlist is not None),
                 self._dummy if bits is None else bits,
                 _i32(bits is not None),
+                _i32(product is not None),
             ],
             stream=stream,
         )
@@ -468,13 +486,16 @@ class DirectJK:
         keep.clear()  # the current stream now waits for every use of them
         return n
 
-    def run_batch(self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, with_j=True, with_k=True, runner=None):
+    def run_batch(
+        self, mods, items, dm_cart, dmax_sh, dmax_all, vj, vk, with_j=True, with_k=True, runner=None, product=None
+    ):
         """All items of one J/K call: count passes on side streams, one wait for the
         counts, then per wave of the list buffer the write passes and J/K kernels on side
         streams (the next wave's streams wait for the previous wave through the current
         stream, no host wait).  Returns the number of items.  runner: instead of the J/K
         kernel, a callable (item, list buffer, first entry, entries, stream) launching
-        another kernel over each chunk of the quartet lists (the gradient kernels)."""
+        another kernel over each chunk of the quartet lists (the gradient kernels);
+        product: the threshold of density-product screening (gradients) or None."""
         xp = self.xp
         if not items:
             return 0
@@ -502,6 +523,7 @@ class DirectJK:
                 0,
                 streams[k % len(streams)],
                 bits=bits_of(k),
+                product=product,
             )
         self._join(streams)
         counts_h = _host(counts)
@@ -543,6 +565,7 @@ class DirectJK:
                     st,
                     row1=ch[1],
                     bits=bits_of(k),
+                    product=product,
                 )
                 if runner is None:
                     self._run_list(mods, (cls, P, Q, tri), buf, base, ch[2], dm_cart, vj, vk, st)

@@ -21,11 +21,18 @@ Screening of a quartet (Cauchy-Schwarz, Häser & Ahlrichs 1989), Q_ij = sqrt((ij
     J needed: Q_ij Q_kl max(|D|_ij, |D|_kl)                                   >= threshold
     K needed: Q_ij Q_kl max(|D|_ik, |D|_il, |D|_jk, |D|_jl)                   >= threshold
 
-with |D|_ab the largest |D| of shell block (a, b) over all densities.  A quartet is listed
-when J or K is needed; its entry is the int32 pair (ib, ik | flags << 30), flags bit 0:
-J needed, bit 1: K needed.  Segments g: 0 = J and K, 1 = J only, 2 = K only; the list of
-a chunk of rows holds segment 0 of its rows, then segment 1, then segment 2, so warps
-see one flag value except at two boundaries.  Within a segment entries keep the tile
+with |D|_ab the largest |D| of shell block (a, b) over all densities.  For gradients
+(``product``) the contraction is with the two-particle density Γ_ijkl, a sum of products of
+two density elements, so the bound is a product (as the CPU reference,
+:mod:`hartree.integrals.eri_deriv`):
+
+    tile:     max_tile(Q_ij) max_tile(Q_kl) max|D|^2                                < threshold
+    listed:   Q_ij Q_kl max(|D|_ij |D|_kl, |D|_ik |D|_jl, |D|_il |D|_jk)           >= threshold
+
+(with both flags).  A quartet is listed when J or K is needed; its entry is the int32 pair
+(ib, ik | flags << 30), flags bit 0: J needed, bit 1: K needed.  Segments g: 0 = J and K,
+1 = J only, 2 = K only; the list of a chunk of rows holds segment 0 of its rows, then
+segment 1, then segment 2, so warps see one flag value except at two boundaries.  Within a segment entries keep the tile
 order: a warp of the screening kernel covers 2 bra pairs x 16
 neighbouring ket pairs and writes its survivors in lane order, so a warp of the J/K
 kernel mostly sees one or two bra pairs and a run of neighbouring ket pairs (similar
@@ -65,6 +72,7 @@ SCREEN_PARAMS = [
     ("int", "write"),
     ("int*", "tile_bits"),
     ("int", "use_bits"),
+    ("int", "product"),
 ]
 
 #: entries of one list buffer at most (int32 pairs: 8 bytes each); also bounded by the

@@ -9,27 +9,37 @@ extern "C" __global__ void __launch_bounds__(256) quartet_screen(
     const double* __restrict__ ket_tq,
     int nshell, const double* __restrict__ dmax_sh, double dmax_all, double threshold,
     int with_j, int with_k, int* __restrict__ cursor, int* __restrict__ qlist, int write,
-    int* __restrict__ tile_bits, int use_bits)
+    int* __restrict__ tile_bits, int use_bits, int product)
 {
   const int bt = row0 + blockIdx.x, kt = blockIdx.y;          // bra tile, ket tile
   if (tri && kt > bt) return;
   const long long tile = (long long)bt * ((nket + TILE - 1) / TILE) + kt;  // its bit
   if (write && use_bits && !((unsigned)tile_bits[tile >> 5] & (1u << (tile & 31)))) return;
-  if (bra_tq[bt] * ket_tq[kt] * dmax_all < threshold) return;  // whole tile (block-uniform)
+  // product = 1 (gradients): the bound of the two-particle density Γ_ijkl is a product of two
+  // density blocks, max(|D|_ij |D|_kl, |D|_ik |D|_jl, |D|_il |D|_jk) <= max|D|^2
+  const double dbound = product ? dmax_all * dmax_all : dmax_all;
+  if (bra_tq[bt] * ket_tq[kt] * dbound < threshold) return;  // whole tile (block-uniform)
   // a warp: 2 bra pairs x 16 neighbouring ket pairs
   const int ib = bt * TILE + threadIdx.x / TILE, ik = kt * TILE + threadIdx.x % TILE;
   int flag = 0;                                     // bit 0: J needed, bit 1: K needed
   if (ib < nbra && ik < nket && !(tri && ik > ib)) {
     const double q = bra_q[ib] * ket_q[ik];
-    if (q * dmax_all >= threshold) {
+    if (q * dbound >= threshold) {
       const int si = bra_sh[2 * ib], sj = bra_sh[2 * ib + 1];
       const int sk = ket_sh[2 * ik], sl = ket_sh[2 * ik + 1];
-      if (with_j && q * fmax(dmax_sh[si * nshell + sj], dmax_sh[sk * nshell + sl]) >= threshold)
-        flag |= 1;
-      if (with_k && q * fmax(fmax(dmax_sh[si * nshell + sk], dmax_sh[si * nshell + sl]),
-                             fmax(dmax_sh[sj * nshell + sk], dmax_sh[sj * nshell + sl]))
-                        >= threshold)
-        flag |= 2;
+      if (product) {                                // listed with both flags
+        const double g = fmax(dmax_sh[si * nshell + sj] * dmax_sh[sk * nshell + sl],
+                              fmax(dmax_sh[si * nshell + sk] * dmax_sh[sj * nshell + sl],
+                                   dmax_sh[si * nshell + sl] * dmax_sh[sj * nshell + sk]));
+        if (q * g >= threshold) flag = 3;
+      } else {
+        if (with_j && q * fmax(dmax_sh[si * nshell + sj], dmax_sh[sk * nshell + sl]) >= threshold)
+          flag |= 1;
+        if (with_k && q * fmax(fmax(dmax_sh[si * nshell + sk], dmax_sh[si * nshell + sl]),
+                               fmax(dmax_sh[sj * nshell + sk], dmax_sh[sj * nshell + sl]))
+                          >= threshold)
+          flag |= 2;
+      }
     }
   }
   const int seg = flag == 3 ? 0 : (flag == 0 ? -1 : flag);  // 0: J and K, 1: J only, 2: K only
