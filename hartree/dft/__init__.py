@@ -1,0 +1,18 @@
+"""hartree.dft: the pieces of Kohn-Sham DFT (in progress; the SCF does not use them yet).
+
+>>> from hartree.dft import make_grid, parse_functional, xc_energy_potential
+>>> grid = make_grid(mol, level=3)                      # Grid: coords (n, 3) bohr, weights (n,)
+>>> exc, vxc, nelec = xc_energy_potential(basis, grid, dm, "pbe")
+
+Modules: grid_data (radii, ξ, level tables), grids (radial and Lebedev rules, Becke /
+Stratmann partition, pruning, :func:`make_grid`), functionals (names -> libxc through PySCF's
+bundled libxc, family, exact exchange, range separation, VV10), numint (AO values and
+gradients on points, ρ, ∇ρ, τ, E_xc and V_xc).  PySCF is needed for the functionals (the
+``dft`` extra) and imported only when one is asked for; see docs/dft.md.
+"""
+
+from .functionals import Functional, parse_functional
+from .grids import Grid, make_grid
+from .numint import ao_values, xc_energy_potential
+
+__all__ = ["Grid", "make_grid", "Functional", "parse_functional", "ao_values", "xc_energy_potential"]

@@ -1,0 +1,232 @@
+"""Exchange-correlation energy and potential matrix of a density matrix on a grid (CPU, numpy).
+
+    exc, vxc, nelec = xc_energy_potential(basis, grid, dm, "pbe")
+
+Restricted: dm (nao, nao) is the total density matrix, vxc (nao, nao), nelec a float.
+Unrestricted: dm (2, nao, nao) holds the alpha and beta matrices, vxc (2, nao, nao) and
+nelec (2,).  Energies in hartree; the AO order is PySCF's (hartree's) order.
+
+With AO values φ_μ and their gradients at the points (block by block), the densities are
+
+    ρ = Σ_μν D_μν φ_μ φ_ν,   ∇ρ = 2 Σ_μν D_μν φ_ν ∇φ_μ,   τ = ½ Σ_μν D_μν ∇φ_μ·∇φ_ν
+
+(libxc's τ = ½ Σ_i n_i |∇ψ_i|², the same with the 1/2; D symmetric).  libxc
+(through :mod:`hartree.dft.functionals`) gives the energy per particle ε and the partial
+derivatives v_ρ = ∂f/∂ρ, v_σ = ∂f/∂σ (σ = ∇ρ·∇ρ), v_τ = ∂f/∂τ of f = ρ ε, and
+
+    E_xc = Σ_g w_g ρ_g ε_g,
+    V_μν = ∂E_xc/∂D_μν = Σ_g w_g [ v_ρ φ_μ φ_ν + 2 v_σ ∇ρ·∇(φ_μ φ_ν) + ½ v_τ ∇φ_μ·∇φ_ν ]
+
+(e.g. Pople, Gill and Johnson, Chem. Phys. Lett. 199, 557 (1992), eqs. 10-12, for the GGA
+term; the τ term follows from ∂τ/∂D_μν).  Spin-polarised: σ_αα, σ_αβ, σ_ββ, and the α
+gradient term becomes (2 v_σαα ∇ρ_α + v_σαβ ∇ρ_β)·∇(φ_μ φ_ν).  Only the semilocal part is
+evaluated here; exact exchange and VV10 are the callers' (see :class:`Functional`).
+
+Shells are screened per block: a shell whose functions and gradients stay below
+:data:`AO_THRESHOLD` on every point of the block is skipped (:func:`shell_radii`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..basis import cart2sph, cart_components
+from ..errors import InputError
+from ..integrals.gaussian_product import angular_factors
+from .functionals import Functional, libxc, parse_functional
+from .grids import Grid
+
+__all__ = ["AO_THRESHOLD", "shell_radii", "ao_values", "densities", "xc_energy_potential"]
+
+#: Functions and gradient components below this (a.u.) on a whole block are skipped.
+AO_THRESHOLD = 1e-15
+#: Bytes of AO values (4 rows) per block of points.
+_BLOCK_BYTES = 32 * 1024 * 1024
+
+
+def shell_radii(basis, threshold: float = AO_THRESHOLD) -> np.ndarray:
+    """Radius (bohr) per shell, (nshell,), beyond which every function of the shell and every
+    component of its gradient is below ``threshold``.
+
+    Bound: |x^i y^j z^k| <= r^l, |∂_x (x^i y^j z^k e^{-a r²})| <= (l r^(l-1) + 2a r^(l+1)) e^{-a r²},
+    and a spherical function's cartesian coefficients sum to less than 2^l (2l+1) in absolute
+    value (:func:`hartree.grid.cpu.shell_cutoffs`), so every value is at most
+    2^l (2l+1) f(l) Σ_p |c_p| (r^l + l r^(l-1) + 2 a_p r^(l+1)) e^{-a_p r²}; the radius is the
+    last point of a 0.01-bohr grid where this bound reaches the threshold (inf past 60 bohr).
+    """
+    r = np.linspace(0.0, 60.0, 6001)[1:]
+    factors = angular_factors(int(basis.max_l) + 1) if basis.nshell else np.ones(1)
+    out = np.empty(basis.nshell)
+    for ish in range(basis.nshell):
+        l = int(basis.shell_l[ish])
+        a = basis.shell_exponents(ish)[:, None]
+        c = np.abs(basis.shell_coefficients(ish))[:, None] * factors[l] * 2.0**l * (2 * l + 1)
+        poly = r**l + l * r ** max(l - 1, 0) + 2.0 * a * r ** (l + 1)
+        bound = (c * poly * np.exp(-a * r * r)).sum(axis=0)
+        above = np.flatnonzero(bound >= threshold)
+        out[ish] = np.inf if above.size and above[-1] == r.size - 1 else (r[above[-1] + 1] if above.size else r[0])
+    return out
+
+
+def ao_values(basis, points: np.ndarray, deriv: int = 1, shells: np.ndarray | None = None) -> np.ndarray:
+    """AO values (deriv 0) and gradients (deriv 1) at points (n, 3) bohr.
+
+    Returns float64 (1 + 3 deriv, n, nao): φ_μ(r_p), then ∂φ_μ/∂x, ∂y, ∂z (bohr^-3/2,
+    bohr^-5/2); AO order and normalisation of the basis (PySCF's).  ``shells``: evaluate only
+    these shells; the last axis then holds their functions only, shell after shell in the
+    order given.
+    """
+    points = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    ncomp = 1 + 3 * int(deriv)
+    shells = np.arange(basis.nshell) if shells is None else np.asarray(shells, dtype=np.int64)
+    sizes = basis.ao_loc[shells + 1] - basis.ao_loc[shells]
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    out = np.empty((ncomp, points.shape[0], int(starts[-1])))
+    factors = angular_factors(max(int(basis.max_l), 0) + 2)
+    for ish, a0, a1 in zip(shells, starts[:-1], starts[1:]):
+        l = int(basis.shell_l[ish])
+        d = points - basis.shell_center[ish]
+        a = basis.shell_exponents(ish)
+        c = basis.shell_coefficients(ish) * factors[l]
+        e = np.exp(-(d * d).sum(axis=1)[:, None] * a[None, :])  # (n, nprim)
+        radial = e @ c  # Σ c e^{-a r²}
+        powers = [np.ones((3, points.shape[0])), d.T]
+        for _ in range(l):
+            powers.append(powers[-1] * d.T)
+        comps = cart_components(l)
+        cart = np.empty((ncomp, points.shape[0], len(comps)))
+        for k, (i, j, m) in enumerate(comps):
+            mono = powers[i][0] * powers[j][1] * powers[m][2]
+            cart[0, :, k] = mono * radial
+        if deriv:
+            radial_a = -2.0 * (e @ (c * a))  # Σ -2a c e^{-a r²}
+            # ∂x (x^i y^j z^k R) = i x^(i-1) y^j z^k R + x^(i+1) y^j z^k (Σ -2a c e^{-a r²})
+            for k, ijk in enumerate(comps):
+                for x in range(3):
+                    up = list(ijk)
+                    up[x] += 1
+                    value = powers[up[0]][0] * powers[up[1]][1] * powers[up[2]][2] * radial_a
+                    if ijk[x]:
+                        down = list(ijk)
+                        down[x] -= 1
+                        value += ijk[x] * powers[down[0]][0] * powers[down[1]][1] * powers[down[2]][2] * radial
+                    cart[1 + x, :, k] = value
+        out[:, :, a0:a1] = cart @ cart2sph(l) if basis.pure else cart
+    return out
+
+
+def densities(ao: np.ndarray, dm: np.ndarray, family: str) -> np.ndarray:
+    """ρ and what the family needs, in libxc's (PySCF's ``eval_xc``) layout.
+
+    ao (4, n, nao) from :func:`ao_values` (1 row is enough for "LDA"), dm (nao, nao)
+    symmetric.  Returns (n,) for "LDA"; (4, n) ρ, ∂xρ, ∂yρ, ∂zρ for "GGA"; (6, n) for
+    "MGGA" with rows 4 (the Laplacian, not used: 0) and 5 τ = ½ Σ D_μν ∇φ_μ·∇φ_ν (bohr^-5).
+    """
+    c0 = ao[0] @ dm
+    rho = np.einsum("pi,pi->p", c0, ao[0])
+    if family == "LDA":
+        return rho
+    out = np.zeros((4 if family == "GGA" else 6, rho.shape[0]))
+    out[0] = rho
+    for x in range(3):
+        out[1 + x] = 2.0 * np.einsum("pi,pi->p", c0, ao[1 + x])
+    if family == "MGGA":
+        for x in range(3):
+            out[5] += 0.5 * np.einsum("pi,pi->p", ao[1 + x] @ dm, ao[1 + x])
+    return out
+
+
+def _check_dm(basis, dm) -> tuple[np.ndarray, bool]:
+    """(ndm, nao, nao) symmetrised float64 density matrices and whether they are spin-resolved."""
+    dm = np.asarray(dm, dtype=np.float64)
+    nao = basis.nao
+    if dm.shape == (nao, nao):
+        unrestricted = False
+        dm = dm[None]
+    elif dm.shape == (2, nao, nao):
+        unrestricted = True
+    else:
+        raise InputError(f"density matrix has shape {dm.shape}; expected ({nao}, {nao}) or (2, {nao}, {nao})")
+    if not np.all(np.isfinite(dm)):
+        raise InputError("density matrix has non-finite entries")
+    return 0.5 * (dm + dm.transpose(0, 2, 1)), unrestricted
+
+
+def _potential_rows(family: str, rho: np.ndarray, vrho, vsigma, vtau, weights, spin: int, unrestricted: bool):
+    """Weighted coefficients of one spin's potential on a block: (w_ρ (n,), w_∇ (3, n) or
+    None, w_τ (n,) or None) with V = φ^T [w_ρ φ / 2 + Σ_x w_∇x ∂xφ] + transpose + Σ_x ∂xφ^T w_τ ∂xφ."""
+    if not unrestricted:
+        wr = weights * vrho
+        wg = None if family == "LDA" else 2.0 * weights * vsigma * rho[1:4]
+        wt = None if family != "MGGA" else 0.5 * weights * vtau
+        return wr, wg, wt
+    wr = weights * vrho[:, spin]
+    wg = wt = None
+    if family != "LDA":
+        own, other = rho[spin], rho[1 - spin]
+        vs_own = vsigma[:, 0] if spin == 0 else vsigma[:, 2]
+        wg = weights * (2.0 * vs_own * own[1:4] + vsigma[:, 1] * other[1:4])
+    if family == "MGGA":
+        wt = 0.5 * weights * vtau[:, spin]
+    return wr, wg, wt
+
+
+def xc_energy_potential(basis, grid: Grid, dm: np.ndarray, functional: str | Functional, block_points: int = 0):
+    """E_xc (hartree), V_xc and the integrated electron count of density matrix dm.
+
+    dm (nao, nao) total density (restricted) or (2, nao, nao) alpha and beta (unrestricted);
+    only its symmetric part counts.  Returns (exc, vxc, nelec): vxc (nao, nao) or
+    (2, nao, nao) hartree, nelec float or (2,).  functional: a name or a
+    :class:`Functional`; its semilocal part only (module docstring).  block_points: points
+    per block (0: chosen from nao).
+    """
+    functional = parse_functional(functional)
+    family = functional.family
+    dms, unrestricted = _check_dm(basis, dm)
+    nset = dms.shape[0]
+    nao = basis.nao
+    xc = libxc()
+    if block_points <= 0:
+        block_points = int(min(8192, max(128, _BLOCK_BYTES // (4 * 8 * max(nao, 1)))))
+    radii = shell_radii(basis)
+    centres = np.asarray(basis.shell_center)
+    deriv = 0 if family == "LDA" else 1
+    vhalf = np.zeros((nset, nao, nao))
+    nelec = np.zeros(nset)
+    exc = 0.0
+    for p0 in range(0, grid.npoints, block_points):
+        pts = grid.coords[p0 : p0 + block_points]
+        weights = grid.weights[p0 : p0 + block_points]
+        # nearest approach of the block to each shell centre
+        nearest = np.sqrt(((pts[None, :, :] - centres[:, None, :]) ** 2).sum(-1).min(axis=1))
+        shells = np.flatnonzero(nearest <= radii)
+        if shells.size == 0:
+            continue
+        idx = np.concatenate([np.arange(basis.ao_loc[s], basis.ao_loc[s + 1]) for s in shells])
+        ao = ao_values(basis, pts, deriv, shells)  # (4, m, len(idx))
+        sub = dms[:, idx[:, None], idx[None, :]]
+        rhos = [densities(ao, sub[s], family) for s in range(nset)]
+        rho_in = (rhos[0], rhos[1]) if unrestricted else rhos[0]
+        eps, v = xc.eval_xc(functional.xc_code, rho_in, spin=int(unrestricted), deriv=1)[:2]
+        vrho, vsigma, _, vtau = (*v, None, None, None)[:4]  # (vrho,) for LDA
+        total = sum(r if family == "LDA" else r[0] for r in rhos)
+        exc += float(weights @ (total * eps))
+        for s in range(nset):
+            rho_s = rhos[s] if family == "LDA" else rhos[s][0]
+            nelec[s] += float(weights @ rho_s)
+            wr, wg, wt = _potential_rows(
+                family, rhos if unrestricted else rhos[0], vrho, vsigma, vtau, weights, s, unrestricted
+            )
+            aow = ao[0] * (0.5 * wr)[:, None]
+            if wg is not None:
+                for x in range(3):
+                    aow += ao[1 + x] * wg[x][:, None]
+            block = ao[0].T @ aow
+            if wt is not None:
+                for x in range(3):
+                    block += 0.5 * (ao[1 + x].T @ (ao[1 + x] * wt[:, None]))
+            vhalf[s][idx[:, None], idx[None, :]] += block
+    vxc = vhalf + vhalf.transpose(0, 2, 1)
+    if unrestricted:
+        return exc, vxc, nelec
+    return exc, vxc[0], float(nelec[0])
