@@ -273,27 +273,10 @@ class DirectJK:
                     self._run_list(mods, item, buf, base, ch[2], dm_cart, vj, vk, stream)
         return int(counts_h.sum())
 
-    def _screen(
-        self,
-        P,
-        Q,
-        tri,
-        dmax_sh,
-        dmax_all,
-        with_j,
-        with_k,
-        cursor,
-        qlist,
-        row0,
-        stream,
-        row1=None,
-        bits=None,
-        product=None,
-    ):
-        """Count (qlist None) or write pass of ``quartet_screen`` over bra tiles
-        [row0, row1) (default: all) and every ket tile; bits: the item's tile bits (set by
-        the count pass, read by the write pass) or None; product: None (J/K screening) or
-        the threshold of the density-product screening of gradients (quartet_lists)."""
+    def _screen(self, P, Q, tri, dsh, dall, with_j, with_k, cur, qlist, row0, st, row1=None, bits=None, product=None):
+        """Count (qlist None) or write pass of ``quartet_screen`` over bra tiles [row0, row1)
+        (default: all) and every ket tile; bits: the item's tile bits (count pass sets, write
+        pass reads) or None; product: the threshold of gradients' Γ screening, or None."""
         ntb, ntk = len(P.tile_q_host), len(Q.tile_q_host)
         row1 = ntb if row1 is None else row1
         if row1 <= row0 or ntk == 0:
@@ -314,19 +297,19 @@ class DirectJK:
                 Q.q,
                 Q.tile_q,
                 _i32(self.basis.nshell),
-                dmax_sh,
-                _f64(dmax_all),
+                dsh,
+                _f64(dall),
                 _f64(self.threshold if product is None else product),
                 _i32(with_j),
                 _i32(with_k),
-                cursor,
+                cur,
                 self._dummy if qlist is None else qlist,
                 _i32(qlist is not None),
                 self._dummy if bits is None else bits,
                 _i32(bits is not None),
                 _i32(product is not None),
             ],
-            stream=stream,
+            stream=st,
         )
 
     def _run_list(self, mods, item, buf, base, n, dm_cart, vj, vk, stream):
@@ -494,8 +477,7 @@ class DirectJK:
         streams (the next wave's streams wait for the previous wave through the current
         stream, no host wait).  Returns the number of items.  runner: instead of the J/K
         kernel, a callable (item, list buffer, first entry, entries, stream) launching
-        another kernel over each chunk of the quartet lists (the gradient kernels);
-        product: the threshold of density-product screening (gradients) or None."""
+        another kernel over each chunk of the quartet lists (gradients); product: _screen's."""
         xp = self.xp
         if not items:
             return 0
