@@ -1,4 +1,5 @@
-"""hartree.dft: the pieces of Kohn-Sham DFT (in progress; the SCF does not use them yet).
+"""hartree.dft: the pieces of Kohn-Sham DFT (in progress; the SCF uses them through
+:mod:`hartree.scf.ks`, method 'rks'/'uks' with ``xc=``).
 
 >>> from hartree.dft import make_grid, parse_functional, xc_energy_potential
 >>> grid = make_grid(mol, level=3)                      # Grid: coords (n, 3) bohr, weights (n,)

@@ -71,6 +71,15 @@ def energy_weighted_density(result, engine) -> np.ndarray:
     return 0.5 * (w + w.T)
 
 
+def _refuse_dft(method):
+    """InputError for a Kohn-Sham method: its gradient (the XC term) is not written yet."""
+    if str(method).lower() in ("rks", "uks"):
+        raise InputError(
+            f"analytic gradients of Kohn-Sham DFT ({str(method).upper()}) are not implemented yet; "
+            "only RHF, UHF and ROHF have them"
+        )
+
+
 def scf_gradient(result, engine=None) -> GradientResult:
     """The analytic gradient, eq. (1), of a converged SCFResult (RHF, UHF or ROHF).
 
@@ -81,6 +90,7 @@ def scf_gradient(result, engine=None) -> GradientResult:
     """
     from hartree.integrals.engine import CPUEngine
 
+    _refuse_dft(result.method)
     if result.method not in ("rhf", "uhf", "rohf"):
         raise InputError(f"no analytic gradient for method {result.method!r}")
     if not result.converged:
@@ -127,6 +137,7 @@ def gradient(
     return its analytic gradient.  Arguments as :func:`hartree.scf.run`."""
     from hartree.scf import run
 
+    _refuse_dft(method)  # before the SCF, not after it
     opts = {**GRADIENT_SCF_DEFAULTS, **scf_options}
     result = run(molecule, basis, method, device=device, gpus=gpus, **opts)
     return scf_gradient(result, gradient_engine(result, gpus, opts.get("screening_threshold", 1e-13)))

@@ -54,9 +54,9 @@ def spin_square(dm, s, nalpha, nbeta):
 
 
 def energy_components(terms, nuclear_repulsion):
-    """The energy dict of SCFResult: one_electron, coulomb, exchange,
-    nuclear_repulsion, total (Eh)."""
-    out = {k: float(terms[k]) for k in ("one_electron", "coulomb", "exchange")}
+    """The energy dict of SCFResult: one_electron, coulomb, exchange (Kohn-Sham: the scaled
+    exact exchange), xc (Kohn-Sham only: E_xc), nuclear_repulsion, total (Eh)."""
+    out = {k: float(terms[k]) for k in ("one_electron", "coulomb", "exchange", "xc") if k in terms}
     out["nuclear_repulsion"] = float(nuclear_repulsion)
     out["total"] = sum(out.values())
     return out

@@ -118,7 +118,7 @@ def gpu_memory_check(engine: GPUEngine, basis: Basis, options: SCFOptions) -> st
     from ..device.memory import budget_bytes, gib
     from ..gpu.memory import jk_bytes, scf_bytes
 
-    nspin = 1 if options.method == "rhf" else 2
+    nspin = 1 if options.scheme == "rhf" else 2
     need = scf_bytes(basis, nspin, options.diis_space) + jk_bytes(basis, 1, ndev=engine.ndevices)
     have = budget_bytes(engine.backends()[0])
     if need <= have:
@@ -202,12 +202,13 @@ def run(
     """Run an SCF calculation and return its SCFResult.
 
     basis: a basis-set name, a file path, a per-element dict, or a Basis.
-    method: 'rhf' | 'uhf' | 'rohf'; device: 'auto' | 'cpu' | 'gpu' (module docstring;
-    ignored when an ``engine`` is given, except that 'auto' lets a GPU engine that runs
-    out of memory hand over to the CPU; ``result.device`` names what ran); gpus: the
-    GPUs to use (None = every visible one, or the first below MULTI_GPU_MIN_NAO basis
-    functions; 'all', '0,1', int, list; GPU runs only); other
-    keywords are SCFOptions fields (a typo raises TypeError).  Raises InputError for
+    method: 'rhf' | 'uhf' | 'rohf' (Hartree-Fock) or 'rks' | 'uks' (Kohn-Sham DFT, with the
+    functional as ``xc='b3lyp'`` and ``grid_level`` 1..9; docs/dft.md);
+    device: 'auto' | 'cpu' | 'gpu' (module docstring; ignored when an ``engine`` is given,
+    except that 'auto' lets a GPU engine that runs out of memory hand over to the CPU;
+    ``result.device`` names what ran); gpus: the GPUs to use (None = every visible one,
+    or the first below MULTI_GPU_MIN_NAO basis functions; 'all', '0,1', int, list; GPU runs
+    only); other keywords are SCFOptions fields (a typo raises TypeError).  Raises InputError for
     impossible input, DeviceError for device='gpu' without a GPU, and
     ConvergenceError (with ``.result``) when not converged, unless
     ``allow_unconverged`` is True.
@@ -305,3 +306,15 @@ class ROHF(_Driver):
     """Restricted open-shell Hartree-Fock (Roothaan effective Fock): ``ROHF(mol).run()``."""
 
     method = "rohf"
+
+
+class RKS(_Driver):
+    """Restricted closed-shell Kohn-Sham DFT: ``RKS(mol, "6-31g*", xc="b3lyp").run()``."""
+
+    method = "rks"
+
+
+class UKS(_Driver):
+    """Unrestricted Kohn-Sham DFT: ``UKS(mol, "6-31g*", xc="pbe").run()``."""
+
+    method = "uks"

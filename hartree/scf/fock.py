@@ -10,6 +10,11 @@ Shapes (nset = 1 for RHF, 2 for UHF/ROHF):
 
 The electronic energy is E = 1/2 sum_s tr(D_s (h + F_s)), split into
 one-electron tr(D h), Coulomb 1/2 tr(D J) and exchange parts.
+
+Kohn-Sham (RKS on the RHF layout, UKS on the UHF one): the exchange is scaled by the
+functional's exact-exchange fraction c_x (``hf_exchange``; 1 for Hartree-Fock, 0 for a pure
+functional, when K is not built at all and ``vk`` is None), F = h + J - (c_x/2) K (RKS),
+F_s = h + J[D_a + D_b] - c_x K[D_s] (UKS); the caller adds V_xc and E_xc.
 """
 
 from __future__ import annotations
@@ -28,31 +33,37 @@ def nset(method):
     return 1 if method == "rhf" else 2
 
 
-def fock_from_jk(method, h, vj, vk):
-    """Fock matrices (nset, nao, nao) from h (nao, nao) and J, K of ``dm``."""
+def fock_from_jk(method, h, vj, vk, hf_exchange=1.0):
+    """Fock matrices (nset, nao, nao) from h (nao, nao) and J, K of ``dm``; the exchange
+    scaled by ``hf_exchange`` (c_x; vk may be None when it is 0)."""
     xp = array_module(h)
+    cx = float(hf_exchange)
     if method == "rhf":
-        return (h + vj[0] - 0.5 * vk[0])[None]
+        f = h + vj[0]
+        return (f if cx == 0.0 else f - (0.5 * cx) * vk[0])[None]
     jtot = vj[0] + vj[1]
-    return xp.stack([h + jtot - vk[0], h + jtot - vk[1]])
+    if cx == 0.0:
+        return xp.stack([h + jtot, h + jtot])
+    return xp.stack([h + jtot - cx * vk[0], h + jtot - cx * vk[1]])
 
 
-def energy_terms(method, h, dm, vj, vk):
-    """Electronic energy parts in Eh: one_electron, coulomb, exchange (floats)."""
+def energy_terms(method, h, dm, vj, vk, hf_exchange=1.0):
+    """Electronic energy parts in Eh: one_electron, coulomb, exchange (floats); the
+    exchange scaled by ``hf_exchange`` (c_x; vk may be None when it is 0):
+    RHF/RKS -c_x/4 tr(D K), UHF/UKS -c_x/2 sum_s tr(D_s K_s)."""
     xp = array_module(h)
+    cx = float(hf_exchange)
 
     def tr(a, b):
         return float(xp.sum(a * b))  # tr(A B) for symmetric A, B
 
     if method == "rhf":
         d = dm[0]
-        return {"one_electron": tr(d, h), "coulomb": 0.5 * tr(d, vj[0]), "exchange": -0.25 * tr(d, vk[0])}
+        ex = 0.0 if cx == 0.0 else -0.25 * cx * tr(d, vk[0])
+        return {"one_electron": tr(d, h), "coulomb": 0.5 * tr(d, vj[0]), "exchange": ex}
     dt = dm[0] + dm[1]
-    return {
-        "one_electron": tr(dt, h),
-        "coulomb": 0.5 * tr(dt, vj[0] + vj[1]),
-        "exchange": -0.5 * (tr(dm[0], vk[0]) + tr(dm[1], vk[1])),
-    }
+    ex = 0.0 if cx == 0.0 else -0.5 * cx * (tr(dm[0], vk[0]) + tr(dm[1], vk[1]))
+    return {"one_electron": tr(dt, h), "coulomb": 0.5 * tr(dt, vj[0] + vj[1]), "exchange": ex}
 
 
 def argsort_stable(a):

@@ -27,6 +27,12 @@ the device); Fock, densities, DIIS and the diagonalisations (``xp.linalg.eigh``)
 there.
 Only scalars (energies, error norms, DIIS inner products) come back per cycle; the
 result's arrays are returned as numpy.
+
+Kohn-Sham DFT (method 'rks'/'uks', options.xc): the same loop on the RHF/UHF layout
+(``options.scheme``) with the exact exchange scaled by c_x (K not built when c_x = 0) and
+E_xc, V_xc of :class:`hartree.scf.ks.KohnSham` added to each state; the grid is built once,
+after the guess.  The XC integration is numpy for now: on the GPU the density goes to the
+host and V_xc back each cycle.
 """
 
 from __future__ import annotations
@@ -62,29 +68,33 @@ AUTO_LEVEL_SHIFT = 0.3
 MAX_LEVEL_SHIFT = 1.2
 #: Cycles without halving the gradient norm that count as a stall.
 STALL_WINDOW = 10
-#: Stages of SCFResult.timings (seconds): one-electron matrices, initial guess, every J/K
-#: build, everything else in the loop (Fock, DIIS, diagonalisation, orthogonaliser), final
-#: analysis (dipole, Mulliken, <S^2>).
-STAGES = ("one_electron", "guess", "jk", "other", "analysis")
+#: Stages of SCFResult.timings (seconds): one-electron matrices, initial guess, the XC
+#: grid (Kohn-Sham; 0 for Hartree-Fock), every J/K build, every E_xc/V_xc evaluation
+#: (Kohn-Sham), everything else in the loop (Fock, DIIS, diagonalisation,
+#: orthogonaliser), final analysis (dipole, Mulliken, <S^2>).
+STAGES = ("one_electron", "guess", "grid", "jk", "xc", "other", "analysis")
 
 
 def validate(molecule, method):
     """InputError for a method/spin combination that cannot work."""
-    if method not in ("rhf", "uhf", "rohf"):
-        raise InputError(f"unknown SCF method {method!r}; choose rhf, uhf or rohf")
+    if method not in ("rhf", "uhf", "rohf", "rks", "uks"):
+        raise InputError(f"unknown SCF method {method!r}; choose rhf, uhf, rohf, rks or uks")
     if molecule.nelectron < 1:
         raise InputError(
             f"the molecule has no electrons (charge {molecule.charge} with nuclear "
             f"charge {int(molecule.numbers.sum())}); there is nothing to compute"
         )
-    if method == "rhf":
+    if method in ("rhf", "rks"):
+        other = "uhf or rohf" if method == "rhf" else "uks"
         if molecule.nelectron % 2:
             raise InputError(
-                "RHF needs an even number of electrons; use --method uhf or rohf "
+                f"{method.upper()} needs an even number of electrons; use --method {other} "
                 f"(the molecule has {molecule.nelectron} electrons)"
             )
         if molecule.multiplicity != 1:
-            raise InputError(f"RHF needs multiplicity 1 (got {molecule.multiplicity}); use --method uhf or rohf")
+            raise InputError(
+                f"{method.upper()} needs multiplicity 1 (got {molecule.multiplicity}); use --method {other}"
+            )
 
 
 class _StageClock:
@@ -114,8 +124,9 @@ class _IncrementalJK:
     phase has no periodic full rebuilds for that reason).
     """
 
-    def __init__(self, engine, incremental, every, clock=None, early=None):
+    def __init__(self, engine, incremental, every, clock=None, early=None, with_k=True):
         self.engine = engine
+        self.with_k = bool(with_k)  # False: vk is None (a pure functional needs no K)
         self.incremental = bool(incremental) and every > 1
         self.every = int(every)
         self.dm = self.vj = self.vk = None
@@ -148,15 +159,17 @@ class _IncrementalJK:
             self.clock.lap("other")
         kw = {} if self.early is None else {"threshold": self.early}
         if full:
-            vj, vk = self.engine.jk(dm, with_j=True, with_k=True, **kw)
+            vj, vk = self.engine.jk(dm, with_j=True, with_k=self.with_k, **kw)
             self.since_full = 0
         else:
-            dvj, dvk = self.engine.jk(dm - self.dm, with_j=True, with_k=True, **kw)
-            vj, vk = self.vj + dvj, self.vk + dvk
+            dvj, dvk = self.engine.jk(dm - self.dm, with_j=True, with_k=self.with_k, **kw)
+            vj, vk = self.vj + dvj, (self.vk + dvk if self.with_k else None)
             self.since_full += 1
         self.dm, self.vj, self.vk = dm, vj, vk
         self.builds["full" if full else "incremental"] += 1
         self.builds["early_screening"] += bool(kw)
+        if not self.with_k:
+            vk = None
         if self.clock is not None:
             self.clock.lap("jk")
         return vj, vk, full
@@ -172,12 +185,25 @@ def _early_threshold(engine, options):
 
 
 class _State:
-    """Everything about one density: its J/K, Fock, energy and errors."""
+    """Everything about one density: its J/K, Fock, energy and errors.
 
-    def __init__(self, method, h, s, x, enuc, dm, vj, vk, mo):
+    method: the scheme ('rhf', 'uhf', 'rohf'); ks: the :class:`hartree.scf.ks.KohnSham` of a
+    Kohn-Sham run (c_x-scaled K, V_xc and E_xc added; its time billed to the stage 'xc'),
+    else None."""
+
+    def __init__(self, method, h, s, x, enuc, dm, vj, vk, mo, ks=None, clock=None):
         self.dm, self.vj, self.vk = dm, vj, vk
-        self.fock = fk.fock_from_jk(method, h, vj, vk)
-        self.terms = fk.energy_terms(method, h, dm, vj, vk)
+        cx = 1.0 if ks is None else ks.hf_exchange
+        self.fock = fk.fock_from_jk(method, h, vj, vk, cx)
+        self.terms = fk.energy_terms(method, h, dm, vj, vk, cx)
+        if ks is not None:
+            if clock is not None:
+                clock.lap("other")
+            exc, vxc = ks(dm)
+            self.fock = self.fock + vxc
+            self.terms["xc"] = exc
+            if clock is not None:
+                clock.lap("xc")
         self.energy = sum(self.terms.values()) + enuc
         xp = array_module(s)
         if method == "rohf":
@@ -208,7 +234,7 @@ def _diagonalize(method, fock_diag, x, nalpha, nbeta):
 
 def _initial_guess(molecule, basis, options, engine, s, h, x, nalpha, nbeta, notes, plan):
     """(Guess, restarted) to start from: the checkpoint ``plan`` chose, else options.guess."""
-    method = options.method
+    method = options.scheme
     notes.extend(plan.notes)
     data = plan.start
     if data is not None:
@@ -279,12 +305,19 @@ def _guess_to(xp, guess):
 def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: IntegralEngine) -> SCFResult:
     """Run the SCF; never raises on non-convergence (see module docstring)."""
     t_start = time.perf_counter()
-    method = options.method
-    validate(molecule, method)
+    validate(molecule, options.method)
+    # the Hartree-Fock layout (RKS -> 'rhf', UKS -> 'uhf'), used for every array below;
+    # options.method names the result
+    method = options.scheme
+    ks = None
+    if options.xc is not None:
+        from .ks import checked_functional
+
+        checked_functional(options.xc)  # refusals (RSH, VV10) before any work
     plan = chk.plan(
         molecule,
         basis,
-        method,
+        options.method,
         checkpoint=options.checkpoint,
         guess=options.guess,
         guess_from=options.guess_from,
@@ -319,12 +352,26 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
     clock.lap("guess")
     if not restarted:
         notes.append(f"initial guess: {guess.description}")
+    if options.xc is not None:
+        from .ks import KohnSham
+
+        ks = KohnSham(molecule, basis, options.xc, options.grid_level)
+        clock.lap("grid")
     mo = (guess.mo_coeff, guess.mo_occ) if guess.mo_coeff is not None else None
     builder = _IncrementalJK(
-        engine, options.incremental_fock, options.full_rebuild_every, clock, _early_threshold(engine, options)
+        engine,
+        options.incremental_fock,
+        options.full_rebuild_every,
+        clock,
+        _early_threshold(engine, options),
+        with_k=ks is None or ks.hf_exchange != 0.0,
     )
+
+    def new_state(dm, vj, vk, mo):
+        return _State(method, h, s, x, enuc, dm, vj, vk, mo, ks, clock)
+
     vj, vk, _ = builder.build(guess.dm, force_full=True)
-    state = _State(method, h, s, x, enuc, guess.dm, vj, vk, mo)
+    state = new_state(guess.dm, vj, vk, mo)
 
     history = []
 
@@ -345,7 +392,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
                 plan.write,
                 molecule=molecule,
                 basis=basis,
-                method=method,
+                method=options.method,
                 cycle=cycle,
                 energy=st.energy,
                 dm=_host(st.dm),
@@ -401,7 +448,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
         mo_state = [mo_coeff, mo_energy, mo_occ]
         # 3. J/K (incremental or full), 4. new Fock, energy, error
         vj, vk, full = builder.build(dm)
-        new = _State(method, h, s, x, enuc, dm, vj, vk, (mo_coeff, mo_occ))
+        new = new_state(dm, vj, vk, (mo_coeff, mo_occ))
         delta = new.energy - state.energy
         record(cycle, delta, step + ("+full" if full else ""), new)
         done = abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad and not builder.screening_early
@@ -412,7 +459,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
             # Accept only what a full build confirms (incremental builds carry
             # accumulated round-off and screening error).
             vj, vk, _ = builder.build(dm, force_full=True)
-            checked = _State(method, h, s, x, enuc, dm, vj, vk, (mo_coeff, mo_occ))
+            checked = new_state(dm, vj, vk, (mo_coeff, mo_occ))
             delta = checked.energy - state.energy
             record(cycle, delta, "full-rebuild", checked)
             new = checked
@@ -448,9 +495,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
         builder.tighten()
     if builder.since_full != 0 or builder.dm is None:  # the reported energy: a full build
         vj, vk, _ = builder.build(state.dm, force_full=True)
-        state = _State(
-            method, h, s, x, enuc, state.dm, vj, vk, None if mo_state[0] is None else (mo_state[0], mo_state[2])
-        )
+        state = new_state(state.dm, vj, vk, None if mo_state[0] is None else (mo_state[0], mo_state[2]))
     # Final canonical orbitals: diagonalise the last (unshifted) Fock matrix.
     clock.lap("other")
     mo_energy, mo_coeff, mo_occ = _diagonalize(method, state.fock_diag, x, nalpha, nbeta)
@@ -462,7 +507,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
             plan.write,
             molecule=molecule,
             basis=basis,
-            method=method,
+            method=options.method,
             cycle=cycle,
             energy=state.energy,
             dm=_host(state.dm),
@@ -477,6 +522,8 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
             f"{abs(history[-1].delta_energy):.2e} Eh, gradient "
             f"{state.grad_norm:.2e})"
         )
+    if ks is not None:
+        notes.append(ks.note())
     comps = analysis.energy_components(state.terms, enuc)
     dip = analysis.dipole_moment(dm_final, engine.dipole(np.zeros(3)), molecule.numbers, molecule.coords)
     charges = analysis.mulliken_charges(dm_final, s, molecule.numbers, basis.atom_slices())
@@ -487,7 +534,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
     timings = {k: clock.seconds.get(k, 0.0) for k in STAGES}
     timings.update({f"{k}_builds": v for k, v in builder.builds.items()})
     return SCFResult(
-        method=method,
+        method=options.method,
         converged=converged,
         energy=state.energy,
         energy_components=comps,
@@ -506,4 +553,5 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
         density=dm_final,
         notes=tuple(notes),
         timings=timings,
+        xc=options.xc,
     )

@@ -14,7 +14,10 @@ from typing import Any
 
 from ..errors import InputError
 
-METHODS = ("rhf", "uhf", "rohf")
+METHODS = ("rhf", "uhf", "rohf", "rks", "uks")
+#: the Hartree-Fock scheme (density and Fock layout, occupations) of each method: Kohn-Sham
+#: methods are RHF/UHF with a scaled exchange and an XC potential added to the Fock matrix
+SCHEMES = {"rhf": "rhf", "uhf": "uhf", "rohf": "rohf", "rks": "rhf", "uks": "uhf"}
 GUESSES = ("sad", "core", "checkpoint")
 FALLBACK_KINDS = ("adiis", "ediis")
 
@@ -29,6 +32,12 @@ class SCFOptions:
     root of the sum of squares over both spins; for ROHF F is the effective
     Roothaan Fock matrix and D the total density).  The reported energy always
     comes from a full (non-incremental) Fock build.
+
+    Kohn-Sham DFT: method 'rks' (closed shells) or 'uks' with ``xc`` a functional name
+    (:func:`hartree.dft.parse_functional`: 'svwn', 'pbe', 'b3lyp', ...) on the grid of
+    ``grid_level`` (1..9, PySCF's levels); 'rhf'/'uhf'/'rohf' are Hartree-Fock and take no
+    ``xc``.  ROKS, range-separated hybrids, VV10 and checkpoints of DFT runs are refused
+    (InputError; docs/dft.md).
     """
 
     method: str = "rhf"
@@ -64,12 +73,17 @@ class SCFOptions:
     guess_orbitals: Any = None
     callback: Callable | None = None  # called with each IterationRecord
     cartesian: bool = False  # used by run() when it loads a basis by name
+    xc: str | None = None  # exchange-correlation functional of 'rks'/'uks' (docs/dft.md)
+    grid_level: int = 3  # integration grid of the XC part, 1..9 (hartree.dft.make_grid)
 
     def __post_init__(self):
         method = str(self.method).lower()
         object.__setattr__(self, "method", method)
+        if method == "roks":
+            raise InputError("ROKS (restricted open-shell Kohn-Sham) is not implemented; use method 'uks'")
         if method not in METHODS:
             raise InputError(f"unknown SCF method {self.method!r}; choose one of {', '.join(METHODS)}")
+        self._check_dft()
         if self.guess not in GUESSES:
             raise InputError(f"unknown guess {self.guess!r}; choose one of {', '.join(GUESSES)}")
         if self.guess == "checkpoint" and not self.checkpoint:
@@ -94,6 +108,28 @@ class SCFOptions:
             raise InputError("early_screening_gradient must be positive")
         if self.callback is not None and not callable(self.callback):
             raise InputError("callback must be callable")
+
+    @property
+    def scheme(self) -> str:
+        """'rhf', 'uhf' or 'rohf': the Hartree-Fock layout the method uses (RKS -> RHF)."""
+        return SCHEMES[self.method]
+
+    def _check_dft(self):
+        """InputError for an xc without a Kohn-Sham method (or the reverse), a bad grid level,
+        or a checkpoint of a Kohn-Sham run."""
+        if self.method in ("rks", "uks"):
+            if not self.xc or not isinstance(self.xc, str):
+                raise InputError(f"method {self.method!r} needs a functional: xc='b3lyp', 'pbe', ...")
+        elif self.xc is not None:
+            raise InputError(
+                f"xc={self.xc!r} is for Kohn-Sham DFT: use method 'rks' (closed shells) or 'uks', not {self.method!r}"
+            )
+        if isinstance(self.grid_level, bool) or self.grid_level not in range(1, 10):
+            raise InputError(f"grid_level must be an integer from 1 to 9, got {self.grid_level!r}")
+        if self.xc is not None and (self.checkpoint or self.guess_from):
+            # a checkpoint records the method, not the functional or the grid: a restart
+            # could cross functionals (or HF and DFT) unnoticed, so none is read or written
+            raise InputError("checkpoints are not supported for Kohn-Sham DFT yet; run without checkpoint/guess_from")
 
     def replace(self, **changes) -> SCFOptions:
         """A copy with some fields changed (unknown names raise TypeError)."""

@@ -12,12 +12,14 @@ import numpy as np
 class SCFResult:
     """Outcome of one SCF run (all quantities in atomic units).
 
-    method            'rhf' | 'uhf' | 'rohf'
+    method            'rhf' | 'uhf' | 'rohf' | 'rks' | 'uks'
     converged         bool; False results are never presented as converged
     energy            total energy, Eh, from a full (non-incremental) Fock build
-    energy_components dict of floats (Eh): one_electron, coulomb, exchange,
+    energy_components dict of floats (Eh): one_electron, coulomb, exchange (Kohn-Sham:
+                      the c_x-scaled exact exchange), xc (Kohn-Sham only: E_xc),
                       nuclear_repulsion, total
-    mo_energy         RHF/ROHF (nmo,); UHF (2, nmo)   Eh (ROHF: effective-Fock eigenvalues)
+    mo_energy         RHF/RKS/ROHF (nmo,); UHF/UKS (2, nmo)   Eh (ROHF: effective-Fock
+                      eigenvalues); the arrays below follow RHF's layout for RKS, UHF's for UKS
     mo_coeff          RHF/ROHF (nao, nmo); UHF (2, nao, nmo)
     mo_occ            RHF/ROHF (nmo,) in {0,1,2}; UHF (2, nmo) in {0,1}
     iterations        number of SCF cycles (diagonalisations) performed
@@ -33,9 +35,10 @@ class SCFResult:
     notes             tuple of human-readable remarks (guess used, restart, dropped
                       linear dependencies, fallback events) — extra to the table
     timings           dict, wall seconds per stage (hartree.scf.kernel.STAGES: one_electron,
-                      guess, jk, other, analysis; the device synchronised at each stage
+                      guess, grid, jk, xc, other, analysis; the device synchronised at each stage
                       boundary) and the number of full/incremental J/K builds
                       (full_builds, incremental_builds) — extra to the table
+    xc                the functional of a Kohn-Sham run (as given), None for Hartree-Fock
     """
 
     method: str
@@ -57,6 +60,7 @@ class SCFResult:
     density: Any = None
     notes: tuple = field(default=())
     timings: dict = field(default_factory=dict)
+    xc: str | None = None
 
     def homo_lumo(self):
         """(HOMO, LUMO) orbital energies in Eh; UHF takes the highest/lowest over both

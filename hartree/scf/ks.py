@@ -1,0 +1,78 @@
+"""The exchange-correlation part of a Kohn-Sham SCF (RKS, UKS; Kohn & Sham 1965).
+
+The kernel runs RKS on the RHF layout and UKS on the UHF one (:mod:`hartree.scf.fock`),
+with the exact exchange scaled by the functional's fraction c_x and, from this module,
+
+    F += V_xc,   E += E_xc
+
+evaluated by :func:`hartree.dft.xc_energy_potential` on one molecular grid built when the
+SCF starts.  Only global hybrids and semilocal functionals: range-separated hybrids (they
+need erf-attenuated two-electron integrals) and VV10 non-local correlation are refused with
+an InputError by :func:`checked_functional`.
+
+Device: the XC integration is numpy (CPU) for now; on a GPU engine the density comes to the
+host and V_xc goes back each cycle (``to_numpy`` / ``xp.asarray``), the rest of the SCF
+stays on the device.
+"""
+
+from __future__ import annotations
+
+from ..arrays import array_module, to_numpy
+from ..errors import InputError
+
+
+def checked_functional(xc):
+    """The :class:`hartree.dft.Functional` of the name ``xc``, or InputError (one line) when
+    it is not parsable or needs what the SCF does not have yet (range separation, VV10)."""
+    from ..dft import parse_functional
+
+    f = parse_functional(xc)
+    if f.omega != 0.0:
+        raise InputError(
+            f"functional {xc!r} is range separated (omega {f.omega:g}); range-separated "
+            "hybrids need erf-attenuated two-electron integrals, not implemented yet"
+        )
+    if f.vv10 is not None:
+        raise InputError(f"functional {xc!r} includes VV10 non-local correlation, not evaluated yet")
+    return f
+
+
+class KohnSham:
+    """E_xc and V_xc of the SCF densities on one grid.
+
+    molecule, basis: the SCF's; xc: a functional name; grid_level: 1..9
+    (:func:`hartree.dft.make_grid`).  Call with ``dm`` (nset, nao, nao) in the kernel's
+    layout (RKS: the total density, nset 1; UKS: alpha and beta) in any array module;
+    returns (E_xc in Eh, V_xc (nset, nao, nao) in the same array module).  ``nelec`` holds
+    the electron count the grid integrated for the last density (float, UKS: the sum).
+    """
+
+    def __init__(self, molecule, basis, xc, grid_level=3):
+        from ..dft import make_grid
+
+        self.functional = checked_functional(xc)
+        self.name = xc
+        self.hf_exchange = float(self.functional.hf_exchange)
+        self.basis = basis
+        self.grid = make_grid(molecule, level=grid_level)
+        self.grid_level = grid_level
+        self.nelec = float("nan")
+
+    def __call__(self, dm):
+        from ..dft import xc_energy_potential
+
+        xp = array_module(dm)
+        host = to_numpy(dm)  # the XC integration is numpy for now (module docstring)
+        restricted = host.shape[0] == 1
+        exc, vxc, nelec = xc_energy_potential(self.basis, self.grid, host[0] if restricted else host, self.functional)
+        self.nelec = float(nelec) if restricted else float(nelec[0] + nelec[1])
+        vxc = vxc[None] if restricted else vxc
+        return float(exc), xp.asarray(vxc)
+
+    def note(self):
+        """One line for SCFResult.notes: functional, grid and integrated electrons."""
+        return (
+            f"Kohn-Sham {self.name} ({self.functional.family}, exact exchange {self.hf_exchange:g}); "
+            f"grid level {self.grid_level}, {len(self.grid.weights)} points, "
+            f"{self.nelec:.8f} electrons integrated"
+        )
