@@ -13,8 +13,8 @@ CPU (default job: the README's, caffeine RHF/6-31G**): the job runs in fresh sub
   end (wall time of the process, as ``time`` gives it), in directories of its own.
 
 Stages of the driver (seconds; each also with the numba compile seconds inside it):
-``import`` (``numba.core.event``, then ``hartree.cli.main``: what the command imports; with
-``--gpu`` also cupy),
+``import`` (``numba.core.event``, then ``hartree.cli.main`` and ``hartree.cli.run_command``: what
+the command imports; with ``--gpu`` also cupy),
 ``basis`` (read the molecule, load the basis), ``one_electron`` (``engine.overlap()``,
 ``engine.hcore()``: the SCF uses the engine's cached copies), ``schwarz`` (``engine.shell_pairs()``:
 pair data and Schwarz factors, which the first J/K build would otherwise make), then
@@ -102,7 +102,8 @@ def child(args):
     import numpy
 
     import hartree
-    import hartree.cli.main  # noqa: F401  (what `hartree run` imports)
+    import hartree.cli.main  # noqa: F401  (what `hartree run` imports: the entry point,
+    import hartree.cli.run_command  # noqa: F401  then the module of the command it runs)
     from hartree.basis import load_basis
     from hartree.molecule import Molecule
 
@@ -298,7 +299,7 @@ def machine(cores):
 HOW = (
     "Each run is a fresh process. cold: empty HARTREE_CACHE_DIR, NUMBA_CACHE_DIR and CUPY_CACHE_DIR; "
     "warm: the same directories again. driver: benchmarks/startup.py --child calls what `hartree run` "
-    "calls and times each stage (import: numba.core.event + hartree.cli.main; basis: molecule file + "
+    "calls and times each stage (import: numba.core.event + hartree.cli.main + run_command; basis: molecule file + "
     "load_basis; one_electron: engine.overlap()+hcore(); schwarz: engine.shell_pairs(); gpu_compile: "
     "GPUEngine.prepare(); guess, scf_iterations (jk+other), analysis: SCFResult.timings of "
     "hartree.scf.run on that engine); compile: seconds inside numba's compiler (numba:compile events, "

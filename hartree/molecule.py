@@ -27,6 +27,9 @@ MAX_COORDINATE = 1e10
 #: An atom farther than this (bohr, 10 Angstrom) from every other atom is reported
 #: (:meth:`Molecule.isolated_atoms`): usually a unit mistake or a stray line in the file.
 ISOLATED_DISTANCE = 18.897261246257703
+#: Up to this many atoms, the distance checks compare all pairs with numpy (for a small
+#: molecule cheaper than importing scipy.spatial, ~0.3 s); above, a k-d tree.
+KDTREE_ATOMS = 1000
 
 _KEYVAL = re.compile(r"\b(charge|multiplicity|mult)\s*=\s*([-+]?\w+)", re.I)
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -137,10 +140,8 @@ class Molecule:
         than ``limit`` bohr from every other atom (empty for one atom)."""
         if self.natm < 2:
             return []
-        from scipy.spatial import cKDTree
-
-        dist, _ = cKDTree(self.coords).query(self.coords, k=2)
-        return [(int(i), float(dist[i, 1])) for i in np.flatnonzero(dist[:, 1] > limit)]
+        nearest, _ = _nearest_atoms(self.coords)
+        return [(int(i), float(nearest[i])) for i in np.flatnonzero(nearest > limit)]
 
     def replace(self, **changes: Any) -> Molecule:
         """A copy with some fields changed (validated again), e.g. mol.replace(charge=1)."""
@@ -272,16 +273,32 @@ def _check_multiplicity(mult, nelectron):
 def _check_distances(coords, symbols):
     if len(coords) < 2:
         return
-    from scipy.spatial import cKDTree
-
-    pairs = cKDTree(coords).query_pairs(MIN_DISTANCE, output_type="ndarray")
-    if len(pairs):
-        i, j = sorted(pairs[0])
+    nearest, partner = _nearest_atoms(coords)
+    close = np.flatnonzero(nearest <= MIN_DISTANCE)
+    if len(close):
+        i, j = sorted((int(close[0]), int(partner[close[0]])))
         d = float(np.linalg.norm(coords[i] - coords[j]))
         raise InputError(
             f"atoms {i + 1} ({symbols[i]}) and {j + 1} ({symbols[j]}) are "
             f"{d:.3g} bohr apart (less than {MIN_DISTANCE} bohr)"
         )
+
+
+def _nearest_atoms(coords, tree_above=None):
+    """(distance in bohr, index) of each atom's nearest other atom, arrays of shape (natm,),
+    for coords (natm, 3) with natm >= 2: all pair distances with numpy up to ``tree_above``
+    atoms (default :data:`KDTREE_ATOMS`), a k-d tree (scipy.spatial, O(N log N)) above."""
+    if len(coords) <= (KDTREE_ATOMS if tree_above is None else tree_above):
+        dist = np.sqrt((np.square(coords[:, None, :] - coords[None, :, :])).sum(axis=-1))
+        np.fill_diagonal(dist, np.inf)
+        partner = dist.argmin(axis=1)
+        return dist[np.arange(len(coords)), partner], partner
+    from scipy.spatial import cKDTree
+
+    dist, index = cKDTree(coords).query(coords, k=2)
+    # two atoms at the same place: the query may list either first; the other is the partner
+    own = index[:, 1] == np.arange(len(coords))
+    return dist[:, 1], np.where(own, index[:, 0], index[:, 1])
 
 
 # ---------------------------------------------------------------- parsing

@@ -175,6 +175,48 @@ def test_validation_errors():
         Molecule(numbers=[1, 1], coords=[0, 0, 0])
 
 
+def _nearest_brute_force(coords):
+    """Reference for _nearest_atoms: each atom's nearest other atom by a double loop."""
+    n = len(coords)
+    dist = np.full(n, np.inf)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                dist[i] = min(dist[i], float(np.sqrt(((coords[i] - coords[j]) ** 2).sum())))
+    return dist
+
+
+@pytest.mark.parametrize("tree_above", [10**6, 0])  # numpy all-pairs, then scipy's k-d tree
+def test_nearest_atoms_both_ways_agree_with_brute_force(tree_above):
+    from hartree.molecule import _nearest_atoms
+
+    rng = np.random.default_rng(7)
+    coords = rng.uniform(-8.0, 8.0, size=(40, 3))
+    coords[5] = coords[17]  # two atoms at one place: distance 0, each the other's partner
+    dist, partner = _nearest_atoms(coords, tree_above=tree_above)
+    np.testing.assert_allclose(dist, _nearest_brute_force(coords), rtol=1e-12, atol=1e-12)
+    assert not np.any(partner == np.arange(len(coords)))
+    np.testing.assert_allclose(np.linalg.norm(coords - coords[partner], axis=1), dist, rtol=1e-12, atol=1e-12)
+    assert (partner[5], partner[17]) == (17, 5)
+
+
+def test_close_and_isolated_atoms_of_a_molecule_above_the_k_d_tree_size():
+    """More than KDTREE_ATOMS atoms take the k-d tree; the checks say the same."""
+    from hartree.molecule import KDTREE_ATOMS
+
+    side = int(np.ceil((KDTREE_ATOMS + 2) ** (1 / 3)))
+    grid = 3.0 * np.stack(np.meshgrid(*[np.arange(side)] * 3, indexing="ij"), axis=-1).reshape(-1, 3)
+    coords = np.vstack([grid[: KDTREE_ATOMS + 1], [[-50.0, 0.0, 0.0]]])  # the last atom is far from all
+    numbers = np.ones(len(coords), dtype=int)
+    far = Molecule(numbers=numbers, coords=coords, multiplicity=1)
+    assert far.natm > KDTREE_ATOMS
+    assert far.isolated_atoms() == [(far.natm - 1, pytest.approx(50.0, rel=1e-12))]
+    close = coords.copy()
+    close[7] = close[2] + [0.0, 0.0, 0.05]
+    with pytest.raises(InputError, match=r"atoms 3 \(H\) and 8 \(H\) are 0.05 bohr apart"):
+        Molecule(numbers=numbers, coords=close, multiplicity=1)
+
+
 # ---------------------------------------------------------------- QCSchema
 def test_qcschema_roundtrip_and_atomic_input(tmp_path):
     m = water(charge=1)

@@ -33,8 +33,6 @@ from ..io.files import json_text, write_text
 from ..io.paths import check_outputs
 from .argtypes import finite_float, positive_float, positive_int
 
-HELP = "atomic Dirac-Hartree-Fock (or HF) with well-tempered basis sets"
-
 DESCRIPTION = """\
 Run an atomic Dirac-Coulomb-Hartree-Fock calculation (4-component spinors,
 restricted kinetic balance, one block per kappa symmetry) or, with --nonrelativistic,

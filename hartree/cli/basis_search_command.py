@@ -36,8 +36,6 @@ from ..io.files import json_text, read_json, write_text
 from ..io.paths import check_outputs
 from .argtypes import finite_float, positive_float, positive_int
 
-HELP = "basis-set size search with NEWUOA-optimized well-tempered sets (elements in parallel)"
-
 DESCRIPTION = """\
 Find, per element, the smallest well-tempered basis (windows per symmetry) whose NEWUOA-
 optimized energy is within a relative error --threshold of a reference energy (thesis

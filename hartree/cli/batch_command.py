@@ -23,16 +23,13 @@ from ..device.selection import DEVICES, resolve_device
 from ..errors import InputError
 from ..io.paths import check_outputs
 from .argtypes import positive_int
-
-#: exit code of a batch in which some inputs failed (the others' results are written)
-EXIT_SOME_FAILED = 6
+from .main import EXIT_SOME_FAILED  # some inputs failed (the others' results are written)
 
 QUIET_HELP = (
     "print only the closing line (finished, skipped and failed counts and the summary file); "
     "no progress, no line per input; the error line naming the failed inputs still goes to stderr"
 )
 
-HELP = "run many inputs (XYZ or QCSchema) as Dask tasks: energies, gradients, optimizations, frequencies"
 
 DESCRIPTION = """\
 Run every INPUT (an .xyz file, or a .json QCSchema AtomicInput or molecule) as one Dask

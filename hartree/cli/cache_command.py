@@ -20,8 +20,6 @@ from ..device.selection import DEVICES, resolve_device
 from ..errors import InputError
 from .argtypes import integer, non_negative_float
 
-HELP = "show, clear, prune or fill (warm) the cache of generated and compiled kernels"
-
 QUIET_HELP = "info: one line (entries, size, place); warm: only its last line"
 
 DESCRIPTION = """\

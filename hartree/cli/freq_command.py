@@ -33,8 +33,6 @@ from .freq_report import final_line, print_frequency_report, progress_line
 from .report import formula
 from .run_command import warn_isolated_atoms
 
-HELP = "harmonic frequencies, IR intensities and thermochemistry (Hessian from analytic gradients)"
-
 DESCRIPTION = """\
 Compute the Hessian of the SCF energy of the molecule in FILE by central differences of
 analytic gradients (6N gradients for N atoms, each SCF started from the reference

@@ -1,9 +1,11 @@
 """``hartree``: the command-line entry point (console script ``hartree.cli.main:main``).
 
 Subcommands are listed in :data:`COMMANDS`, an explicit registry: each entry
-names the subcommand, its help texts, a function that adds its arguments to an
-argparse parser and a function that runs it.  Adding ``orbitals``, ``atom`` or
-``basis-search`` later means writing one module and one registry line.
+names the subcommand, its one-line help and the module that implements it (its
+``--help`` texts, a function that adds its arguments to an argparse parser and a
+function that runs it).  Only the module of the command being run is imported, so
+that a small job starts quickly.  Adding a command means writing one module and one
+registry line.
 
 Every outcome is one exit code of :data:`EXIT_CODES` (documented in ``--help`` and the
 README): a :class:`hartree.errors.HartreeError` becomes one line on stderr
@@ -17,12 +19,13 @@ traceback in every case.
 
 import argparse
 import contextlib
+import gc
+import importlib
 import signal
 import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -39,16 +42,6 @@ from ..errors import (
     Terminated,
 )
 from ..io.files import output_error
-from . import (
-    atom_command,
-    basis_search_command,
-    batch_command,
-    cache_command,
-    freq_command,
-    opt_command,
-    orbitals_command,
-    run_command,
-)
 
 EXIT_OK = 0
 EXIT_CRASH = 1  # an unexpected error inside hartree: a bug (one line; --debug: traceback)
@@ -56,7 +49,7 @@ EXIT_INPUT = 2  # bad input: arguments, files, molecule, basis, options, output 
 EXIT_CONVERGENCE = 3  # the SCF did not converge (and --allow-unconverged was not given)
 EXIT_DEVICE = 4  # GPU missing, failed or out of memory
 EXIT_RESOURCES = 5  # disk full, file-size limit, not enough memory for what was asked
-EXIT_SOME_FAILED = batch_command.EXIT_SOME_FAILED  # 6: hartree batch: some inputs failed, the others finished
+EXIT_SOME_FAILED = 6  # hartree batch: some inputs failed, the others finished
 EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C)
 EXIT_TERMINATED = 143  # SIGTERM (what batch schedulers send)
 
@@ -89,44 +82,64 @@ exit codes:
 
 @dataclass(frozen=True)
 class Command:
-    """One subcommand: its name, help texts, argument setup and runner."""
+    """One subcommand: its name, the one-line help ``hartree --help`` lists, and the module
+    that implements it.  The module is imported only when its command is parsed or run
+    (:meth:`load`): ``hartree run`` does not import the atomic, frequency or batch code.
+
+    The module provides DESCRIPTION and EPILOG (its ``--help`` texts; the exit codes are
+    appended), ``add_arguments(parser)`` and ``execute(args, console)``, and QUIET_HELP
+    when its --quiet prints something other than the final energy line."""
 
     name: str
     help: str
-    description: str
-    epilog: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    execute: Callable[[argparse.Namespace, Console], int]
-    quiet_help: str = "print only the final energy line (errors still go to stderr)"
+    module: str
 
-
-def _command(name, module):
-    """The registry entry of a command module: its HELP, DESCRIPTION and EPILOG texts (the
-    exit codes appended), ``add_arguments(parser)`` and ``execute(args, console)``; a module's
-    QUIET_HELP, when it has one, says what its --quiet prints."""
-    extra = {"quiet_help": module.QUIET_HELP} if hasattr(module, "QUIET_HELP") else {}
-    return Command(
-        name=name,
-        help=module.HELP,
-        description=module.DESCRIPTION,
-        epilog=module.EPILOG + "\n\n" + EXIT_CODES_HELP,
-        add_arguments=module.add_arguments,
-        execute=module.execute,
-        **extra,
-    )
+    def load(self):
+        """The command's module (imported on the first call)."""
+        return importlib.import_module(self.module)
 
 
 #: The subcommand registry, in the order ``hartree --help`` lists them.
 COMMANDS = (
-    _command("run", run_command),
-    _command("opt", opt_command),
-    _command("freq", freq_command),
-    _command("batch", batch_command),
-    _command("atom", atom_command),
-    _command("basis-search", basis_search_command),
-    _command("orbitals", orbitals_command),
-    _command("cache", cache_command),
+    Command(
+        "run",
+        "run a Hartree-Fock calculation (RHF, UHF or ROHF), optionally followed by RI-MP2",
+        "hartree.cli.run_command",
+    ),
+    Command(
+        "opt",
+        "optimize a geometry (minimum or transition state) with geomeTRIC on analytic gradients",
+        "hartree.cli.opt_command",
+    ),
+    Command(
+        "freq",
+        "harmonic frequencies, IR intensities and thermochemistry (Hessian from analytic gradients)",
+        "hartree.cli.freq_command",
+    ),
+    Command(
+        "batch",
+        "run many inputs (XYZ or QCSchema) as Dask tasks: energies, gradients, optimizations, frequencies",
+        "hartree.cli.batch_command",
+    ),
+    Command("atom", "atomic Dirac-Hartree-Fock (or HF) with well-tempered basis sets", "hartree.cli.atom_command"),
+    Command(
+        "basis-search",
+        "basis-set size search with NEWUOA-optimized well-tempered sets (elements in parallel)",
+        "hartree.cli.basis_search_command",
+    ),
+    Command(
+        "orbitals",
+        "orbitals and densities on a 3-D lattice (cube files, PNG pictures, arrays)",
+        "hartree.cli.orbitals_command",
+    ),
+    Command(
+        "cache",
+        "show, clear, prune or fill (warm) the cache of generated and compiled kernels",
+        "hartree.cli.cache_command",
+    ),
 )
+
+_QUIET_HELP = "print only the final energy line (errors still go to stderr)"
 
 _MAIN_DESCRIPTION = """\
 hartree: Hartree-Fock (RHF, UHF, ROHF) on molecules, with live progress,
@@ -171,23 +184,40 @@ def _common_options(quiet_help):
     return parent
 
 
-def build_parser():
-    """The argparse parser with one subparser per registered command."""
+def _named_command(argv):
+    """The registered command that ``argv`` names, or None: the first argument that is not an
+    option (the top-level options, -h, --help and --version, take no value)."""
+    name = next((a for a in argv if not a.startswith("-")), None)
+    return next((c for c in COMMANDS if c.name == name), None)
+
+
+def build_parser(argv=None):
+    """The argparse parser with one subparser per registered command.
+
+    argv: None (every command gets its arguments: every command module is imported), or the
+    command line about to be parsed: then only the command it names is set up in full and
+    the others are listed by name and help line, so that ``hartree run`` imports only
+    ``run``'s module and ``hartree --help`` none."""
     parser = argparse.ArgumentParser(
         prog="hartree", description=_MAIN_DESCRIPTION, epilog=_MAIN_EPILOG, formatter_class=_HelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"hartree {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    named = None if argv is None else _named_command(argv)
     for command in COMMANDS:
+        if argv is not None and command is not named:
+            subparsers.add_parser(command.name, help=command.help)
+            continue
+        module = command.load()
         sub = subparsers.add_parser(
             command.name,
             help=command.help,
-            description=command.description,
-            epilog=command.epilog,
+            description=module.DESCRIPTION,
+            epilog=module.EPILOG + "\n\n" + EXIT_CODES_HELP,
             formatter_class=_HelpFormatter,
-            parents=[_common_options(command.quiet_help)],
+            parents=[_common_options(getattr(module, "QUIET_HELP", _QUIET_HELP))],
         )
-        command.add_arguments(sub)
+        module.add_arguments(sub)
         sub.set_defaults(_command=command)
     return parser
 
@@ -301,7 +331,7 @@ def execute_command(args, console):
     try:
         with _signals_as_exceptions(), warnings.catch_warnings():
             warnings.showwarning = _warning_line  # restored by catch_warnings
-            return args._command.execute(args, console)
+            return args._command.load().execute(args, console)
     except HartreeError as error:
         if debug:
             traceback.print_exc()
@@ -343,8 +373,17 @@ def execute_command(args, console):
 
 
 def main(argv=None):
-    """Run the command line with ``argv`` (default: sys.argv[1:]); returns the exit code."""
-    parser = build_parser()
+    """Run the command line with ``argv`` (default: sys.argv[1:]); returns the exit code.
+
+    Called without ``argv``, as the ``hartree`` program and ``python -m hartree`` call it,
+    it ends with :func:`gc.freeze`: the process is about to exit, and the interpreter's
+    shutdown would otherwise run the cycle collector over every object numba's type system
+    made (0.7 s of a 3 s small job on 2 cores); the operating system frees them at once.
+    Outputs are complete by then (written and renamed), and objects that are not in
+    reference cycles are still finalized at shutdown as before."""
+    program = argv is None
+    argv = sys.argv[1:] if program else list(argv)
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error (argparse printed it)
@@ -354,4 +393,7 @@ def main(argv=None):
         _error_line("a command is required (e.g. 'hartree run FILE --basis NAME'); see 'hartree --help'")
         return EXIT_INPUT
     console = Console(highlight=False)
-    return execute_command(args, console)
+    code = execute_command(args, console)
+    if program:
+        gc.freeze()
+    return code

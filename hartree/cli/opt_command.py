@@ -45,8 +45,6 @@ from .opt_report import (
 from .report import formula, not_converged_banner
 from .run_command import warn_isolated_atoms
 
-HELP = "optimize a geometry (minimum or transition state) with geomeTRIC on analytic gradients"
-
 DESCRIPTION = """\
 Optimize the geometry of the molecule in FILE with geomeTRIC (translation-rotation
 internal coordinates, TRIC) on hartree's SCF energies and analytic gradients (RHF, UHF,

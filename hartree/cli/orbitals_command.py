@@ -24,8 +24,6 @@ from ..io.paths import check_outputs
 from ..resources import check_memory
 from .argtypes import finite_float, non_negative_float, positive_float, positive_int
 
-HELP = "orbitals and densities on a 3-D lattice (cube files, PNG pictures, arrays)"
-
 DESCRIPTION = """\
 Evaluate molecular orbitals, the electron density or the spin density of SOURCE on
 a lattice around the molecule and write Gaussian cube files (VMD, Jmol, Avogadro,

@@ -23,8 +23,6 @@ from ..io.qcschema import gradient_to_qcschema, result_to_qcschema, write_json
 from ..io.qcschema_input import atomic_input_of
 from ..linalg import PRECISIONS
 from ..molecule import Molecule
-from ..mp2 import default_aux_name, load_aux_basis
-from ..mp2 import run as run_mp2
 from ..scf import SCFOptions
 from ..scf import run as run_scf
 from ..scf.checkpoint import plan as checkpoint_plan
@@ -51,8 +49,6 @@ from .report import (
 )
 from .run_options import EPILOG as ATOMIC_INPUT_EPILOG
 from .run_options import RECORDED, Given, GivenFlag, molecule_of, resolve
-
-HELP = "run a Hartree-Fock calculation (RHF, UHF or ROHF), optionally followed by RI-MP2"
 
 DESCRIPTION = """\
 Run a Hartree-Fock calculation on the molecule in FILE and print one line per SCF
@@ -358,6 +354,8 @@ def scf_reference(args, molecule):
 def load_aux(molecule, basis, args):
     """The auxiliary basis for --method mp2, loaded before the SCF so that a bad --aux (or an
     orbital basis without a default) fails at once."""
+    from ..mp2 import default_aux_name, load_aux_basis  # RI-MP2 (numba, scipy) only for --method mp2
+
     aux = args.aux
     if aux is None:
         try:
@@ -532,6 +530,8 @@ def execute(args, console):
             if not args.quiet:
                 console.print(not_converged_banner(message + "\nNo output files were written."))
             raise ConvergenceError(message, result=result)
+        from ..mp2 import run as run_mp2
+
         mp2 = run_mp2(
             result, aux=aux_basis, frozen_core=bool(args.frozen_core), precision=args.precision, device=device
         )  # GPU RI-MP2 on GPU runs

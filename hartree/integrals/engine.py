@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from hartree.integrals import gradient_terms, one_electron
+from hartree.integrals import one_electron
 from hartree.integrals.eri import ShellPairs, eri_full
 from hartree.integrals.jk import jk as _jk
 from hartree.integrals.jk import schwarz_order
@@ -132,6 +132,8 @@ class CPUEngine:
     def one_electron_gradient(self, density: np.ndarray, energy_weighted_density: np.ndarray) -> np.ndarray:
         """Σ D d(T + V)/dR - Σ W dS/dR per atom, (natm, 3), hartree/bohr
         (:func:`hartree.integrals.gradient_terms.one_electron_term`)."""
+        from hartree.integrals import gradient_terms  # derivative kernels: imported when a gradient is asked
+
         return gradient_terms.one_electron_term(self.molecule, self.basis, density, energy_weighted_density)
 
     def two_electron_gradient(
@@ -140,6 +142,8 @@ class CPUEngine:
         """1/2 Σ Γ d(mn|ls)/dR per atom, (natm, 3), hartree/bohr
         (:func:`hartree.integrals.gradient_terms.two_electron_term`), screened at
         ``screening_threshold``."""
+        from hartree.integrals import gradient_terms
+
         pairs = self.shell_pairs()
         return gradient_terms.two_electron_term(
             self.molecule, self.basis, pairs, self._order, coulomb_density, exchange_densities, exchange_factor,

@@ -33,6 +33,9 @@ still read)::
     dm (nset, nao, nao)                     densities in the method's convention
                                             (nset 1 for RHF, 2 for UHF and ROHF)
     mo_coeff, mo_energy, mo_occ             (absent before the first diagonalisation)
+
+h5py is imported by the functions that open a file, not with the module: a run without a
+checkpoint does not load it.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-import h5py
 import numpy as np
 
 from .._version import __version__
@@ -161,6 +163,8 @@ def write_checkpoint(
 
 def _write_hdf5(tmp, molecule, basis, method, cycle, energy, converged, arrays):
     """The HDF5 content of a checkpoint (after a USERBLOCK-byte user block, see seal())."""
+    import h5py
+
     with h5py.File(tmp, "w", userblock_size=USERBLOCK) as f:
         f.attrs["hartree_checkpoint"] = FORMAT_VERSION
         f.attrs["hartree_version"] = __version__
@@ -225,6 +229,8 @@ def is_checkpoint(path):
     """True when ``path`` looks like a hartree checkpoint: it carries the seal (intact or
     not), or it is an HDF5 file with the checkpoint attribute (format 1).  Its content is
     checked only by :func:`read_checkpoint`."""
+    import h5py
+
     try:
         if not os.path.isfile(path):
             return False
@@ -280,6 +286,8 @@ class _Reader:
 
     def array(self, key, shape, integer=False, optional=False):
         """Dataset ``key`` as numpy, of ``shape`` (None entries: any size), finite."""
+        import h5py
+
         if key not in self.f:
             if optional:
                 return None
@@ -304,6 +312,8 @@ class _Reader:
 
 def _read(r):
     """Checkpoint from an open file (every check of the module docstring)."""
+    import h5py
+
     version = r.attr("hartree_checkpoint", int)
     if version not in READABLE_FORMATS:
         raise InputError(
@@ -387,6 +397,8 @@ def _read(r):
 
 def read_checkpoint(path):
     """Read and validate a checkpoint (module docstring); InputError for any fault."""
+    import h5py
+
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(f"checkpoint not found: {path}")

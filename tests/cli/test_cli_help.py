@@ -83,3 +83,22 @@ def test_registry_drives_the_parser():
     args = parser.parse_args(["run", "x.xyz", "-b", "sto-3g"])
     assert args._command is COMMANDS[0]
     assert (args.method, args.quiet, args.debug, args.overwrite) == ("rhf", False, False, False)
+    for command in COMMANDS:  # each module has what the registry relies on
+        module = command.load()
+        assert module.__name__ == command.module
+        assert callable(module.add_arguments) and callable(module.execute)
+        assert module.DESCRIPTION and module.EPILOG and command.help
+
+
+def test_parser_for_one_command_sets_up_that_command_only():
+    """build_parser(argv) gives the command named in argv its arguments; the others keep
+    their name and help line (``hartree --help`` lists them all, and a typo is still an
+    invalid choice)."""
+    argv = ["run", "x.xyz", "-b", "sto-3g", "--method", "uhf"]
+    args = build_parser(argv).parse_args(argv)
+    assert args._command is COMMANDS[0] and args.method == "uhf"
+    help_text = build_parser(["--help"]).format_help()
+    for command in COMMANDS:
+        assert command.name in help_text
+    assert "run a Hartree-Fock calculation" in help_text
+    assert build_parser(["opt", "x.xyz"]).parse_args(["opt", "x.xyz", "-b", "sto-3g"])._command.name == "opt"
