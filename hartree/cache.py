@@ -530,20 +530,25 @@ def compiler_identity(compiler="g++"):
     return {"path": path, "version": (done.stdout.splitlines() or ["?"])[0].strip()}
 
 
-def shared_library(kind, source, flags, compiler="g++"):
+def shared_library(kind, source, flags, compiler="g++", prelude=None):
     """Path of a verified shared library compiled from the C++ translation unit ``source``
     (the whole text: shim, generated code, wrappers) with ``compiler flags -o LIB``; keyed
-    by the text, the flags and the compiler's path and version."""
+    by the text, the flags and the compiler's path and version.  ``prelude``: None, or
+    (header path, its text) when the unit is that text followed by ``source``: compiled as
+    ``-include HEADER`` (g++ then uses a precompiled ``HEADER.gch`` beside it, when one built
+    with the same flags is there), same key and same code as with the text inline."""
     identity = compiler_identity(compiler)
-    key = {"compiler": identity, "flags": list(flags), "source_sha256": sha256_bytes(source)}
+    header, head = prelude if prelude is not None else (None, "")
+    key = {"compiler": identity, "flags": list(flags), "source_sha256": sha256_bytes(head + source)}
 
     def build(tmp):
         with tempfile.TemporaryDirectory(prefix=".build-", dir=kind_dir(kind)) as work:
             cpp = os.path.join(work, "source.cpp")
             with open(cpp, "w", encoding="utf-8") as handle:
                 handle.write(source)
+            include = [] if header is None else ["-include", str(header)]
             done = subprocess.run(
-                [identity["path"], *flags, "-o", tmp, cpp], capture_output=True, text=True, check=False
+                [identity["path"], *flags, *include, "-o", tmp, cpp], capture_output=True, text=True, check=False
             )
         if done.returncode:
             raise RuntimeError(f"{compiler} {' '.join(flags)} failed:\n{done.stderr[-3000:]}")

@@ -348,6 +348,45 @@ def test_shared_library_keyed_by_flags(root):
     assert not [n for n in os.listdir(a.parent) if n.startswith(".")]
 
 
+@pytest.mark.skipif(not cache.shutil.which("g++"), reason="needs g++")
+def test_emulator_shim_precompiled_and_libraries_built_side_by_side(root, tmp_path):
+    """The emulator's shim is a header entry with g++'s precompiled form beside it, which g++
+    uses (-H marks a used .gch with '!'); a library built behind it is the entry of the same
+    unit with the shim inline (one key); one compile() call of several sources returns their
+    modules in the order of the sources."""
+    import ctypes
+
+    import numpy as np
+
+    from hartree.device import emulator
+
+    header = emulator.precompiled_shim(["-O0", "-std=c++17", "-fPIC", "-w"])
+    gch = header.with_name(header.name + ".gch")
+    assert header.read_text() == emulator.shim() and gch.is_file() and _record(gch)["key"] == _record(header)["key"]
+    flags = ["-O0", "-std=c++17", "-shared", "-fPIC", "-w"]
+    src = 'extern "C" double root2() { return sqrt(2.0) + fmax(0.0, -1.0); }\n'
+    lib = cache.shared_library("emulate", src, flags, prelude=(header, emulator.shim()))
+    root2 = ctypes.CDLL(str(lib)).root2
+    root2.restype = ctypes.c_double
+    assert root2() == 2.0**0.5
+    assert cache.shared_library("emulate", emulator.shim() + src, flags) == lib
+    (tmp_path / "unit.cpp").write_text(src)
+    done = subprocess.run(
+        ["g++", *flags, "-H", "-include", str(header), "-o", str(tmp_path / "unit.so"), str(tmp_path / "unit.cpp")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"! {gch}" in done.stderr.splitlines()
+
+    kernel = 'extern "C" __global__ void fill_{0}(double* out) {{ out[threadIdx.x] = {0} + threadIdx.x; }}\n'
+    modules = emulator.EmulatedBackend().compile([(kernel.format(k), None, None) for k in range(5)])
+    for k, module in enumerate(modules):
+        out = np.zeros(3)
+        module.launch(f"fill_{k}", 1, 3, [out])
+        assert out.tolist() == [k, k + 1, k + 2]
+
+
 def _cli(*argv):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quiet", action="store_true")

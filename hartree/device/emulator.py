@@ -19,18 +19,26 @@ them (C-contiguous arrays of the pointer's element type, scalars converted to th
 parameter's C type).  Shared libraries are entries of kind ``emulate`` of
 :mod:`hartree.cache` (``<cache root>/emulate``), keyed by the whole translation unit (shim,
 kernels, wrappers), the g++ flags and the compiler, and verified (SHA-256) before they are
-loaded.
+loaded.  The shim is compiled once per flags into a precompiled header (``shim-*.h.gch``,
+an entry of the same kind) that every library includes (g++ 12: 0.1 s instead of 0.4 s for a
+small kernel), and the libraries of one :meth:`EmulatedBackend.compile` call are built by g++
+processes side by side, one per usable core: the 120 gradient kernels up to (gg|gg) of
+tests/gpu/test_gradient_kernels.py took 121 s one after the other with the shim inline, 32 s
+so on 2 idle cores.
 """
 
 import contextlib
 import ctypes
+import os
 import re
 import shutil
+import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..cache import shared_library
+from ..cache import compiler_identity, get_or_build, sha256_bytes, shared_library
 from . import cuda_source
 from .backend import dim3
 
@@ -91,6 +99,34 @@ def _wrapper(name, params):
     )
 
 
+def _usable_cores():
+    """Cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def precompiled_shim(flags):
+    """Path of the shim as a header in the ``emulate`` cache, with g++'s precompiled form
+    (``.gch``, built with ``flags``) beside it: every library then skips parsing <cmath>
+    and <algorithm> again (0.3 s of the 0.4 s of g++ for a small kernel).  The two entries
+    share one key (shim text, flags, compiler), hence one name but for the suffix, as g++
+    wants."""
+    text = shim()
+    identity = compiler_identity()
+    key = {"compiler": identity, "flags": list(flags), "shim_sha256": sha256_bytes(text), "kind": "shim"}
+    header = get_or_build("emulate", key, ".h", data=text, prefix="shim-")
+
+    def build(tmp):
+        cmd = [identity["path"], *flags, "-x", "c++-header", "-o", tmp, str(header)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise RuntimeError(f"g++ {' '.join(flags)} failed on the shim:\n{done.stderr[-3000:]}")
+
+    get_or_build("emulate", key, ".h.gch", build=build, prefix="shim-")
+    return header
+
+
 class EmulatedBackend:
     """numpy arrays + g++-compiled kernels run serially on the host (one 'device').
 
@@ -124,14 +160,28 @@ class EmulatedBackend:
 
     # ------------------------------------------------------------------ kernels
     def compile(self, specs):
-        """specs: list of (source, key, {kernel name: params} or None); returns launchers."""
-        return [self._build(src, kernels) for src, _key, kernels in specs]
+        """specs: list of (source, key, {kernel name: params} or None); returns launchers.
+        The sources missing from the cache are compiled by g++ processes side by side, one
+        per usable core, behind the shim precompiled once (:func:`precompiled_shim`)."""
+        specs = list(specs)
+        if not specs:
+            return []
+        flags = [self.opt, "-std=c++17", "-fPIC", "-w"]
+        prelude = (precompiled_shim(flags), shim())
+        flags = flags[:2] + ["-shared"] + flags[2:]  # the flags of the libraries (as before)
 
-    def _build(self, src, kernels):
-        kernels = kernels if kernels is not None else kernel_parameters(src)
-        text = shim() + src + "\n" + "\n".join(_wrapper(n, p) for n, p in kernels.items())
-        so = shared_library("emulate", text, [self.opt, "-std=c++17", "-shared", "-fPIC", "-w"])
-        return EmulatedModule(ctypes.CDLL(str(so)), kernels)
+        def build(spec):
+            src, _key, kernels = spec
+            kernels = kernels if kernels is not None else kernel_parameters(src)
+            text = src + "\n" + "\n".join(_wrapper(n, p) for n, p in kernels.items())
+            so = shared_library("emulate", text, flags, prelude=prelude)
+            return EmulatedModule(ctypes.CDLL(str(so)), kernels)
+
+        workers = min(len(specs), _usable_cores())
+        if workers <= 1:
+            return [build(spec) for spec in specs]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(build, specs))
 
     def synchronize(self):
         pass
