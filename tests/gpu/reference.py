@@ -52,11 +52,14 @@ def _pyscf(mol, basis, dms):
         import pyscf  # noqa: F401  (availability check)
     except ImportError:
         return None
+    from pyscf.scf.hf import get_jk
+
     pm = to_pyscf(basis, mol.symbols, mol.coords)
-    eri = pm.intor("int2e")
-    J = np.einsum("ijkl,xkl->xij", eri, dms)
-    K = np.einsum("ikjl,xkl->xij", eri, dms)
-    return J, K, "pyscf"
+    # PySCF's direct J/K (libcint integrals with 8-fold symmetry, hermi=0: no assumption on
+    # the densities) instead of the full (ij|kl) array and two einsums: equal to 2e-13
+    # relative on the (gg|gg) case of test_classes, 2 s instead of 15 s
+    J, K = get_jk(pm, np.asarray(dms), hermi=0)
+    return np.asarray(J), np.asarray(K), "pyscf"
 
 
 def _stored(name, mol, dms):

@@ -57,6 +57,8 @@ def test_emulated_s_and_g_classes_match_cpu_engine():
     mol, basis, _ = build(SG_CASE)
     sub = shell_subset(basis, {0, 4})
     dms = densities(sub.nao, 1, 9)
-    J, K = DirectJK(sub, emulator.EmulatedBackend()).jk(dms)
+    # -O1: the (gg|gg) loop kernels run 7x faster than at -O0 (1.1 s instead of 7.7 s) for
+    # 2 s more of g++
+    J, K = DirectJK(sub, emulator.EmulatedBackend(opt="-O1")).jk(dms)
     Jr, Kr, _ = _cpu_engine(mol, sub, dms)
     assert _rel(J, Jr) <= 1e-11 and _rel(K, Kr) <= 1e-11
