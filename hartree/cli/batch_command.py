@@ -182,9 +182,14 @@ class _Display:
         self.progress.update(self.task, completed=self.done + self.failed, **self._fields())
 
 
+def _inputs(n):
+    """'1 input', 'N inputs'."""
+    return f"{n} input{'s' if n != 1 else ''}"
+
+
 def _header(console, args, batch, cluster):
     lines = [
-        f"hartree {__version__}: batch of {len(batch.rows)} inputs, results in {args.out}",
+        f"hartree {__version__}: batch of {_inputs(len(batch.rows))}, results in {args.out}",
         f"skipped {batch.count('skipped')} finished (same input and options)",
     ]
     if batch.count("failed"):
@@ -204,7 +209,7 @@ def _report(console, args, batch, quiet):
     summary = os.path.join(args.out, SUMMARY_NAME)
     console.print(
         f"batch: {batch.count('finished')} finished, {batch.count('skipped')} skipped, {len(failed)} failed "
-        f"of {len(rows)} inputs; summary: {summary}",
+        f"of {_inputs(len(rows))}; summary: {summary}",
         markup=False,
         highlight=False,
         soft_wrap=True,
@@ -218,7 +223,7 @@ def _report(console, args, batch, quiet):
             console.print(f"  {row['name']}{where}: {row['error']}", markup=False, soft_wrap=True)
     names = ", ".join(row["name"] for row in failed)
     print(
-        f"hartree: error: {len(failed)} of {len(rows)} inputs failed ({names}); see {summary}",
+        f"hartree: error: {len(failed)} of {_inputs(len(rows))} failed ({names}); see {summary}",
         file=sys.stderr,
         flush=True,
     )

@@ -277,8 +277,8 @@ def test_quiet_prints_the_closing_line_its_help_describes(tmp_path):
     out = tmp_path / "out"
     code, stdout, err = run_main(["batch", str(tmp_path / "broken.xyz"), "-b", "sto-3g", "--out", str(out), "-q"])
     assert code == EXIT_SOME_FAILED
-    assert stdout == f"batch: 0 finished, 0 skipped, 1 failed of 1 inputs; summary: {out}/summary.csv\n"
-    assert err == f"hartree: error: 1 of 1 inputs failed (broken); see {out}/summary.csv\n"
+    assert stdout == f"batch: 0 finished, 0 skipped, 1 failed of 1 input; summary: {out}/summary.csv\n"
+    assert err == f"hartree: error: 1 of 1 input failed (broken); see {out}/summary.csv\n"
 
 
 def test_progress_counts_stay_within_the_inputs_left():
