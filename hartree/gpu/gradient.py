@@ -17,7 +17,7 @@ two density blocks of the quartet (taken over DJ and every DK; ``product`` scree
 
 import numpy as np
 
-from . import codegen, gradient_kernels
+from . import codegen, cooperative_gradient, gradient_kernels
 from .pairs import permutation_rows
 
 
@@ -58,7 +58,7 @@ class DirectGradient:
         for cls in todo:
             key = {
                 "kind": "rys_gradient",
-                "fused": gradient_kernels.is_fused(cls),
+                "variant": gradient_kernels.variant(cls),
                 "class": list(cls),
                 "precision": "fp64",
                 "generator": codegen.GENERATOR_VERSION,
@@ -123,10 +123,15 @@ class DirectGradient:
             cls, P, Q, tri = item
             Pa, Pb = self.weighted[P.key]
             Qa, _ = self.weighted[Q.key]
-            tpb = gradient_kernels.THREADS
+            kind = gradient_kernels.variant(cls)
+            if kind == "cooperative":
+                tpq, tpb, shared = cooperative_gradient.launch_config(cls)
+                tab = table[int(jk.table.offsets[gradient_kernels.table_roots(cls)]) :]
+            else:
+                tpq, tpb, shared, tab = 1, gradient_kernels.THREADS, 0, table
             mods[cls].launch(
                 gradient_kernels.kernel_name(cls),
-                ((n + tpb - 1) // tpb,),
+                ((n * tpq + tpb - 1) // tpb,),
                 tpb,
                 [
                     _i32(n),
@@ -151,10 +156,11 @@ class DirectGradient:
                     np.float64(0.5 * k_factor),
                     _i32(ncart),
                     grad,
-                    table,
-                    *((self.exps[P.key], self.exps[Q.key]) if gradient_kernels.is_fused(cls) else ()),
+                    tab,
+                    *((self.exps[P.key], self.exps[Q.key]) if kind != "block" else ()),
                 ],
                 stream=stream,
+                **({"shared_mem": shared} if shared else {}),
             )
 
         for batch in batches:

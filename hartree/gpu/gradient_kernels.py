@@ -23,6 +23,7 @@ first shell).  Their recurrences are thus printed from the same Rys program
 from hartree.basis.angular import cart_components, ncart
 from hartree.integrals.rys_program import AXES, RysProgram, Schedule, node, nroots
 
+from . import cooperative_gradient
 from .codegen import (
     GENERATOR_VERSION,
     class_name,
@@ -370,8 +371,24 @@ def _fused_kernel(cls, table):
 
 
 def params(cls):
-    """Kernel parameters of class cls (the fused kernels take the primitive exponents)."""
-    return FUSED_PARAMS if is_fused(cls) else GRAD_PARAMS
+    """Kernel parameters of class cls (the fused and cooperative kernels take the primitive
+    exponents)."""
+    return FUSED_PARAMS if is_fused(cls) or cooperative_gradient.is_cooperative(cls) else GRAD_PARAMS
+
+
+def variant(cls):
+    """The kernel kind of class cls: 'cooperative' (:mod:`hartree.gpu.cooperative_gradient`),
+    'fused' or 'block'."""
+    if cooperative_gradient.is_cooperative(cls):
+        return "cooperative"
+    return "fused" if is_fused(cls) else "block"
+
+
+def table_roots(cls):
+    """Rys roots of the table the class's kernel is given: the cooperative kernels take the
+    table of their roots only (the others the whole table, with offsets in the source)."""
+    la, lb, lc, ld = cls
+    return nroots((la + 1, lb, lc, ld)) if cooperative_gradient.is_cooperative(cls) else None
 
 
 def generate(cls, table):
@@ -379,6 +396,10 @@ def generate(cls, table):
     (la >= lb, lc >= ld, bra pair class >= ket pair class as the J/K lists give them):
     the fused kernel up to FUSED_LIMIT components, else the block kernel.
     table: :class:`hartree.gpu.tables.RysTable`.  Deterministic text."""
+    if cooperative_gradient.is_cooperative(cls):
+        lines = [GRAD_ADD, ""]
+        lines += cooperative_gradient.kernel_lines(cls, table, kernel_name(cls), decl(FUSED_PARAMS))
+        return "\n".join(lines + [""])
     if is_fused(cls):
         la, lb, lc, ld = cls
         n = nroots((la + 1, lb, lc, ld))

@@ -75,3 +75,29 @@ def test_profiled_gradient_is_the_same_and_times_every_class():
     np.testing.assert_allclose(profiled, batched, rtol=0, atol=1e-13 * np.abs(batched).max())
     names = {"".join(map(str, c)) for c in builder.jk.quartet_classes()}
     assert set(builder.profile) == names and all(t >= 0.0 for t in builder.profile.values())
+
+
+def test_emulated_cooperative_gradient_kernels_match_the_cpu_engine():
+    """The cooperative gradient kernels (hartree.gpu.cooperative_gradient: one group of
+    lanes a quartet, 2-D tables in shared memory) of water/6-31G**: (dp|pp), (dp|dp),
+    (dd|pp), (dd|dp), (dd|dd) in both unit modes, two primitive quartets a pass, RHF- and
+    UHF-like densities, against the CPU engine's gradient terms."""
+    from hartree.device import emulator
+    from hartree.gpu import gradient_kernels
+    from hartree.gpu.gradient import DirectGradient
+    from hartree.gpu.jk_direct import DirectJK
+
+    if not emulator.available():
+        pytest.skip("g++ not available")
+    mol = Molecule.from_string(WATER)
+    basis = load_basis(mol, "6-31g**", cartesian=True)
+    rng = np.random.default_rng(7)
+    da, db = (x + x.T for x in rng.standard_normal((2, basis.nao, basis.nao)) * 0.3)
+    builder = DirectGradient(DirectJK(basis, emulator.EmulatedBackend()), basis.shell_atom)
+    coop = {c for c in builder.jk.quartet_classes() if gradient_kernels.variant(c) == "cooperative"}
+    assert {(2, 1, 1, 1), (2, 1, 2, 1), (2, 2, 1, 1), (2, 2, 2, 1), (2, 2, 2, 2)} <= coop
+    cpu = CPUEngine(mol, basis)
+    for dk, factor in ((da[None], 0.5), (np.stack([da, db]), 1.0)):
+        ref = cpu.two_electron_gradient(da, dk, factor)
+        got = builder.gradient(da, dk, factor, mol.natm)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
