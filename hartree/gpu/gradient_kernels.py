@@ -66,6 +66,22 @@ GRAD_PARAMS = [
 #: threads per block of the gradient kernels
 THREADS = 128
 
+#: second argument of the fused kernels' __launch_bounds__ per class (blocks an SM must
+#: hold: 3 caps the registers at 168, 4 at 128); 1 where absent.  Valinomycin/6-31G**, H100,
+#: per class 1 -> 3 or 4: (ps|ps) 0.201 -> 0.171 s, (ps|ss) 0.253 -> 0.194, (pp|ss) 0.092 ->
+#: 0.078, (ss|ss) 0.087 -> 0.080, (ds|ss) 0.062 -> 0.051, (ds|ps) 0.108 -> 0.102, (dp|ss) 0.059
+#: -> 0.055; the classes that spill at 168 registers ((pp|pp), (dp|ps), ...) got up to 2.4x
+#: slower and keep 1
+MIN_BLOCKS = {
+    (0, 0, 0, 0): 4,
+    (1, 0, 0, 0): 4,
+    (1, 0, 1, 0): 4,
+    (1, 1, 0, 0): 4,
+    (2, 0, 0, 0): 4,
+    (2, 0, 1, 0): 3,
+    (2, 1, 0, 0): 3,
+}
+
 
 def kernel_name(cls):
     return f"grad_{class_name(cls)}"
@@ -335,7 +351,8 @@ def _fused_root(cls):
 def _fused_kernel(cls, table):
     n, root = _fused_root(cls)
     lines = [
-        f'extern "C" __global__ void __launch_bounds__({THREADS}) {kernel_name(cls)}({decl(FUSED_PARAMS)})',
+        f'extern "C" __global__ void __launch_bounds__({THREADS}, {MIN_BLOCKS.get(cls, 1)}) '
+        f"{kernel_name(cls)}({decl(FUSED_PARAMS)})",
         "{",
         "  const int t = blockIdx.x * blockDim.x + threadIdx.x;",
         "  if (t >= nlist) return;",
