@@ -411,6 +411,7 @@ def table_roots(cls):
 def generate(cls, table):
     """CUDA C source of the gradient kernel of quartet class cls = (la, lb, lc, ld)
     (la >= lb, lc >= ld, bra pair class >= ket pair class as the J/K lists give them):
+    the cooperative kernel (:mod:`hartree.gpu.cooperative_gradient`) where it applies, else
     the fused kernel up to FUSED_LIMIT components, else the block kernel.
     table: :class:`hartree.gpu.tables.RysTable`.  Deterministic text."""
     if cooperative_gradient.is_cooperative(cls):
