@@ -554,4 +554,5 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
         notes=tuple(notes),
         timings=timings,
         xc=options.xc,
+        dft=None if ks is None else ks.summary(),
     )

@@ -37,6 +37,12 @@ def checked_functional(xc):
     return f
 
 
+def _reference(text):
+    """libxc's reference text on one line: 'A. Author.,  J. Chem. Phys. 1, 2 (3)' (libxc's
+    '.,' and two spaces between authors and journal) becomes 'A. Author, J. Chem. Phys. 1, 2 (3)'."""
+    return " ".join(str(text).replace(".,  ", ", ").split())
+
+
 class KohnSham:
     """E_xc and V_xc of the SCF densities on one grid.
 
@@ -68,6 +74,37 @@ class KohnSham:
         self.nelec = float(nelec) if restricted else float(nelec[0] + nelec[1])
         vxc = vxc[None] if restricted else vxc
         return float(exc), xp.asarray(vxc)
+
+    def summary(self):
+        """The record of SCFResult.dft (plain JSON types): the functional as given, its libxc
+        description (``xc_code``), family, exact-exchange fraction, components (libxc name and
+        id, factor, libxc's references), the libxc version and reference, the grid level, its
+        number of points and the electron count it integrated for the density of the last
+        energy."""
+        from ..dft.functionals import libxc
+
+        module = libxc()
+        f = self.functional
+        components = [
+            {
+                "name": c.name,
+                "libxc_id": int(c.id),
+                "factor": float(c.factor),
+                "references": [_reference(r) for r in module.xc_reference(int(c.id))],
+            }
+            for c in f.components
+        ]
+        return {
+            "xc": self.name,
+            "xc_code": f.xc_code,
+            "family": f.family,
+            "hf_exchange": self.hf_exchange,
+            "components": components,
+            "libxc": {"version": str(module.__version__), "reference": _reference(module.__reference__)},
+            "grid_level": int(self.grid_level),
+            "grid_points": int(len(self.grid.weights)),
+            "electrons_integrated": float(self.nelec),
+        }
 
     def note(self):
         """One line for SCFResult.notes: functional, grid and integrated electrons."""

@@ -39,6 +39,9 @@ class SCFResult:
                       boundary) and the number of full/incremental J/K builds
                       (full_builds, incremental_builds) — extra to the table
     xc                the functional of a Kohn-Sham run (as given), None for Hartree-Fock
+    dft               Kohn-Sham only, else None: dict with xc, grid_level, grid_points and
+                      electrons_integrated (the grid's electron count for the final SCF
+                      density; float) — :meth:`hartree.scf.ks.KohnSham.summary`
     """
 
     method: str
@@ -61,6 +64,7 @@ class SCFResult:
     notes: tuple = field(default=())
     timings: dict = field(default_factory=dict)
     xc: str | None = None
+    dft: dict | None = None
 
     def homo_lumo(self):
         """(HOMO, LUMO) orbital energies in Eh; UHF takes the highest/lowest over both
