@@ -1,16 +1,27 @@
-"""QCSchema keywords -> the arguments of :func:`hartree.scf.run`: the one mapping used by
-``hartree run`` (an AtomicInput file, or the command line's own options), ``hartree batch``
-and the QCEngine harness (:mod:`hartree.qcengine`).
+"""QCSchema keywords and method names -> the arguments of :func:`hartree.scf.run`: the one
+mapping used by ``hartree run`` (an AtomicInput file, or the command line's own options),
+``hartree batch`` and the QCEngine harness (:mod:`hartree.qcengine`).
 
-    device, options = scf_options("gradient", {"conv_tol": 1e-10, "device": "cpu"})
+    device, options = scf_options("energy", {"conv_tol": 1e-10, "grid_level": 2})
+    method, options = method_options("b3lyp", molecule, options)  # 'rks', {..., 'xc': 'b3lyp'}
     result = hartree.scf.run(molecule, basis, method, device=device, **options)
 
 The names and JSON types accepted are :data:`hartree.io.qcschema_input.KEYWORDS` (every
-:class:`hartree.scf.SCFOptions` field that is plain data, and ``device``); values are
-checked there and, for their ranges, by SCFOptions.  Rule for the driver ``gradient``: the
-SCF converges at least as tightly as :data:`hartree.gradients.GRADIENT_SCF_DEFAULTS`
-(``conv_tol`` and ``conv_tol_grad`` are the smaller of the keyword and that default), as
-``hartree run --gradient`` always did.
+:class:`hartree.scf.SCFOptions` field that is plain data, ``device`` and ``unrestricted``);
+values are checked there and, for their ranges, by SCFOptions.  Rule for the driver
+``gradient``: the SCF converges at least as tightly as
+:data:`hartree.gradients.GRADIENT_SCF_DEFAULTS` (``conv_tol`` and ``conv_tol_grad`` are the
+smaller of the keyword and that default), as ``hartree run --gradient`` always did.
+
+Methods (``model.method``, ``hartree run --method``): rhf, uhf and rohf are Hartree-Fock;
+any other name is an exchange-correlation functional (:func:`hartree.dft.parse_functional`:
+libxc names and hartree's aliases svwn, pbe, b3lyp, ...) and runs Kohn-Sham DFT: RKS for a
+closed-shell singlet, UKS otherwise or with the keyword ``unrestricted`` (``--unrestricted``),
+on the grid of ``grid_level`` (``--grid``, 1..9, default 3).  Refused with one InputError:
+the method names rks, uks and roks (a functional is named instead; ROKS is not implemented),
+range-separated hybrids and VV10 functionals (:func:`hartree.scf.ks.checked_functional`),
+``grid_level`` or ``unrestricted`` with Hartree-Fock, and any functional when PySCF (the
+``dft`` extra, for libxc) is missing.
 """
 
 from __future__ import annotations
@@ -21,13 +32,22 @@ from .gradients import GRADIENT_SCF_DEFAULTS
 from .io.qcschema_input import check_keywords
 from .scf import SCFOptions
 
+#: Hartree-Fock methods (every other SCF method name is a functional)
+HF_METHODS = ("rhf", "uhf", "rohf")
+#: keywords that choose how a functional runs, not SCF options: left in the options of
+#: :func:`scf_options` for :func:`method_options`, which takes them out
+METHOD_KEYWORDS = ("unrestricted",)
+#: the grid level of a Kohn-Sham run when no grid_level is given (SCFOptions' default)
+DEFAULT_GRID_LEVEL = SCFOptions().grid_level
+
 
 def scf_options(driver, keywords, where=None):
     """(device, options) for ``driver`` ('energy' | 'gradient') from ``keywords`` (a dict
     of :data:`~hartree.io.qcschema_input.KEYWORDS` entries): ``device`` is 'auto' unless
     given, ``options`` the SCFOptions fields to pass to :func:`hartree.scf.run` (module
-    docstring).  InputError naming ``where`` (the input, when the keywords come from one)
-    and the keyword for a bad name or value."""
+    docstring) and the :data:`METHOD_KEYWORDS` given, which :func:`method_options` takes out.
+    InputError naming ``where`` (the input, when the keywords come from one) and the keyword
+    for a bad name or value."""
     prefix = f"{where}: " if where else ""
     options = check_keywords(keywords, where or "keywords")
     device = options.pop("device", "auto")
@@ -41,9 +61,103 @@ def scf_options(driver, keywords, where=None):
         raise InputError(f"driver must be energy or gradient, got {driver!r}")
     # the ranges, now: one line before any work (the checkpoint a 'checkpoint' guess reads
     # is a command-line option, given to hartree.scf.run beside these options)
-    check = {**options, "checkpoint": "-"} if options.get("guess") == "checkpoint" else options
+    check = {k: v for k, v in options.items() if k not in METHOD_KEYWORDS}
+    if options.get("guess") == "checkpoint":
+        check["checkpoint"] = "-"
     try:
         SCFOptions(**check)
     except InputError as exc:
         raise InputError(f"{prefix}{exc}") from None
     return device, options
+
+
+def _aliases():
+    """hartree's functional aliases (hartree.dft is imported only when a method needs it)."""
+    from .dft.functionals import ALIASES
+
+    return ALIASES
+
+
+def is_functional(method):
+    """True when the method name is read as a functional (not rhf, uhf, rohf or mp2)."""
+    return str(method).lower() not in (*HF_METHODS, "mp2")
+
+
+def checked_functional(method, where=None):
+    """The :class:`hartree.dft.Functional` of the method name ``method``, or one InputError:
+    rks/uks/roks named as methods, unknown names, range-separated hybrids, VV10, a missing
+    PySCF (module docstring)."""
+    from .scf.ks import checked_functional as ks_functional
+
+    prefix = f"{where}: " if where else ""
+    name = str(method).lower()
+    if name == "roks":
+        raise InputError(
+            f"{prefix}ROKS (restricted open-shell Kohn-Sham) is not implemented; name the functional "
+            "(e.g. b3lyp): open shells run UKS"
+        )
+    if name == "hf":
+        raise InputError(f"{prefix}method 'hf': use rhf, uhf or rohf")
+    if name in ("rks", "uks"):
+        raise InputError(
+            f"{prefix}method {name!r}: name the functional instead (e.g. b3lyp, pbe): closed shells run "
+            "RKS, others UKS, and 'unrestricted' (--unrestricted) asks for UKS"
+        )
+    try:
+        return ks_functional(name)
+    except InputError as exc:
+        text = str(exc)
+        if text.startswith("unknown functional"):
+            hint = text.split("; use ", 1)[-1]
+            text = f"unknown method {name!r}: use rhf, uhf, rohf, mp2 or a functional: {hint}"
+        elif text.startswith("DFT needs PySCF") and name not in _aliases():  # a typo, or a functional
+            text = f"unknown method {name!r}: not rhf, uhf, rohf or mp2; if it is a functional, {text}"
+        raise InputError(f"{prefix}{text}") from None
+
+
+def method_options(method, molecule, options, where=None):
+    """(method for :func:`hartree.scf.run`, options) for the method name ``method`` on
+    ``molecule``: rhf/uhf/rohf as they are; a functional -> 'rks' for a closed-shell
+    singlet unless ``options['unrestricted']``, else 'uks', with ``xc`` added and
+    ``grid_level`` (default :data:`DEFAULT_GRID_LEVEL`) set.  ``options``: those of
+    :func:`scf_options` (not changed; the copy returned has no :data:`METHOD_KEYWORDS`).
+    InputError, one line naming ``where``, for the refusals of the module docstring."""
+    prefix = f"{where}: " if where else ""
+    name = str(method).lower()
+    out = {k: v for k, v in options.items() if k not in METHOD_KEYWORDS}
+    if name == "mp2":
+        raise InputError(f"{prefix}method 'mp2' is not an SCF method; RI-MP2 runs with hartree run --method mp2")
+    if name in HF_METHODS:
+        given = [k for k in ("grid_level", "unrestricted") if k in options and options[k] is not False]
+        if given:
+            raise InputError(
+                f"{prefix}{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to DFT "
+                f"functionals, not to {name.upper()}" + (" (use method 'uhf')" if "unrestricted" in given else "")
+            )
+        return name, out
+    checked_functional(name, where)
+    closed = molecule.multiplicity == 1 and molecule.nelectron % 2 == 0
+    scf = "rks" if closed and not options.get("unrestricted") else "uks"
+    out["xc"] = name
+    out.setdefault("grid_level", DEFAULT_GRID_LEVEL)
+    return scf, out
+
+
+def refuse_gradient_of_functional(method, what, where=None):
+    """InputError (one line, naming ``where`` when given) when ``method`` is a functional:
+    ``what`` ('--gradient', 'hartree opt', ...) needs analytic gradients, and Kohn-Sham DFT
+    has none yet; a name that is no functional either: unknown method."""
+    if not is_functional(method):
+        return
+    name = str(method).lower()
+    prefix = f"{where}: " if where else ""
+    if name not in _aliases() and name not in ("rks", "uks", "roks"):
+        from .dft.functionals import parse_functional
+
+        try:
+            parse_functional(name)
+        except InputError:  # not a functional (or no PySCF to tell): not a method either
+            raise InputError(f"{prefix}{what}: unknown method {name!r}; use rhf, uhf or rohf") from None
+    raise InputError(
+        f"{prefix}{what}: analytic gradients of Kohn-Sham DFT ({name}) are not implemented yet; use rhf, uhf or rohf"
+    )

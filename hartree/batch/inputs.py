@@ -30,7 +30,8 @@ from ..errors import HartreeError, InputError
 from ..io.files import decode_text, parse_json, read_bytes, read_json
 from .task import TASKS, Job, summary_row
 
-#: SCF methods a batch runs (RI-MP2 is ``hartree run --method mp2``)
+#: Hartree-Fock methods a batch runs; any other name but mp2 is a DFT functional (energies
+#: only; :func:`hartree.keywords.method_options`).  RI-MP2 is ``hartree run --method mp2``.
 METHODS = ("rhf", "uhf", "rohf")
 #: input file extensions a batch reads
 EXTENSIONS = (".xyz", ".json")
@@ -108,7 +109,7 @@ def _read_input(path):
 def make_job(path, name, options):
     """The :class:`Job` of input ``path`` (named ``name``) under ``options``; InputError
     (naming the file) for an input that cannot be run as asked."""
-    from ..keywords import scf_options
+    from ..keywords import method_options, refuse_gradient_of_functional, scf_options
 
     data, molecule, record = _read_input(path)
     task = options.task or (record.driver if record is not None else "energy")
@@ -116,8 +117,10 @@ def make_job(path, name, options):
     basis = options.basis or (record.basis if record is not None else None)
     if task not in TASKS:
         raise InputError(f"{path}: unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    if method not in METHODS:
-        raise InputError(f"{path}: method {method!r}: hartree batch runs {', '.join(METHODS)}")
+    if method == "mp2":
+        raise InputError(f"{path}: method 'mp2': hartree batch runs {', '.join(METHODS)} and DFT functionals")
+    if task != "energy":
+        refuse_gradient_of_functional(method, f"task {task}", path)
     if basis is None:
         raise InputError(f"{path}: no basis set; give --basis (or model.basis in a QCSchema AtomicInput)")
     keywords = dict(record.keywords) if record is not None else {}
@@ -126,6 +129,7 @@ def make_job(path, name, options):
     if options.cartesian:
         keywords["cartesian"] = True
     device, scf = scf_options("gradient" if task == "gradient" else "energy", keywords, path)
+    scf_method, scf = method_options(method, molecule, scf, path)  # a functional: rks or uks, xc
     return Job(
         name=name,
         input_file=path,
@@ -136,6 +140,7 @@ def make_job(path, name, options):
         basis=basis,
         device=device,
         options=scf,
+        scf_method=scf_method,
         fingerprint=fingerprint(data, task, method, basis, scf),
     )
 

@@ -45,11 +45,14 @@ class Job:
     formula      e.g. 'H2O'
     molecule     QCSchema molecule dict (geometry in bohr, charge, multiplicity)
     task         'energy' | 'gradient' | 'opt' | 'freq'
-    method       'rhf' | 'uhf' | 'rohf'
+    method       'rhf' | 'uhf' | 'rohf' or a DFT functional (as named; recorded)
     basis        basis-set name or file path (a file must exist where the worker runs)
     device       'auto' | 'cpu' | 'gpu'
     options      SCFOptions keywords (:func:`hartree.keywords.scf_options`)
     fingerprint  SHA-256 (hex) of the input's bytes and the options (:mod:`.inputs`)
+    scf_method   the method :func:`hartree.scf.run` runs ('rks'/'uks' for a functional, whose
+                 ``xc`` and ``grid_level`` are in options; :func:`hartree.keywords.method_options`);
+                 '' means ``method``
     """
 
     name: str
@@ -62,6 +65,7 @@ class Job:
     device: str = "auto"
     options: dict = field(default_factory=dict)
     fingerprint: str = ""
+    scf_method: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ def _compute(job, molecule):
         from ..io.qcschema import gradient_to_qcschema, result_to_qcschema
         from ..scf import run
 
-        result = run(molecule, job.basis, job.method, device=job.device, **job.options)
+        result = run(molecule, job.basis, job.scf_method or job.method, device=job.device, **job.options)
         if job.task == "energy":
             return result_to_qcschema(result, input_file=job.input_file, keywords=keywords), result.energy, True
         from ..gradients import scf_gradient

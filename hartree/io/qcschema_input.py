@@ -14,12 +14,13 @@ Two layouts, as qcelemental defines them:
 the header, no unknown member (qcelemental forbids them too), the molecule (a
 :class:`hartree.Molecule`, geometry in bohr, charge and multiplicity from
 ``molecular_charge``/``molecular_multiplicity``), the driver (energy or gradient; hessian
-and properties are refused with what to use instead), the method (rhf, uhf, rohf, mp2), the
-basis (a name, or absent), and the keywords: names from :data:`KEYWORDS` with values of the
-JSON type listed there (their ranges are checked by :class:`hartree.scf.SCFOptions` before
-any work).  Anything else ends in one :class:`~hartree.errors.InputError` naming the file
-and the field.  How the keywords become the options of a run:
-:func:`hartree.keywords.scf_options`.
+and properties are refused with what to use instead), the method (a non-empty name: rhf,
+uhf, rohf, mp2 or a functional, which :func:`hartree.keywords.method_options` checks, since
+that needs libxc), the basis (a name, or absent), and the keywords: names from
+:data:`KEYWORDS` with values of the JSON type listed there (their ranges are checked by
+:class:`hartree.scf.SCFOptions` before any work).  Anything else ends in one
+:class:`~hartree.errors.InputError` naming the file and the field.  How the keywords become
+the options of a run: :func:`hartree.keywords.scf_options`.
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ OTHER_DRIVERS = {
     "hessian": "use 'hartree freq' for the Hessian and frequencies",
     "properties": "'hartree run' writes the SCF properties with driver energy",
 }
-#: methods an AtomicInput may name (model.method, case-insensitive)
+#: methods an AtomicInput may name besides functionals (model.method, case-insensitive);
+#: any other name is read as a functional (hartree.keywords.method_options checks it)
 METHODS = ("rhf", "uhf", "rohf", "mp2")
 
 #: Keywords an input may carry: name -> JSON type ("number", "integer", "boolean",
-#: "string", "number or null").  Every name but ``device`` is a field of
+#: "string", "number or null").  Every name but ``device`` and ``unrestricted`` (a
+#: functional's UKS; :func:`hartree.keywords.method_options`) is a field of
 #: :class:`hartree.scf.SCFOptions` (tests/cli/test_cli_atomic_input.py checks it); options
 #: that name files (checkpoint, guess_from) are command-line options only.
 KEYWORDS = {
@@ -65,6 +68,8 @@ KEYWORDS = {
     "early_screening_gradient": "number",
     "lindep_threshold": "number",
     "cartesian": "boolean",
+    "grid_level": "integer",
+    "unrestricted": "boolean",
 }
 
 _V1_MEMBERS = {"schema_name", "schema_version", "id", "molecule", "driver", "model", "keywords"}
@@ -80,7 +85,7 @@ class AtomicInputRecord:
 
     molecule        :class:`hartree.Molecule` (bohr; charge and multiplicity of the file)
     driver          'energy' | 'gradient'
-    method          'rhf' | 'uhf' | 'rohf' | 'mp2' (lower case)
+    method          'rhf' | 'uhf' | 'rohf' | 'mp2' or a functional name (lower case)
     basis           the basis name, or None when the document names none
     keywords        dict of :data:`KEYWORDS` entries (JSON values)
     schema_version  1 or 2 (the layout read)
@@ -192,14 +197,16 @@ def _model(value, where, field_name):
     if "method" not in model:
         raise InputError(f"{where}: {field_name}.method is missing")
     method = model["method"]
-    if not isinstance(method, str) or method.lower() not in METHODS:
-        raise InputError(f"{where}: {field_name}.method must be one of {', '.join(METHODS)}, got {_type_name(method)}")
+    if not isinstance(method, str) or not method.strip():
+        raise InputError(
+            f"{where}: {field_name}.method must be {', '.join(METHODS)} or a functional name, got {_type_name(method)}"
+        )
     basis = model.get("basis")
     if isinstance(basis, dict):
         raise InputError(f"{where}: {field_name}.basis must be a basis-set name (a basis-set object is not supported)")
     if basis is not None and (not isinstance(basis, str) or not basis.strip()):
         raise InputError(f"{where}: {field_name}.basis must be a basis-set name, got {_type_name(basis)}")
-    return method.lower(), (basis.strip() if basis is not None else None)
+    return method.strip().lower(), (basis.strip() if basis is not None else None)
 
 
 def _molecule(doc, where):

@@ -141,7 +141,9 @@ BROKEN = [
     ("molecule bad", _set("molecule.symbols", ["Xx", "H", "H"]), "molecule:"),
     ("multiplicity", _set("molecule.molecular_multiplicity", 2), "multiplicity 2 is incompatible"),
     ("method missing", _set("model.method", KeyError), "model.method is missing"),
-    ("method unknown", _set("model.method", "b3lyp"), "model.method must be one of rhf, uhf, rohf, mp2"),
+    ("method unknown", _set("model.method", "no-such-method"), "unknown method 'no-such-method'"),
+    ("method number", _set("model.method", 3), "model.method must be rhf, uhf, rohf, mp2 or a functional name"),
+    ("grid with rhf", _set("keywords.grid_level", 2), "grid_level applies only to DFT functionals, not to RHF"),
     ("basis object", _set("model.basis", {"name": "x"}), "a basis-set object is not supported"),
     ("basis number", _set("model.basis", 3), "model.basis must be a basis-set name"),
     ("model extra", _set("model.functional", "x"), "unknown member model.functional"),
@@ -189,7 +191,7 @@ def test_record_fields_and_keyword_table():
     assert record.keywords == {"device": "cpu", "max_cycle": 40} and isinstance(record.keywords["max_cycle"], int)
     assert record.molecule.natm == 3 and record.molecule.charge == 0 and record.molecule.multiplicity == 1
     fields = {f.name for f in dataclasses.fields(SCFOptions)}
-    assert set(KEYWORDS) - {"device"} <= fields  # every keyword is an SCF option
+    assert set(KEYWORDS) - {"device", "unrestricted"} <= fields  # every other keyword is an SCF option
 
 
 def test_gradient_keywords_are_tightened_not_loosened():
