@@ -74,7 +74,12 @@ def add_arguments(parser):
     model.add_argument("--task", choices=TASKS, default=None, type=str.lower, help="what to compute (default: energy)")
     model.add_argument("-b", "--basis", metavar="NAME", default=None, help="basis set (name or file)")
     model.add_argument(
-        "-m", "--method", choices=("rhf", "uhf", "rohf"), default=None, type=str.lower, help="SCF (default: rhf)"
+        "-m",
+        "--method",
+        default=None,
+        type=str.lower,
+        metavar="METHOD",
+        help="rhf, uhf, rohf or a DFT functional such as b3lyp or pbe (RKS/UKS; task energy only) (default: rhf)",
     )
     model.add_argument(
         "--device",
@@ -232,6 +237,10 @@ def _report(console, args, batch, quiet):
 
 def execute(args, console):
     """Run ``hartree batch`` with parsed arguments; returns the exit code (errors raise)."""
+    if args.task not in (None, "energy") and args.method is not None:
+        from ..keywords import refuse_gradient_of_functional  # (the SCF's modules: only here)
+
+        refuse_gradient_of_functional(args.method, f"--task {args.task}")  # one line, before any work
     _output_directory(args.out)
     options = BatchOptions(
         task=args.task, method=args.method, basis=args.basis, device=args.device, cartesian=args.cartesian

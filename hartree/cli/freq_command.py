@@ -83,10 +83,10 @@ def add_arguments(parser):
     model.add_argument(
         "-m",
         "--method",
-        choices=("rhf", "uhf", "rohf", "mp2"),
         default="rhf",
         type=str.lower,
-        help="SCF method (mp2 is refused: it has no analytic gradient yet)",
+        metavar="METHOD",
+        help="rhf, uhf or rohf (mp2 and DFT functionals are refused: they have no analytic gradient yet)",
     )
     model.add_argument(
         "-c", "--charge", type=integer, default=None, metavar="Q", help="total charge (default: file, 0)"
@@ -224,6 +224,9 @@ def _progress(console, quiet):
 
 def execute(args, console):
     """Run ``hartree freq`` with parsed arguments; returns the exit code (errors raise)."""
+    from ..keywords import refuse_gradient_of_functional
+
+    refuse_gradient_of_functional(args.method, "hartree freq")  # DFT: one line, exit code 2
     method = check_method(args.method)  # RI-MP2: one line, exit code 2
     if args.gpus is not None:
         if args.device == "cpu":

@@ -103,7 +103,8 @@ class Command:
 COMMANDS = (
     Command(
         "run",
-        "run a Hartree-Fock calculation (RHF, UHF or ROHF), optionally followed by RI-MP2",
+        "run a Hartree-Fock calculation (RHF, UHF or ROHF) or Kohn-Sham DFT (--method b3lyp, ...), "
+        "optionally followed by RI-MP2",
         "hartree.cli.run_command",
     ),
     Command(
@@ -142,14 +143,15 @@ COMMANDS = (
 _QUIET_HELP = "print only the final energy line (errors still go to stderr)"
 
 _MAIN_DESCRIPTION = """\
-hartree: Hartree-Fock (RHF, UHF, ROHF) on molecules, with live progress,
-result tables, QCSchema JSON and Molden output."""
+hartree: Hartree-Fock (RHF, UHF, ROHF) and Kohn-Sham DFT (RKS, UKS) on molecules, with
+live progress, result tables, QCSchema JSON and Molden output."""
 
 _MAIN_EPILOG = (
     """\
 examples:
   hartree run water.xyz --basis cc-pvdz
   hartree run radical.xyz --basis 6-31g* --method uhf --multiplicity 2 --json out.json
+  hartree run water.xyz --basis def2-svp --method b3lyp
   hartree run --help
 
 """

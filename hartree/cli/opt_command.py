@@ -92,10 +92,10 @@ def add_arguments(parser):
     model.add_argument(
         "-m",
         "--method",
-        choices=("rhf", "uhf", "rohf", "mp2"),
         default="rhf",
         type=str.lower,
-        help="Hartree-Fock flavour (mp2 is refused: it has no analytic gradient yet)",
+        metavar="METHOD",
+        help="rhf, uhf or rohf (mp2 and DFT functionals are refused: they have no analytic gradient yet)",
     )
     model.add_argument(
         "-c", "--charge", type=integer, default=None, metavar="Q", help="total charge (default: from the file, else 0)"
@@ -309,6 +309,9 @@ def execute(args, console):
             "--method mp2: RI-MP2 has no analytic gradient yet, so it cannot be optimized; "
             "use --method rhf, uhf or rohf"
         )
+    from ..keywords import refuse_gradient_of_functional
+
+    refuse_gradient_of_functional(args.method, "hartree opt")  # DFT: one line, exit code 2
     check_paths(args)
     requested = args.device
     device = resolve_device(requested)  # DeviceError before any work

@@ -76,8 +76,12 @@ def dipole_debye(dipole_au):
 
 
 def final_energy_line(result):
-    """The one-line summary (all that ``--quiet`` prints), e.g. 'E(RHF) = -74.962929094 Eh'."""
-    line = f"E({str(result.method).upper()}/{result.basis.name}) = {float(result.energy):.10f} Eh"
+    """The one-line summary (all that ``--quiet`` prints), e.g. 'E(RHF/sto-3g) = -74.962929094 Eh';
+    Kohn-Sham 'E(RKS-B3LYP/6-31g) = ...' or 'E(UKS-PBE/6-31g) = ...' (not Gaussian's 'RPBE',
+    which names another functional)."""
+    xc = getattr(result, "xc", None)
+    method = f"{result.method}-{xc}" if xc else str(result.method)
+    line = f"E({method.upper()}/{result.basis.name}) = {float(result.energy):.10f} Eh"
     if not result.converged:
         line += "  [NOT CONVERGED]"
     return line
@@ -102,12 +106,12 @@ def energy_table(result):
     table = plain_table("Energy")
     table.add_column("term")
     table.add_column("Eh", justify="right")
-    rows = [
-        ("one-electron", comps["one_electron"]),
-        ("Coulomb", comps["coulomb"]),
-        ("exchange", comps["exchange"]),
-        ("nuclear repulsion", comps["nuclear_repulsion"]),
-    ]
+    rows = [("one-electron", comps["one_electron"]), ("Coulomb", comps["coulomb"])]
+    if "xc" in comps:  # Kohn-Sham: the scaled exact exchange and E_xc
+        rows += [("exact exchange", comps["exchange"]), ("exchange-correlation", comps["xc"])]
+    else:
+        rows.append(("exchange", comps["exchange"]))
+    rows.append(("nuclear repulsion", comps["nuclear_repulsion"]))
     for name, value in rows:
         table.add_row(name, f"{float(value):.10f}")
     table.add_row(Text("total", style="bold"), Text(f"{float(result.energy):.10f}", style="bold"), end_section=True)
@@ -156,7 +160,8 @@ def summary_table(result):
     table.add_column("")
     basis = result.basis
     kind = "spherical" if basis.pure else "cartesian"
-    table.add_row("method", str(result.method).upper())
+    xc = getattr(result, "xc", None)
+    table.add_row("method", f"{str(result.method).upper()} {xc}" if xc else str(result.method).upper())
     table.add_row("basis", f"{basis.name} ({basis.nao} {kind} functions)")
     table.add_row("converged", Text("yes") if result.converged else Text("NO", style="bold red"))
     table.add_row("iterations", str(result.iterations))
@@ -189,10 +194,12 @@ def stage_times_text(timings):
     for key, label in (
         ("guess", "guess"),
         ("one_electron", "one-electron"),
+        ("grid", "DFT grid"),
+        ("xc", "XC"),
         ("other", "Fock/DIIS/diagonalisation"),
         ("analysis", "analysis"),
     ):
-        if key in timings:
+        if key in timings and (key not in ("grid", "xc") or timings[key] > 0):  # grid, xc: Kohn-Sham only
             parts.append(f"{label} {timings[key]:.2f} s")
     return ", ".join(parts)
 

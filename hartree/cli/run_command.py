@@ -21,6 +21,7 @@ from ..io.molden import check_molden_supported, write_molden
 from ..io.paths import check_outputs
 from ..io.qcschema import gradient_to_qcschema, result_to_qcschema, write_json
 from ..io.qcschema_input import atomic_input_of
+from ..keywords import refuse_gradient_of_functional
 from ..linalg import PRECISIONS
 from ..molecule import Molecule
 from ..scf import SCFOptions
@@ -37,6 +38,7 @@ from ..scf.driver import (
 from ..scf.kernel import validate as validate_method
 from . import first_run
 from .argtypes import integer, non_negative_float, positive_float, positive_int
+from .dft_report import print_dft_report
 from .gradient_report import print_gradient_report
 from .progress import ScfProgress
 from .report import (
@@ -48,10 +50,10 @@ from .report import (
     print_report,
 )
 from .run_options import EPILOG as ATOMIC_INPUT_EPILOG
-from .run_options import RECORDED, Given, GivenFlag, molecule_of, resolve
+from .run_options import RECORDED, Given, GivenFlag, add_dft_arguments, molecule_of, resolve, scf_method
 
 DESCRIPTION = """\
-Run a Hartree-Fock calculation on the molecule in FILE and print one line per SCF
+Run a Hartree-Fock or Kohn-Sham DFT calculation on the molecule in FILE and print one line per SCF
 iteration, then tables of the energy and its components, orbital energies around
 the HOMO-LUMO gap, Mulliken charges, the dipole moment, <S^2> (UHF/ROHF), the
 number of iterations, the wall time and the device that did the work (--device auto:
@@ -61,7 +63,14 @@ first time a basis needs them and cached on disk; the run says when it is compil
 
 With --method mp2 the SCF (RHF, or UHF for open shells; see --reference) is
 followed by RI-MP2 with an auxiliary (density-fitting) basis, and a table of the
-opposite-spin, same-spin and total correlation energies, MP2 and SCS-MP2 totals."""
+opposite-spin, same-spin and total correlation energies, MP2 and SCS-MP2 totals.
+
+With --method FUNCTIONAL (b3lyp, pbe, svwn, pbe0, tpss, scan, r2scan, m06-2x, any libxc
+name; PySCF's libxc: pip install "hartree[dft]") the SCF is Kohn-Sham DFT, RKS for
+closed-shell singlets and UKS otherwise (--unrestricted: always UKS), on the grid of --grid;
+the report adds the functional's libxc components and references, E_xc, the grid and the
+electron count it integrates. Range-separated hybrids (cam-b3lyp, wb97x), VV10 functionals
+(wb97m-v), ROKS, DFT gradients (--gradient) and checkpoints are refused (exit code 2)."""
 
 EPILOG = (
     """\
@@ -80,6 +89,8 @@ examples:
   hartree run water.xyz --basis cc-pvdz
   hartree run water.xyz -b 6-31g* --json water.json --molden water.molden
   hartree run water.xyz -b 6-31g** --gradient --json water-grad.json   # energy and gradient
+  hartree run water.xyz -b def2-svp --method b3lyp --grid 4 --json water-b3lyp.json   # RKS
+  hartree run oh.xyz -b 6-31g* -m pbe0 --multiplicity 2                  # UKS (open shell)
   hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2
   hartree run cation.xyz -b cc-pvtz -m rohf --charge 1 --multiplicity 2 --quiet
   hartree run big.xyz -b cc-pvdz --checkpoint big.h5
@@ -111,12 +122,13 @@ def add_arguments(parser):
     model.add_argument(
         "-m",
         "--method",
-        choices=("rhf", "uhf", "rohf", "mp2"),
         default="rhf",
         type=str.lower,
         action=Given,
-        help="Hartree-Fock flavour: restricted closed-shell, unrestricted, "
-        "or restricted open-shell; or mp2: RI-MP2 on an RHF/UHF reference",
+        metavar="METHOD",
+        help="rhf, uhf, rohf (Hartree-Fock: restricted closed-shell, unrestricted, restricted "
+        "open-shell); mp2: RI-MP2 on an RHF/UHF reference; or a DFT functional (b3lyp, pbe, "
+        "svwn, pbe0, tpss, scan, r2scan, m06-2x, ... or a libxc name): RKS or UKS (default: rhf)",
     )
     model.add_argument(
         "-c", "--charge", type=integer, default=None, metavar="Q", help="total charge (default: from the file, else 0)"
@@ -132,6 +144,7 @@ def add_arguments(parser):
     model.add_argument(
         "--cartesian", action=GivenFlag, help="use cartesian (6d, 10f, ...) instead of spherical basis functions"
     )
+    add_dft_arguments(model)
     model.add_argument(
         "--gradient",
         action="store_true",
@@ -323,7 +336,8 @@ def mp2_keywords(args, mp2):
 
 
 def scf_reference(args, molecule):
-    """The SCF method to run: --method itself, or for mp2 the --reference (default rhf for
+    """(method, options) of the SCF to run (:func:`hartree.cli.run_options.scf_method`): from
+    --method (a functional: RKS or UKS), or for mp2 the --reference (default rhf for
     singlets, uhf otherwise).  InputError for correlation options without --method mp2."""
     if args.method != "mp2":
         given = [
@@ -338,7 +352,7 @@ def scf_reference(args, molecule):
         ]
         if given:
             raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only with --method mp2")
-        return args.method
+        return scf_method(args, molecule)
     reference = args.reference or ("rhf" if molecule.multiplicity == 1 else "uhf")
     try:
         validate_method(molecule, reference)
@@ -348,7 +362,7 @@ def scf_reference(args, molecule):
             f"{molecule.nelectron} electrons, multiplicity {molecule.multiplicity}); "
             "use --reference uhf"
         ) from None
-    return reference
+    return scf_method(args, molecule, reference)
 
 
 def load_aux(molecule, basis, args):
@@ -448,13 +462,15 @@ def execute(args, console):
         raise InputError("--gpus applies only to GPU runs (--device gpu or auto)")
     if args.gradient and args.method == "mp2":
         raise InputError("--gradient: RI-MP2 has no analytic gradient yet (use --method rhf, uhf or rohf)")
+    if args.gradient:
+        refuse_gradient_of_functional(args.method, "--gradient")
     if args.gradient and args.allow_unconverged:
         raise InputError("--gradient needs a converged SCF; --allow-unconverged does not apply")
     if record is not None:
         molecule = molecule_of(record, charge=args.charge, multiplicity=args.multiplicity)
     else:
         molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
-    method = scf_reference(args, molecule)  # the SCF to run (the MP2 reference for mp2)
+    method, options = scf_reference(args, molecule)  # the SCF to run (the MP2 reference for mp2)
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
     gpus = resolve_gpus(gpus_arg, basis.nao) if device == "gpu" else None
     aux_basis = load_aux(molecule, basis, args) if args.method == "mp2" else None
@@ -482,7 +498,7 @@ def execute(args, console):
             )
     engine = None
     if device == "gpu":
-        screening = args.scf_options.get("screening_threshold", _DEFAULTS.screening_threshold)
+        screening = options.get("screening_threshold", _DEFAULTS.screening_threshold)
         engine = make_engine(molecule, basis, screening, "gpu", gpus)
         # out of GPU memory while compiling: None ('auto': run on the CPU) or one line (the driver decides)
         engine = prepare_gpu_engine(engine, requested, lambda eng: prepare_gpu(console, eng, args.quiet))
@@ -506,7 +522,7 @@ def execute(args, console):
                 overwrite_checkpoint=args.overwrite,
                 guess_from=args.guess_from,
                 callback=progress,
-                **args.scf_options,
+                **options,
             )
     except ConvergenceError as error:
         error = convergence_hint(error, method)
@@ -543,6 +559,7 @@ def execute(args, console):
         console.print(mp2_energy_line(mp2, basis.name) if mp2 is not None else final_energy_line(result), markup=False)
     else:
         print_report(console, result)
+        print_dft_report(console, result)
         for note in getattr(result, "notes", ()) or ():
             console.print(f"note: {note}", markup=False)
         if mp2 is not None:

@@ -12,13 +12,16 @@ command line wins over the file, and the file wins over the defaults.
   command line only when the file names no basis (else one InputError);
 * ``keywords``: ``conv_tol`` is ``--conv-tol``, ``max_cycle`` ``--max-cycle``,
   ``level_shift`` ``--level-shift``, ``guess`` ``--guess``, ``cartesian`` ``--cartesian``,
-  ``device`` ``--device``; the others (``conv_tol_grad``, ``diis_space``, ``damping``, ...)
+  ``device`` ``--device``, ``grid_level`` ``--grid`` and ``unrestricted`` ``--unrestricted``
+  (DFT functionals only); the others (``conv_tol_grad``, ``diis_space``, ``damping``, ...)
   have no option and go to the SCF as written.
 
 Which options were given is recorded by their argparse actions (:class:`Given`,
 :class:`GivenFlag`) in ``args.given``; the defaults stay in the parser (and ``--help``).
-The merged keywords become SCF options through :func:`hartree.keywords.scf_options`, the
-mapping the QCEngine harness and ``hartree batch`` use too.
+The merged keywords become SCF options through :func:`hartree.keywords.scf_options`, and the
+method (a functional: RKS or UKS) the method and options of :func:`hartree.scf.run` through
+:func:`hartree.keywords.method_options` (:func:`scf_method`), the mapping the QCEngine
+harness and ``hartree batch`` use too.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
-from ..keywords import scf_options
+from ..keywords import is_functional, method_options, scf_options
 from ..scf import SCFOptions
+from .argtypes import integer
 
 #: argparse dest of a ``hartree run`` option -> the AtomicInput keyword it overrides
 OPTION_KEYWORDS = {
@@ -37,6 +41,8 @@ OPTION_KEYWORDS = {
     "guess": "guess",
     "cartesian": "cartesian",
     "device": "device",
+    "grid": "grid_level",
+    "unrestricted": "unrestricted",
 }
 #: the SCF settings every run records in its JSON keywords (filled with the defaults)
 RECORDED = ("cartesian", "conv_tol", "conv_tol_grad", "max_cycle", "guess", "level_shift")
@@ -44,8 +50,9 @@ RECORDED = ("cartesian", "conv_tol", "conv_tol_grad", "max_cycle", "guess", "lev
 EPILOG = """\
 QCSchema AtomicInput files (.json; v1 "qcschema_input" or v2 "qcschema_atomic_input"):
   the file gives the molecule, the driver (energy, or gradient: the same as --gradient),
-  model.method, model.basis and keywords (SCF options: conv_tol, conv_tol_grad, max_cycle,
-  guess, level_shift, cartesian, device, diis_space, damping, ...). Options given on the
+  model.method (rhf, uhf, rohf, mp2 or a functional), model.basis and keywords (SCF
+  options: conv_tol, conv_tol_grad, max_cycle, guess, level_shift, cartesian, device,
+  diis_space, damping, ...; grid_level and unrestricted for functionals). Options given on the
   command line override the file, and the file overrides the defaults; --basis is needed
   only when the file names no basis. Drivers hessian and properties are refused."""
 
@@ -119,7 +126,55 @@ def resolve(args, record):
         options.setdefault(name, getattr(defaults, name))
     out.device = device
     for dest, key in OPTION_KEYWORDS.items():
-        if key != "device":
+        if key != "device" and key in options:  # RECORDED ones always, grid and unrestricted when given
             setattr(out, dest, options[key])
     out.scf_options = options
     return out
+
+
+def scf_method(args, molecule, reference=None):
+    """(method, options) for :func:`hartree.scf.run` of a resolved run (:func:`resolve`):
+    ``args.method`` (or the MP2 ``reference``) through :func:`hartree.keywords.method_options`
+    (a functional: 'rks' or 'uks' with ``xc`` and ``grid_level``).  InputError, one line, for
+    ``--grid`` or ``--unrestricted`` without a functional and for checkpoints of DFT runs."""
+    name = reference or args.method
+    given = set(getattr(args, "given", None) or ())
+    flags = [flag for flag, dest in (("--grid", "grid"), ("--unrestricted", "unrestricted")) if dest in given]
+    if flags and not is_functional(name):
+        raise InputError(
+            f"{' and '.join(flags)} {'applies' if len(flags) == 1 else 'apply'} only to DFT functionals "
+            f"(e.g. --method b3lyp), not to --method {args.method}"
+        )
+    where = args.file if args.record is not None and "method" not in given else None
+    method, options = method_options(name, molecule, args.scf_options, where)
+    if "xc" in options and (args.checkpoint or args.guess_from):
+        raise InputError(
+            "--checkpoint and --guess-from are not supported for DFT yet: a checkpoint records the "
+            "method, not the functional and the grid"
+        )
+    return method, options
+
+
+def grid_level(text):
+    """argparse type of --grid: an integer 1..9."""
+    value = integer(text)
+    if not 1 <= value <= 9:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 9, got {text}")
+    return value
+
+
+def add_dft_arguments(group):
+    """Add ``--grid`` and ``--unrestricted`` (DFT functionals) to an argparse group."""
+    group.add_argument(
+        "--grid",
+        type=grid_level,
+        default=None,
+        action=Given,
+        metavar="N",
+        help="DFT integration grid, 1 (coarse) .. 9 (fine), PySCF's levels (default: 3)",
+    )
+    group.add_argument(
+        "--unrestricted",
+        action=GivenFlag,
+        help="DFT: unrestricted Kohn-Sham (UKS) also for a closed-shell singlet (open shells always run UKS)",
+    )

@@ -18,6 +18,11 @@ primitives) and the orbitals, enough to rebuild them for plotting.
   ``calcinfo_nbasis`` and ``calcinfo_nmo`` give the shape.  AOs are in hartree's (PySCF's)
   order, stated in ``extras.hartree.ao_order`` with one label per AO in
   ``extras.hartree.ao_labels``.
+* Kohn-Sham DFT: ``model.method`` is the functional as named (e.g. "b3lyp"),
+  ``extras.hartree.scf_method`` "rks" or "uks"; ``scf_two_electron_energy`` is the Coulomb
+  energy plus the scaled exact exchange, ``scf_xc_energy`` E_xc, and ``extras.hartree.dft``
+  the functional's libxc components and references, the grid (level, points) and the
+  electron count it integrated (:meth:`hartree.scf.ks.KohnSham.summary`).
 * ``wavefunction.restricted`` is True only when alpha and beta are the same in
   everything (RHF).  ROHF documents are ``restricted: false`` with equal alpha and beta
   orbitals and per-spin occupations; ``extras.hartree.scf_method`` says "rohf".
@@ -57,6 +62,7 @@ QCSCHEMA_PROPERTIES = frozenset(
         "return_gradient",
         "scf_one_electron_energy",
         "scf_two_electron_energy",
+        "scf_xc_energy",
         "scf_total_energy",
         "scf_iterations",
         "scf_dipole_moment",
@@ -206,6 +212,7 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
         "scf_one_electron_energy": float(components["one_electron"]),
         "scf_two_electron_energy": float(components["coulomb"] + components["exchange"]),
         "scf_iterations": int(result.iterations),
+        **({"scf_xc_energy": float(components["xc"])} if "xc" in components else {}),
         "scf_dipole_moment": _floats(result.dipole),
         "calcinfo_nbasis": int(mo_coeff.shape[-2]),
         "calcinfo_nmo": int(mo_coeff.shape[-1]),
@@ -229,9 +236,12 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
         "ao_order": AO_ORDER_NOTE,
         "ao_labels": list(basis.ao_labels()),
     }
+    if getattr(result, "dft", None):
+        hartree["dft"] = dict(result.dft)
     if input_file is not None:
         hartree["input_file"] = str(input_file)
-    method, energy, routine = str(result.method).lower(), float(result.energy), "hartree.scf.run"
+    method = str(getattr(result, "xc", None) or result.method).lower()  # DFT: the functional
+    energy, routine = float(result.energy), "hartree.scf.run"
     if mp2 is not None:
         standard, own = split_properties({k: float(v) for k, v in mp2.properties().items()})
         properties.update(standard)

@@ -1,0 +1,45 @@
+"""The Kohn-Sham part of the ``hartree run`` report: the functional and the grid.
+
+``dft_table`` lays out ``SCFResult.dft`` (:meth:`hartree.scf.ks.KohnSham.summary`): the
+functional as named and its libxc components with factors and libxc's references, the
+exact-exchange fraction, the grid (level, number of points) and the electron count the grid
+integrates for the final density, beside the molecule's.  The energy components, E_xc
+among them, are in the report's energy table (:func:`hartree.cli.report.energy_table`).
+"""
+
+from .report import plain_table
+
+
+def dft_table(result):
+    """The 'Kohn-Sham DFT' table of a Kohn-Sham result (None for Hartree-Fock)."""
+    info = getattr(result, "dft", None)
+    if not info:
+        return None
+    table = plain_table("Kohn-Sham DFT", show_header=False)
+    table.add_column("")
+    table.add_column("", overflow="fold")
+    spin = "restricted (RKS)" if str(result.method).lower() == "rks" else "unrestricted (UKS)"
+    table.add_row("functional", f"{info['xc']}: {info['family']}, {spin}")
+    cx = float(info["hf_exchange"])
+    table.add_row("exact exchange", f"{cx:g} (hybrid)" if cx else "none (pure functional)")
+    for n, comp in enumerate(info["components"]):
+        factor = "" if comp["factor"] == 1.0 else f"{comp['factor']:g} x "
+        table.add_row("libxc" if n == 0 else "", f"{factor}{comp['name']} (id {comp['libxc_id']})")
+        for ref in comp["references"]:
+            table.add_row("", f"  {ref}")
+    libxc = info.get("libxc") or {}
+    if libxc:
+        table.add_row("libxc version", f"{libxc['version']} ({libxc['reference']})")
+    table.add_row("grid", f"level {info['grid_level']}, {info['grid_points']} points")
+    nelec = float(info["electrons_integrated"])
+    expected = int(result.molecule.nelectron)
+    table.add_row("electrons on the grid", f"{nelec:.8f} (exact {expected}, error {nelec - expected:+.1e})")
+    return table
+
+
+def print_dft_report(console, result):
+    """Print the Kohn-Sham table of a Kohn-Sham result on a rich Console (nothing for HF)."""
+    table = dft_table(result)
+    if table is not None:
+        console.print()
+        console.print(table)
