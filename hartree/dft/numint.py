@@ -44,15 +44,17 @@ AO_THRESHOLD = 1e-15
 _BLOCK_BYTES = 32 * 1024 * 1024
 
 
-def shell_radii(basis, threshold: float = AO_THRESHOLD) -> np.ndarray:
+def shell_radii(basis, threshold: float = AO_THRESHOLD, deriv: int = 1) -> np.ndarray:
     """Radius (bohr) per shell, (nshell,), beyond which every function of the shell and every
-    component of its gradient is below ``threshold``.
+    component of its derivatives up to order ``deriv`` (1 or 2) is below ``threshold``.
 
     Bound: |x^i y^j z^k| <= r^l, |∂_x (x^i y^j z^k e^{-a r²})| <= (l r^(l-1) + 2a r^(l+1)) e^{-a r²},
-    and a spherical function's cartesian coefficients sum to less than 2^l (2l+1) in absolute
-    value (:func:`hartree.grid.cpu.shell_cutoffs`), so every value is at most
-    2^l (2l+1) f(l) Σ_p |c_p| (r^l + l r^(l-1) + 2 a_p r^(l+1)) e^{-a_p r²}; the radius is the
-    last point of a 0.01-bohr grid where this bound reaches the threshold (inf past 60 bohr).
+    |∂_x∂_y (...)| <= (l(l-1) r^(l-2) + (2l+1) 2a r^l + 4a² r^(l+2)) e^{-a r²} (the second
+    derivative of :func:`ao_values`), and a spherical function's cartesian coefficients sum
+    to less than 2^l (2l+1) in absolute value (:func:`hartree.grid.cpu.shell_cutoffs`), so
+    every value is at most 2^l (2l+1) f(l) Σ_p |c_p| (r^l + l r^(l-1) + 2 a_p r^(l+1) [+ the
+    second-derivative terms]) e^{-a_p r²}; the radius is the last point of a 0.01-bohr grid
+    where this bound reaches the threshold (inf past 60 bohr).
     """
     r = np.linspace(0.0, 60.0, 6001)[1:]
     factors = angular_factors(int(basis.max_l) + 1) if basis.nshell else np.ones(1)
@@ -62,6 +64,8 @@ def shell_radii(basis, threshold: float = AO_THRESHOLD) -> np.ndarray:
         a = basis.shell_exponents(ish)[:, None]
         c = np.abs(basis.shell_coefficients(ish))[:, None] * factors[l] * 2.0**l * (2 * l + 1)
         poly = r**l + l * r ** max(l - 1, 0) + 2.0 * a * r ** (l + 1)
+        if deriv >= 2:
+            poly = poly + l * (l - 1) * r ** max(l - 2, 0) + (2 * l + 1) * 2.0 * a * r**l + 4.0 * a * a * r ** (l + 2)
         bound = (c * poly * np.exp(-a * r * r)).sum(axis=0)
         above = np.flatnonzero(bound >= threshold)
         out[ish] = np.inf if above.size and above[-1] == r.size - 1 else (r[above[-1] + 1] if above.size else r[0])
@@ -69,15 +73,25 @@ def shell_radii(basis, threshold: float = AO_THRESHOLD) -> np.ndarray:
 
 
 def ao_values(basis, points: np.ndarray, deriv: int = 1, shells: np.ndarray | None = None) -> np.ndarray:
-    """AO values (deriv 0) and gradients (deriv 1) at points (n, 3) bohr.
+    """AO values (deriv 0), gradients (deriv 1) and second derivatives (deriv 2) at points
+    (n, 3) bohr.
 
-    Returns float64 (1 + 3 deriv, n, nao): φ_μ(r_p), then ∂φ_μ/∂x, ∂y, ∂z (bohr^-3/2,
-    bohr^-5/2); AO order and normalisation of the basis (PySCF's).  ``shells``: evaluate only
-    these shells; the last axis then holds their functions only, shell after shell in the
-    order given.
+    Returns float64 (1, n, nao), (4, n, nao) or (10, n, nao): φ_μ(r_p), then ∂φ_μ/∂x, ∂y, ∂z
+    (bohr^-5/2), then ∂xx, ∂xy, ∂xz, ∂yy, ∂yz, ∂zz (bohr^-7/2; PySCF's ``GTOval_*_deriv2``
+    order); φ in bohr^-3/2; AO order and normalisation of the basis (PySCF's).  ``shells``:
+    evaluate only these shells; the last axis then holds their functions only, shell after
+    shell in the order given.
+
+    With P = x^i y^j z^k and R = Σ_p c_p e^{-a_p r²}, R1 = Σ_p (-2a_p) c_p e^{-a_p r²},
+    R2 = Σ_p 4a_p² c_p e^{-a_p r²} (so ∂_x R = x R1, ∂_x R1 = x R2):
+
+        ∂_a (P R) = (∂_a P) R + x_a P R1,
+        ∂_a∂_b (P R) = (∂_a∂_b P) R + [(∂_a P) x_b + (∂_b P) x_a + δ_ab P] R1 + x_a x_b P R2.
     """
+    if deriv not in (0, 1, 2):
+        raise InputError(f"AO derivatives of order {deriv!r}: only 0, 1 and 2 are available")
     points = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
-    ncomp = 1 + 3 * int(deriv)
+    ncomp = (1, 4, 10)[int(deriv)]
     shells = np.arange(basis.nshell) if shells is None else np.asarray(shells, dtype=np.int64)
     sizes = basis.ao_loc[shells + 1] - basis.ao_loc[shells]
     starts = np.concatenate([[0], np.cumsum(sizes)])
@@ -89,28 +103,46 @@ def ao_values(basis, points: np.ndarray, deriv: int = 1, shells: np.ndarray | No
         a = basis.shell_exponents(ish)
         c = basis.shell_coefficients(ish) * factors[l]
         e = np.exp(-(d * d).sum(axis=1)[:, None] * a[None, :])  # (n, nprim)
-        radial = e @ c  # Σ c e^{-a r²}
+        radial = [e @ c]  # R, then R1 and R2 (docstring)
+        if deriv:
+            radial.append(-2.0 * (e @ (c * a)))
+        if deriv == 2:
+            radial.append(4.0 * (e @ (c * a * a)))
         powers = [np.ones((3, points.shape[0])), d.T]
-        for _ in range(l):
+        for _ in range(l + max(deriv, 1)):
             powers.append(powers[-1] * d.T)
+
+        def mono(ijk, shift, _powers=powers):
+            """x^i' y^j' z^k' with (i', j', k') = ijk + shift; None when an exponent is negative."""
+            n = [ijk[x] + shift[x] for x in range(3)]
+            return None if min(n) < 0 else _powers[n[0]][0] * _powers[n[1]][1] * _powers[n[2]][2]
+
         comps = cart_components(l)
         cart = np.empty((ncomp, points.shape[0], len(comps)))
-        for k, (i, j, m) in enumerate(comps):
-            mono = powers[i][0] * powers[j][1] * powers[m][2]
-            cart[0, :, k] = mono * radial
-        if deriv:
-            radial_a = -2.0 * (e @ (c * a))  # Σ -2a c e^{-a r²}
-            # ∂x (x^i y^j z^k R) = i x^(i-1) y^j z^k R + x^(i+1) y^j z^k (Σ -2a c e^{-a r²})
-            for k, ijk in enumerate(comps):
-                for x in range(3):
-                    up = list(ijk)
-                    up[x] += 1
-                    value = powers[up[0]][0] * powers[up[1]][1] * powers[up[2]][2] * radial_a
-                    if ijk[x]:
-                        down = list(ijk)
-                        down[x] -= 1
-                        value += ijk[x] * powers[down[0]][0] * powers[down[1]][1] * powers[down[2]][2] * radial
-                    cart[1 + x, :, k] = value
+        unit = np.eye(3, dtype=np.int64)
+        for k, ijk in enumerate(comps):
+            cart[0, :, k] = mono(ijk, (0, 0, 0)) * radial[0]
+            if not deriv:
+                continue
+            for x in range(3):
+                value = mono(ijk, unit[x]) * radial[1]  # x_a P R1
+                if ijk[x]:
+                    value += ijk[x] * mono(ijk, -unit[x]) * radial[0]  # (∂_a P) R
+                cart[1 + x, :, k] = value
+            if deriv < 2:
+                continue
+            for n, (x, y) in enumerate(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
+                value = mono(ijk, unit[x] + unit[y]) * radial[2]  # x_a x_b P R2
+                r1 = mono(ijk, (0, 0, 0)) if x == y else 0.0  # δ_ab P
+                if ijk[x]:
+                    r1 = r1 + ijk[x] * mono(ijk, unit[y] - unit[x])  # (∂_a P) x_b
+                if ijk[y]:
+                    r1 = r1 + ijk[y] * mono(ijk, unit[x] - unit[y])  # (∂_b P) x_a
+                value += r1 * radial[1]
+                second = ijk[x] * (ijk[y] - (x == y))  # ∂_a∂_b P = n_a (n_b - δ_ab) x^(ijk - e_a - e_b)
+                if second:
+                    value += second * mono(ijk, -unit[x] - unit[y]) * radial[0]
+                cart[4 + n, :, k] = value
         out[:, :, a0:a1] = cart @ cart2sph(l) if basis.pure else cart
     return out
 

@@ -7,7 +7,7 @@ from pyscf import dft
 
 from hartree.basis import load_basis
 from hartree.dft import Grid, make_grid, parse_functional, xc_energy_potential
-from hartree.dft.numint import ao_values
+from hartree.dft.numint import ao_values, shell_radii
 from hartree.errors import InputError
 from tests.helpers import to_pyscf, water
 
@@ -33,6 +33,39 @@ def test_ao_values_and_gradients_match_pyscf(cartesian):
     ours = ao_values(basis, points, deriv=1)
     ref = pmol.eval_gto("GTOval_cart_deriv1" if cartesian else "GTOval_sph_deriv1", points)
     np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("cartesian", [False, True])
+def test_ao_second_derivatives_match_pyscf(cartesian):
+    """deriv=2 (for the XC gradient): rows 0-3 as deriv=1, rows 4-9 xx, xy, xz, yy, yz, zz as
+    PySCF's GTOval_*_deriv2, up to f functions, to 1e-15 of the largest value."""
+    mol = water()
+    basis = load_basis(mol, "cc-pvtz", cartesian=cartesian)  # up to f
+    pmol = to_pyscf(mol, basis)
+    rng = np.random.default_rng(11)
+    points = np.concatenate([rng.normal(scale=2.0, size=(200, 3)), mol.coords])
+    ours = ao_values(basis, points, deriv=2)
+    ref = pmol.eval_gto("GTOval_cart_deriv2" if cartesian else "GTOval_sph_deriv2", points)
+    assert ours.shape == ref.shape == (10, points.shape[0], basis.nao)
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-15 * np.abs(ref).max())
+    np.testing.assert_array_equal(ours[:4], ao_values(basis, points, deriv=1))
+    with pytest.raises(InputError, match="order 3"):
+        ao_values(basis, points, deriv=3)
+
+
+def test_second_derivative_radii_bound_the_values():
+    """Beyond shell_radii(..., deriv=2) no value or derivative up to second order reaches the
+    threshold (sampled along a line from each shell's centre)."""
+    mol = water()
+    basis = load_basis(mol, "cc-pvtz")
+    radii = shell_radii(basis, threshold=1e-10, deriv=2)
+    assert np.all(radii >= shell_radii(basis, threshold=1e-10))
+    direction = np.array([0.48, 0.6, 0.64])
+    for ish in range(basis.nshell):
+        t = radii[ish] + np.linspace(0.0, 5.0, 200)
+        points = basis.shell_center[ish] + t[:, None] * direction
+        values = ao_values(basis, points, deriv=2, shells=[ish])
+        assert np.abs(values).max() < 1e-10
 
 
 @pytest.mark.parametrize("name", FUNCTIONALS)
