@@ -7,13 +7,16 @@
 
 Modules: grid_data (radii, ξ, level tables), grids (radial and Lebedev rules, Becke /
 Stratmann partition, pruning, :func:`make_grid`), functionals (names -> libxc through PySCF's
-bundled libxc, family, exact exchange, range separation, VV10), numint (AO values and
-gradients on points, ρ, ∇ρ, τ, E_xc and V_xc).  PySCF is needed for the functionals (the
-``dft`` extra) and imported only when one is asked for; see docs/dft.md.
+bundled libxc, family, exact exchange, range separation, VV10), numint (AO values and their
+first and second derivatives on points, ρ, ∇ρ, τ, E_xc and V_xc), xc_gradient (the nuclear
+gradient of E_xc, :func:`xc_gradient`), grid_response (derivatives of the grid's weights).
+PySCF is needed for the functionals (the ``dft`` extra) and imported only when one is asked
+for; see docs/dft.md.
 """
 
 from .functionals import Functional, parse_functional
 from .grids import Grid, make_grid
 from .numint import ao_values, xc_energy_potential
+from .xc_gradient import xc_gradient
 
-__all__ = ["Grid", "make_grid", "Functional", "parse_functional", "ao_values", "xc_energy_potential"]
+__all__ = ["Grid", "make_grid", "Functional", "parse_functional", "ao_values", "xc_energy_potential", "xc_gradient"]
