@@ -12,12 +12,14 @@ import numpy as np
 class GradientResult:
     """Energy and nuclear gradient of one SCF determinant (atomic units).
 
-    method      'rhf' | 'uhf' | 'rohf'
+    method      'rhf' | 'uhf' | 'rohf' | 'rks' | 'uks'
     energy      total energy, Eh (that of ``scf``)
     gradient    (natm, 3) dE/dR, Eh/bohr, atoms in the molecule's order
     components  dict of (natm, 3) arrays, Eh/bohr: nuclear_repulsion, one_electron
                 (core Hamiltonian with the Hellmann-Feynman term, and overlap with the
-                energy-weighted density), two_electron; they sum to ``gradient``
+                energy-weighted density), two_electron (Kohn-Sham: Coulomb and the exact
+                exchange scaled by the functional's fraction), exchange_correlation
+                (Kohn-Sham only: dE_xc/dR on the SCF's grid); they sum to ``gradient``
     scf         the converged :class:`hartree.scf.result.SCFResult` differentiated
     wall_time   seconds of the gradient alone (the SCF's time is in ``scf.wall_time``)
     device      where the derivative integrals ran, e.g. 'cpu (numba, 2 threads)'

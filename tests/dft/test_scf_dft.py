@@ -1,6 +1,7 @@
 """Kohn-Sham SCF (hartree.scf.run with method 'rks'/'uks' and xc): total energies against
 PySCF's dft.RKS/UKS on the identical grid (hartree's points and weights given to PySCF), and
-the refusals (ROKS, range-separated hybrids, VV10, checkpoints, gradients)."""
+the refusals (ROKS, range-separated hybrids, VV10, checkpoints).  Gradients:
+tests/gradients/test_ks_gradient.py."""
 
 import numpy as np
 import pytest
@@ -135,15 +136,3 @@ def test_functional_refusals(xc, words):
 def test_rks_needs_closed_shell():
     with pytest.raises(InputError, match="RKS needs an even number of electrons; use --method uks"):
         run(_hydroxyl(), "sto-3g", "rks", xc="pbe", device="cpu")
-
-
-def test_gradients_refuse_kohn_sham():
-    """hartree.gradients refuses a Kohn-Sham result, and a Kohn-Sham method before its SCF."""
-    from hartree.gradients import gradient, scf_gradient
-
-    mol = Molecule.from_string("H 0 0 0; H 0 0 1.4", unit="bohr")
-    res = run(mol, "sto-3g", "rks", xc="svwn", grid_level=1, device="cpu")
-    with pytest.raises(InputError, match=r"gradients of Kohn-Sham DFT \(RKS\) are not implemented"):
-        scf_gradient(res)
-    with pytest.raises(InputError, match=r"gradients of Kohn-Sham DFT \(UKS\) are not implemented"):
-        gradient(mol, "sto-3g", "uks", xc="pbe", device="cpu")
