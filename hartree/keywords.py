@@ -26,6 +26,8 @@ range-separated hybrids and VV10 functionals (:func:`hartree.scf.ks.checked_func
 
 from __future__ import annotations
 
+import math
+
 from .device.selection import DEVICES
 from .errors import InputError
 from .gradients import GRADIENT_SCF_DEFAULTS
@@ -104,7 +106,7 @@ def checked_functional(method, where=None):
             "RKS, others UKS, and 'unrestricted' (--unrestricted) asks for UKS"
         )
     try:
-        return ks_functional(name)
+        functional = ks_functional(name)
     except InputError as exc:
         text = str(exc)
         if text.startswith("unknown functional"):
@@ -113,6 +115,10 @@ def checked_functional(method, where=None):
         elif text.startswith("DFT needs PySCF") and name not in _aliases():  # a typo, or a functional
             text = f"unknown method {name!r}: not rhf, uhf, rohf or mp2; if it is a functional, {text}"
         raise InputError(f"{prefix}{text}") from None
+    factors = [c.factor for c in functional.components] + [functional.hf_exchange]
+    if not all(math.isfinite(x) for x in factors):  # PySCF's parser takes '1e999*b88'
+        raise InputError(f"{prefix}functional {name!r} has a factor that is not a finite number")
+    return functional
 
 
 def method_options(method, molecule, options, where=None):

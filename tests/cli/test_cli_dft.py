@@ -165,6 +165,7 @@ def test_keyword_mapping():
         ("wb97x", {}, "range separated"),
         ("b97m-v", {}, "VV10"),
         ("no-such", {}, "unknown method 'no-such'"),
+        ("1e999*b88", {}, "not a finite number"),
     ]:
         with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
             method_options(method, water, keywords, "in.json")
