@@ -13,6 +13,12 @@ carbonyl O lies in the peptide plane (cis to N_i), the amide H trans to O; Cα c
 the side chain on the tetrahedral directions, chosen so that every residue is L (S at Cα
 for alanine); methyl H's are staggered.  Termini: H2N- (pyramidal amine) and -COOH (OH
 trans to Cα).  Residues: 'A' alanine, 'G' glycine.
+
+(glycine)n is built the same way as (alanine)n: the same backbone, torsions, carbonyl
+and amide H, and termini; its Cα carries two H (Cα-H 1.09 Angstrom) on the two tetrahedral
+positions where alanine has Cβ and Hα.  H-(Gly)n-OH has 7n + 3 atoms (C2n H3n+2 Nn On+1);
+``peptide("G" * 12)`` is the (glycine)12, 87 atoms, of benchmarks/gpu_opt.py (case name
+'G12'; 'A<n>' names (alanine)n there, benchmarks/side_by_side.py).
 """
 
 import math

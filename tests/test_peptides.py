@@ -67,3 +67,29 @@ def test_alanine_is_l_and_the_strand_is_extended():
         if k + 1 < len(ns):
             nxt = ns[k + 1]
             assert abs(abs(_torsion(x[i_n], x[ca], x[c], x[nxt])) - 180.0) < 1e-6  # psi
+
+
+def test_glycine_12_bond_lengths():
+    """(glycine)12 of benchmarks/gpu_opt.py ('G12'): 87 atoms, every bond one of the
+    construction's lengths (Engh & Huber 1991; C-H, N-H, O-H standard), an extended strand
+    (end to end > 40 Angstrom), and the benchmarks' case name builds the same molecule."""
+    from benchmarks import peptides
+    from benchmarks.side_by_side import case_molecule
+
+    mol = peptide("G" * 12)
+    assert mol.natm == 7 * 12 + 3
+    assert np.array_equal(case_molecule("G12").coords, mol.coords)
+    d, bonded = _bonds(mol)
+    allowed = {
+        ("C", "N"): {peptides.N_CA, peptides.C_N},
+        ("C", "C"): {peptides.CA_C},
+        ("C", "O"): {peptides.C_O, peptides.C_OH},
+        ("C", "H"): {peptides.CA_H},
+        ("H", "N"): {peptides.N_H},
+        ("H", "O"): {peptides.O_H},
+    }
+    for i, j in zip(*np.nonzero(np.triu(bonded))):
+        pair = tuple(sorted((mol.symbols[i], mol.symbols[j])))
+        assert min(abs(d[i, j] - b) for b in allowed[pair]) < 1e-9, (i, j, pair, d[i, j])
+    assert int(np.triu(bonded).sum()) == mol.natm - 1  # a tree: no rings
+    assert d.max() > 40.0
