@@ -12,6 +12,10 @@
   ``HARTREE_TEST_CACHE_DIR=DIR`` (created private if missing; it must be yours and not
   writable by others, as any hartree cache).  Tests that need their own cache still set
   ``HARTREE_CACHE_DIR`` with ``monkeypatch``.
+* With pytest-xdist (``-n 2``, the README's test command), the workers share the
+  controller's cache directory (handed over in ``workerinput``), so what one worker
+  compiles the other loads; the cache's writes are atomic, so two workers building the
+  same entry at once only build it twice.
 """
 
 import os
@@ -29,7 +33,10 @@ _saved = {}
 def pytest_configure(config):
     reuse = os.environ.get("HARTREE_TEST_CACHE_DIR")
     factory = getattr(config, "_tmp_path_factory", None)
-    if reuse:
+    shared = getattr(config, "workerinput", {}).get("hartree_cache_dir")  # an xdist worker
+    if shared:
+        path, owned = shared, False
+    elif reuse:
         path, owned = os.path.abspath(os.path.expanduser(reuse)), False
     elif factory is not None:
         path, owned = str(factory.mktemp("hartree-cache")), False
@@ -37,6 +44,12 @@ def pytest_configure(config):
         path, owned = tempfile.mkdtemp(prefix="hartree-cache-"), True
     _saved.update(previous=os.environ.get("HARTREE_CACHE_DIR"), path=path, owned=owned)
     os.environ["HARTREE_CACHE_DIR"] = path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist (controller): hand the session's cache directory to each worker."""
+    node.workerinput["hartree_cache_dir"] = _saved["path"]
 
 
 def pytest_unconfigure(config):
