@@ -8,15 +8,27 @@
 Modules: grid_data (radii, ξ, level tables), grids (radial and Lebedev rules, Becke /
 Stratmann partition, pruning, :func:`make_grid`), functionals (names -> libxc through PySCF's
 bundled libxc, family, exact exchange, range separation, VV10), numint (AO values and their
-first and second derivatives on points, ρ, ∇ρ, τ, E_xc and V_xc), xc_gradient (the nuclear
-gradient of E_xc, :func:`xc_gradient`), grid_response (derivatives of the grid's weights).
+first and second derivatives on points, ρ, ∇ρ, τ, E_xc and V_xc; :func:`make_xc_cache`),
+ao_cache (screened blocks of a grid and their AO values, kept between SCF cycles within a
+memory budget), ao_kernels (numba: AO values of blocks, the pointwise sums around the
+GEMMs), xc_gradient (the nuclear gradient of E_xc, :func:`xc_gradient`), grid_response
+(derivatives of the grid's weights).
 PySCF is needed for the functionals (the ``dft`` extra) and imported only when one is asked
 for; see docs/dft.md.
 """
 
 from .functionals import Functional, parse_functional
 from .grids import Grid, make_grid
-from .numint import ao_values, xc_energy_potential
+from .numint import ao_values, make_xc_cache, xc_energy_potential
 from .xc_gradient import xc_gradient
 
-__all__ = ["Grid", "make_grid", "Functional", "parse_functional", "ao_values", "xc_energy_potential", "xc_gradient"]
+__all__ = [
+    "Grid",
+    "make_grid",
+    "Functional",
+    "parse_functional",
+    "ao_values",
+    "make_xc_cache",
+    "xc_energy_potential",
+    "xc_gradient",
+]

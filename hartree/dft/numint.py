@@ -1,6 +1,8 @@
-"""Exchange-correlation energy and potential matrix of a density matrix on a grid (CPU, numpy).
+"""Exchange-correlation energy and potential matrix of a density matrix on a grid (CPU).
 
     exc, vxc, nelec = xc_energy_potential(basis, grid, dm, "pbe")
+    cache = make_xc_cache(basis, grid, "pbe")                        # once per SCF
+    exc, vxc, nelec = xc_energy_potential(basis, grid, dm, "pbe", cache=cache)
 
 Restricted: dm (nao, nao) is the total density matrix, vxc (nao, nao), nelec a float.
 Unrestricted: dm (2, nao, nao) holds the alpha and beta matrices, vxc (2, nao, nao) and
@@ -22,8 +24,19 @@ term; the τ term follows from ∂τ/∂D_μν).  Spin-polarised: σ_αα, σ_α
 gradient term becomes (2 v_σαα ∇ρ_α + v_σαβ ∇ρ_β)·∇(φ_μ φ_ν).  Only the semilocal part is
 evaluated here; exact exchange and VV10 are the callers' (see :class:`Functional`).
 
-Shells are screened per block: a shell whose functions and gradients stay below
-:data:`AO_THRESHOLD` on every point of the block is skipped (:func:`shell_radii`).
+Evaluation (:func:`xc_energy_potential`).  The points are taken in compact blocks
+(:mod:`hartree.dft.ao_cache`), and a shell whose functions and gradients stay below
+:data:`AO_THRESHOLD` on every point of a block is skipped there (:func:`shell_radii`).  On a
+block's k functions and m points, with φ (k, m) AO-major (:mod:`hartree.dft.ao_kernels`),
+
+    c = D_kk φ (GEMM),   ρ_p = Σ_μ c_μp φ_μp,   ∇ρ_p = 2 Σ_μ c_μp ∇φ_μp,
+    H_kk += φ (w_ρ φ/2 + Σ_x w_∇x ∂_xφ)^T (GEMM),   V = H + H^T once at the end,
+
+with the pointwise sums in numba and one libxc call for all cached points.  The AO values
+are the same in every SCF cycle: :func:`make_xc_cache` computes them once and keeps them
+within a memory budget; without a cache they are computed for the call, chunk by chunk.
+:func:`ao_values` is the numpy reference of the AO values (and their second derivatives,
+for :mod:`hartree.dft.xc_gradient`).
 """
 
 from __future__ import annotations
@@ -33,15 +46,15 @@ import numpy as np
 from ..basis import cart2sph, cart_components
 from ..errors import InputError
 from ..integrals.gaussian_product import angular_factors
+from .ao_cache import AOCache
+from .ao_kernels import contract_rows, contract_tau, scale_rows
 from .functionals import Functional, libxc, parse_functional
 from .grids import Grid
 
-__all__ = ["AO_THRESHOLD", "shell_radii", "ao_values", "densities", "xc_energy_potential"]
+__all__ = ["AO_THRESHOLD", "shell_radii", "ao_values", "densities", "make_xc_cache", "xc_energy_potential"]
 
 #: Functions and gradient components below this (a.u.) on a whole block are skipped.
 AO_THRESHOLD = 1e-15
-#: Bytes of AO values (4 rows) per block of points.
-_BLOCK_BYTES = 32 * 1024 * 1024
 
 
 def shell_radii(basis, threshold: float = AO_THRESHOLD, deriv: int = 1) -> np.ndarray:
@@ -203,62 +216,124 @@ def _potential_rows(family: str, rho: np.ndarray, vrho, vsigma, vtau, weights, s
     return wr, wg, wt
 
 
-def xc_energy_potential(basis, grid: Grid, dm: np.ndarray, functional: str | Functional, block_points: int = 0):
+def make_xc_cache(
+    basis, grid: Grid, functional: str | Functional, memory_budget: int | None = None, block_points: int = 0
+) -> AOCache:
+    """The :class:`hartree.dft.ao_cache.AOCache` that :func:`xc_energy_potential` reuses for
+    every density on this basis and grid: values (LDA) or values and gradients (GGA,
+    meta-GGA) of the screened shells per block, built now.  memory_budget: bytes kept (None:
+    :func:`hartree.dft.ao_cache.default_budget`, min(2 GiB, available / 4); 0: none);
+    block_points: points per block (0: :data:`hartree.dft.ao_cache.BLOCK_POINTS`)."""
+    deriv = 0 if parse_functional(functional).family == "LDA" else 1
+    return AOCache(basis, grid, deriv, shell_radii(basis), memory_budget, block_points)
+
+
+def xc_energy_potential(
+    basis, grid: Grid, dm: np.ndarray, functional: str | Functional, block_points: int = 0, cache: AOCache | None = None
+):
     """E_xc (hartree), V_xc and the integrated electron count of density matrix dm.
 
     dm (nao, nao) total density (restricted) or (2, nao, nao) alpha and beta (unrestricted);
     only its symmetric part counts.  Returns (exc, vxc, nelec): vxc (nao, nao) or
     (2, nao, nao) hartree, nelec float or (2,).  functional: a name or a
     :class:`Functional`; its semilocal part only (module docstring).  block_points: points
-    per block (0: chosen from nao).
+    per block (0: :data:`hartree.dft.ao_cache.BLOCK_POINTS`).  cache: the
+    :func:`make_xc_cache` of this basis and grid, whose values are reused (an SCF builds it
+    once); without it the values are computed for this call only, chunk by chunk.
+
+    Per chunk of blocks (:meth:`AOCache.chunks`; all cached blocks form one): pass 1 forms ρ
+    (and ∇ρ, τ) block by block with one GEMM c = D_kk φ (k, m) on the block's k screened
+    functions and pointwise sums ρ = Σ_μ c_μ φ_μ, ∇ρ = 2 Σ_μ c_μ ∇φ_μ; one libxc call takes
+    the chunk's points; pass 2 adds, per block, φ (w_ρ φ/2 + Σ_x w_∇x ∂_xφ)^T (one GEMM) to
+    half of V, which is symmetrised once at the end.
     """
     functional = parse_functional(functional)
     family = functional.family
     dms, unrestricted = _check_dm(basis, dm)
     nset = dms.shape[0]
     nao = basis.nao
-    xc = libxc()
-    if block_points <= 0:
-        block_points = int(min(8192, max(128, _BLOCK_BYTES // (4 * 8 * max(nao, 1)))))
-    radii = shell_radii(basis)
-    centres = np.asarray(basis.shell_center)
     deriv = 0 if family == "LDA" else 1
+    if cache is None:
+        cache = AOCache(basis, grid, deriv, shell_radii(basis), memory_budget=0, block_points=block_points)
+    elif cache.basis is not basis or cache.grid is not grid or cache.deriv < deriv:
+        raise InputError(
+            f"the AO cache was built for another basis or grid, or holds derivatives of order {cache.deriv}, "
+            f"{deriv} needed; build it with make_xc_cache for this functional, basis and grid"
+        )
+    xc = libxc()
+    ngrad = 1 if family == "LDA" else 4  # rows φ (, ∇φ) that enter ρ (, ∇ρ) and V
     vhalf = np.zeros((nset, nao, nao))
     nelec = np.zeros(nset)
     exc = 0.0
-    for p0 in range(0, grid.npoints, block_points):
-        pts = grid.coords[p0 : p0 + block_points]
-        weights = grid.weights[p0 : p0 + block_points]
-        # nearest approach of the block to each shell centre
-        nearest = np.sqrt(((pts[None, :, :] - centres[:, None, :]) ** 2).sum(-1).min(axis=1))
-        shells = np.flatnonzero(nearest <= radii)
-        if shells.size == 0:
-            continue
-        idx = np.concatenate([np.arange(basis.ao_loc[s], basis.ao_loc[s + 1]) for s in shells])
-        ao = ao_values(basis, pts, deriv, shells)  # (4, m, len(idx))
-        sub = dms[:, idx[:, None], idx[None, :]]
-        rhos = [densities(ao, sub[s], family) for s in range(nset)]
-        rho_in = (rhos[0], rhos[1]) if unrestricted else rhos[0]
-        eps, v = xc.eval_xc(functional.xc_code, rho_in, spin=int(unrestricted), deriv=1)[:2]
+    for blocks, arrays in cache.chunks():
+        q0 = cache.starts[blocks.start]
+        spans = [slice(cache.starts[b] - q0, cache.starts[b + 1] - q0) for b in blocks]
+        rho = _chunk_densities(cache, blocks, arrays, spans, dms, family)
+        weights = cache.weights[q0 : q0 + rho.shape[2]]
+        rows = rho[:, 0] if family == "LDA" else rho
+        spin = int(unrestricted)
+        eps, v = xc.eval_xc(functional.xc_code, (rows[0], rows[1]) if unrestricted else rows[0], spin=spin, deriv=1)[:2]
         vrho, vsigma, _, vtau = (*v, None, None, None)[:4]  # (vrho,) for LDA
-        total = sum(r if family == "LDA" else r[0] for r in rhos)
-        exc += float(weights @ (total * eps))
+        exc += float(weights @ (rho[:, 0].sum(axis=0) * eps))
+        nelec += rho[:, 0] @ weights
         for s in range(nset):
-            rho_s = rhos[s] if family == "LDA" else rhos[s][0]
-            nelec[s] += float(weights @ rho_s)
             wr, wg, wt = _potential_rows(
-                family, rhos if unrestricted else rhos[0], vrho, vsigma, vtau, weights, s, unrestricted
+                family, rho if unrestricted else rho[0], vrho, vsigma, vtau, weights, s, unrestricted
             )
-            aow = ao[0] * (0.5 * wr)[:, None]
+            coef = np.empty((ngrad, weights.size))
+            coef[0] = 0.5 * wr
             if wg is not None:
-                for x in range(3):
-                    aow += ao[1 + x] * wg[x][:, None]
-            block = ao[0].T @ aow
-            if wt is not None:
-                for x in range(3):
-                    block += 0.5 * (ao[1 + x].T @ (ao[1 + x] * wt[:, None]))
-            vhalf[s][idx[:, None], idx[None, :]] += block
+                coef[1:4] = wg
+            _chunk_potential(cache, blocks, arrays, spans, coef, wt, vhalf[s])
     vxc = vhalf + vhalf.transpose(0, 2, 1)
     if unrestricted:
         return exc, vxc, nelec
     return exc, vxc[0], float(nelec[0])
+
+
+def _chunk_densities(cache: AOCache, blocks, arrays, spans, dms: np.ndarray, family: str) -> np.ndarray:
+    """ρ of each density of dms (nset, nao, nao) on a chunk's points in libxc's rows:
+    (nset, 1 | 4 | 6, m_chunk) (ρ; ρ, ∇ρ; ρ, ∇ρ, 0, τ).  Points of a block that no function
+    reaches keep ρ = 0."""
+    nset, nao = dms.shape[0], dms.shape[1]
+    ngrad = 1 if family == "LDA" else 4
+    rho = np.zeros((nset, {"LDA": 1, "GGA": 4, "MGGA": 6}[family], spans[-1].stop if spans else 0))
+    dflat = dms.reshape(nset, nao * nao)
+    for b, ao, sl in zip(blocks, arrays, spans):
+        k = ao.shape[1]
+        if k == 0:
+            continue
+        fidx = cache.flat_index[b]
+        out = np.empty((ngrad, ao.shape[2]))  # contiguous for the kernels
+        for s in range(nset):
+            sub = dms[s] if fidx is None else dflat[s].take(fidx).reshape(k, k)
+            contract_rows(ao, sub @ ao[0], ngrad, out)  # ρ and ½∇ρ
+            rho[s, :ngrad, sl] = out
+            if family == "MGGA":
+                contract_tau(ao, sub @ ao[1:4], out[0])
+                rho[s, 5, sl] = out[0]
+    if family != "LDA":
+        rho[:, 1:4] *= 2.0
+    return rho
+
+
+def _chunk_potential(cache: AOCache, blocks, arrays, spans, coef: np.ndarray, wt, vhalf: np.ndarray) -> None:
+    """Add one spin's H = Σ_blocks φ (Σ_x coef_x φ_x)^T (+ ½ Σ_x ∂_xφ (w_τ ∂_xφ)^T) to vhalf
+    (nao, nao) in place: coef (1 | 4, m_chunk) the weighted rows w_ρ/2, w_∇ of
+    :func:`_potential_rows`, wt (m_chunk,) or None its w_τ."""
+    nao = vhalf.shape[0]
+    vflat = vhalf.reshape(nao * nao)
+    for b, ao, sl in zip(blocks, arrays, spans):
+        k = ao.shape[1]
+        if k == 0:
+            continue
+        aow = np.empty((k, ao.shape[2]))
+        scale_rows(ao, np.ascontiguousarray(coef[:, sl]), coef.shape[0], aow)
+        block = ao[0] @ aow.T
+        if wt is not None:  # ½ Σ_x ∂_xφ (w_τ ∂_xφ)^T, symmetric itself
+            block += 0.5 * (ao[1:4] @ (ao[1:4] * wt[sl]).transpose(0, 2, 1)).sum(axis=0)
+        fidx = cache.flat_index[b]
+        if fidx is None:
+            vhalf += block
+        else:
+            vflat[fidx] += block.ravel()
