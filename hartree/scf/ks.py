@@ -6,9 +6,11 @@ with the exact exchange scaled by the functional's fraction c_x and, from this m
     F += V_xc,   E += E_xc
 
 evaluated by :func:`hartree.dft.xc_energy_potential` on one molecular grid built when the
-SCF starts.  Only global hybrids and semilocal functionals: range-separated hybrids (they
-need erf-attenuated two-electron integrals) and VV10 non-local correlation are refused with
-an InputError by :func:`checked_functional`.
+SCF starts.  The AO values (and gradients) on that grid do not change between cycles: the
+first evaluation keeps them (:class:`hartree.dft.ao_cache.AOCache`, within its memory
+budget) and every later one reuses them.  Only global hybrids and semilocal functionals:
+range-separated hybrids (they need erf-attenuated two-electron integrals) and VV10
+non-local correlation are refused with an InputError by :func:`checked_functional`.
 
 Device: the XC integration is numpy (CPU) for now; on a GPU engine the density comes to the
 host and V_xc goes back each cycle (``to_numpy`` / ``xp.asarray``), the rest of the SCF
@@ -63,14 +65,19 @@ class KohnSham:
         self.grid = make_grid(molecule, level=grid_level)
         self.grid_level = grid_level
         self.nelec = float("nan")
+        self._ao_cache = None  # the AO values on the grid, kept from the first evaluation on
 
     def __call__(self, dm):
-        from ..dft import xc_energy_potential
+        from ..dft.numint import make_xc_cache, xc_energy_potential
 
         xp = array_module(dm)
         host = to_numpy(dm)  # the XC integration is numpy for now (module docstring)
         restricted = host.shape[0] == 1
-        exc, vxc, nelec = xc_energy_potential(self.basis, self.grid, host[0] if restricted else host, self.functional)
+        if self._ao_cache is None:
+            self._ao_cache = make_xc_cache(self.basis, self.grid, self.functional)
+        exc, vxc, nelec = xc_energy_potential(
+            self.basis, self.grid, host[0] if restricted else host, self.functional, cache=self._ao_cache
+        )
         self.nelec = float(nelec) if restricted else float(nelec[0] + nelec[1])
         vxc = vxc[None] if restricted else vxc
         return float(exc), xp.asarray(vxc)
