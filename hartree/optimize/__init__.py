@@ -4,6 +4,7 @@
 >>> res = optimize(mol, basis="6-31g**", method="rhf")      # convergence="gau" by default
 >>> res.converged, res.energy, res.molecule                  # Eh; final geometry in bohr
 >>> res.energies, res.trajectory, res.gradients              # one entry per step
+>>> optimize(mol, "def2-svp", "rks", xc="b3lyp", grid_level=3)   # Kohn-Sham DFT
 
 geomeTRIC (``pip install 'hartree[opt]'``) is imported only when an optimization runs.
 """

@@ -22,8 +22,9 @@ from ..gradients import GRADIENT_SCF_DEFAULTS
 from .criteria import DEFAULT_CONVERGENCE, DEFAULT_COORDINATES, convergence_set, coordinate_system
 from .result import OptimizationResult
 
-#: SCF methods with analytic gradients (the only ones that can be optimized).
-GRADIENT_METHODS = ("rhf", "uhf", "rohf")
+#: SCF methods with analytic gradients (the only ones that can be optimized); Kohn-Sham
+#: 'rks'/'uks' take the functional as ``xc=`` and the grid as ``grid_level=``.
+GRADIENT_METHODS = ("rhf", "uhf", "rohf", "rks", "uks")
 
 #: Default step limit (geomeTRIC's maxiter): steps after the start geometry.
 DEFAULT_MAX_STEPS = 100
@@ -39,10 +40,13 @@ def check_method(method):
     name = str(method).strip().lower()
     if name == "mp2":
         raise InputError(
-            "geometry optimization needs analytic gradients, which RI-MP2 does not have yet; use rhf, uhf or rohf"
+            "geometry optimization needs analytic gradients, which RI-MP2 does not have yet; "
+            "use Hartree-Fock or a DFT functional"
         )
     if name not in GRADIENT_METHODS:
-        raise InputError(f"unknown method {method!r} for a geometry optimization; choose rhf, uhf or rohf")
+        raise InputError(
+            f"unknown method {method!r} for a geometry optimization; choose one of {', '.join(GRADIENT_METHODS)}"
+        )
     return name
 
 
@@ -102,13 +106,15 @@ def optimize(
     cartesian=False,
     callback=None,
     allow_unconverged=False,
+    grid_response=False,
     **scf_options,
 ) -> OptimizationResult:
     """Optimize the geometry of ``molecule`` (a :class:`hartree.Molecule`) and return an
     :class:`OptimizationResult`.
 
     basis: a basis name, file path, per-element dict or Basis; method: 'rhf' | 'uhf' |
-    'rohf' (RI-MP2 has no analytic gradient: InputError).  convergence: a set of
+    'rohf' | 'rks' | 'uks' (Kohn-Sham: the functional as ``xc=``, the grid as ``grid_level=``,
+    the same at every step; RI-MP2 has no analytic gradient: InputError).  convergence: a set of
     :data:`hartree.optimize.criteria.CONVERGENCE_SETS` ('gau', 'gau_tight', ...);
     max_steps: steps after the start geometry (geomeTRIC's maxiter); coordinates: 'tric'
     (default), 'dlc', 'hdlc', 'prim', 'tric-p' or 'cart'; constraints: text in geomeTRIC's
@@ -116,7 +122,10 @@ def optimize(
     first-order saddle point (geomeTRIC's transition=True, starting from a Hessian by
     finite differences of the analytic gradients, 2 x 3N extra evaluations).
     device, gpus: as :func:`hartree.scf.run`; cartesian: cartesian basis functions.
-    callback: called with each :class:`OptimizationStep` as it is evaluated.  Other
+    callback: called with each :class:`OptimizationStep` as it is evaluated.
+    grid_response: Kohn-Sham only, gradients with the derivative of the integration grid
+    (:func:`hartree.gradients.scf_gradient`): the exact derivative of the energy the
+    optimizer minimizes, worth it on coarse grids (docs/optimization.md).  Other
     keywords are SCFOptions fields (default: ``GRADIENT_SCF_DEFAULTS`` tolerances); a
     ``guess_orbitals`` entry starts the first SCF, every later SCF starts from the
     orbitals of the previous geometry.
@@ -145,6 +154,8 @@ def optimize(
     from .optimizer import ReportingOptimizer, make_coordinates, make_params, silent_geometric, working_directory
 
     validate(molecule, method)
+    if grid_response and method not in ("rks", "uks"):
+        raise InputError("grid_response is for Kohn-Sham gradients (rks, uks); Hartree-Fock has no grid")
     if constraints is not None:
         check_text(constraints)
     basis = _basis(molecule, basis, cartesian)
@@ -157,6 +168,7 @@ def optimize(
         gpus=gpus,
         scf_options={**GRADIENT_SCF_DEFAULTS, **scf_options},
         home=home,
+        grid_response=bool(grid_response),
     )
 
     def on_step(step):  # the caller's callback runs in the caller's directory

@@ -74,9 +74,11 @@ class HartreeEngine(Engine):
 
     molecule: the start geometry (its atoms, charge and multiplicity are kept); basis: a
     loaded :class:`hartree.basis.Basis` (moved with the atoms); method: 'rhf' | 'uhf' |
-    'rohf'; device, gpus: as :func:`hartree.scf.run`; scf_options: SCFOptions fields
-    (a ``guess_orbitals`` entry starts the first SCF); home: the directory the SCFs run in
-    (the caller's, while geomeTRIC runs in a temporary one; None: wherever it is).
+    'rohf' | 'rks' | 'uks'; device, gpus: as :func:`hartree.scf.run`; scf_options: SCFOptions
+    fields (Kohn-Sham: ``xc`` and ``grid_level``, one grid level for every step; a
+    ``guess_orbitals`` entry starts the first SCF); home: the directory the SCFs run in
+    (the caller's, while geomeTRIC runs in a temporary one; None: wherever it is);
+    grid_response: Kohn-Sham gradients with the grid's derivative (:func:`scf_gradient`).
 
     After each evaluation: ``last`` is its GradientResult (with the full SCFResult),
     ``evaluations`` maps the coordinates' bytes to an :class:`Evaluation`, ``count`` is
@@ -84,7 +86,9 @@ class HartreeEngine(Engine):
     gradients (those about the guess left out), each once.
     """
 
-    def __init__(self, molecule, basis, method, *, device="auto", gpus=None, scf_options=None, home=None):
+    def __init__(
+        self, molecule, basis, method, *, device="auto", gpus=None, scf_options=None, home=None, grid_response=False
+    ):
         super().__init__(geometric_molecule(molecule))
         self.home = home
         self.molecule = molecule
@@ -92,6 +96,7 @@ class HartreeEngine(Engine):
         self.method = method
         self.device = device
         self.gpus = gpus
+        self.grid_response = bool(grid_response)
         options = dict(scf_options or {})
         self.guess = options.pop("guess_orbitals", None)
         self.scf_options = options
@@ -116,7 +121,8 @@ class HartreeEngine(Engine):
         result = run_scf(
             molecule, moved_basis(self.basis, xyz), self.method, device=self.device, gpus=self.gpus, **options
         )
-        gradient = scf_gradient(result, gradient_engine(result, self.gpus))  # on the SCF's device
+        engine = gradient_engine(result, self.gpus)  # on the SCF's device
+        gradient = scf_gradient(result, engine, grid_response=self.grid_response)
         self.guess = (result.mo_coeff, result.mo_energy)
         self.last = gradient
         self.count += 1

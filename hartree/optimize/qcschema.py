@@ -105,7 +105,9 @@ def optimization_to_qcschema(result, *, scf_keywords=None, input_file=None):
     import geometric
 
     scf_keywords = dict(scf_keywords or {})
-    model = {"method": result.method, "basis": result.basis}
+    xc = getattr(getattr(result.final, "scf", None), "xc", None)
+    method = str(xc or result.method).lower()  # DFT: the functional, as hartree run's documents
+    model = {"method": method, "basis": result.basis}
     hartree = {
         "converged": bool(result.converged),
         "iterations": int(result.iterations),
@@ -131,7 +133,7 @@ def optimization_to_qcschema(result, *, scf_keywords=None, input_file=None):
         "keywords": optimizer_keywords(result),
         "protocols": {"trajectory": "all"},
         "energies": [float(e) for e in result.energies],
-        "trajectory": [step_document(s, result.method, result.basis, scf_keywords) for s in result.steps],
+        "trajectory": [step_document(s, method, result.basis, scf_keywords) for s in result.steps],
         "success": bool(result.converged),
         "provenance": {"creator": "hartree", "version": __version__, "routine": "hartree.optimize.optimize"},
         "extras": {"hartree": hartree},

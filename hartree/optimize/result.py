@@ -54,7 +54,7 @@ class OptimizationStep:
 class OptimizationResult:
     """Outcome of :func:`hartree.optimize.optimize` (atomic units unless stated).
 
-    method           'rhf' | 'uhf' | 'rohf'
+    method           'rhf' | 'uhf' | 'rohf' | 'rks' | 'uks' (the functional: final.scf.xc)
     basis            basis name (as given)
     converged        True when geomeTRIC's criteria were all met within ``max_steps``
     steps            list of :class:`OptimizationStep`, in the order evaluated

@@ -33,8 +33,9 @@ from .symmetry import SYMMETRY_TOLERANCE
 from .thermo import QRRHO_CUTOFF, STANDARD_PRESSURE, STANDARD_TEMPERATURE, thermochemistry
 from .units import CODATA
 
-#: Methods with analytic gradients (the only ones frequencies can be computed for).
-FREQUENCY_METHODS = ("rhf", "uhf", "rohf")
+#: Methods with analytic gradients (the only ones frequencies can be computed for); Kohn-Sham
+#: 'rks'/'uks' take the functional as ``xc=`` and the grid as ``grid_level=``.
+FREQUENCY_METHODS = ("rhf", "uhf", "rohf", "rks", "uks")
 #: Largest |dE/dR| (Eh/bohr) of a geometry called stationary; above it a note says the
 #: frequencies are not those of a minimum or saddle point.
 STATIONARY_FORCE = 1e-3
@@ -45,18 +46,28 @@ def check_method(method):
     gradients (RI-MP2) and unknown ones."""
     name = str(method).lower()
     if name == "mp2":
-        raise InputError("frequencies need analytic gradients, and RI-MP2 has none yet; use --method rhf, uhf or rohf")
+        raise InputError(
+            "frequencies need analytic gradients, and RI-MP2 has none yet; use Hartree-Fock or a DFT functional"
+        )
     if name not in FREQUENCY_METHODS:
         raise InputError(f"unknown method {method!r} for frequencies; choose one of {', '.join(FREQUENCY_METHODS)}")
     return name
 
 
-def open_checkpoint(path, molecule, basis, method, step, scf_options, overwrite=False):
+def open_checkpoint(path, molecule, basis, method, step, scf_options, overwrite=False, grid_response=False):
     """The :class:`DisplacementCheckpoint` of this job at ``path`` (None: no checkpoint);
-    refusals (another job's file, a damaged one) raise InputError before any work."""
+    refusals (another job's file, a damaged one) raise InputError before any work.  The
+    job's fingerprint holds the SCF tolerances and, for Kohn-Sham, the functional, the grid
+    level and grid_response (Hartree-Fock fingerprints are those of earlier versions)."""
     if path is None:
         return None
     tolerances = {k: scf_options[k] for k in ("conv_tol", "conv_tol_grad") if k in scf_options}
+    if scf_options.get("xc") is not None:
+        tolerances.update(
+            xc=str(scf_options["xc"]).lower(),
+            grid_level=int(scf_options.get("grid_level", 3)),
+            grid_response=bool(grid_response),
+        )
     job = {
         "method": method,
         "basis": str(basis.name),
@@ -130,12 +141,16 @@ def frequencies(
     executor=None,
     progress=None,
     constants=CODATA,
+    grid_response: bool = False,
     **scf_options: Any,
 ) -> FrequencyResult:
     """Harmonic frequencies, IR intensities and thermochemistry of ``molecule``.
 
     basis: a name, file path, per-element dict or :class:`hartree.basis.Basis`;
-    method: 'rhf' | 'uhf' | 'rohf' (InputError for 'mp2': no analytic gradient);
+    method: 'rhf' | 'uhf' | 'rohf' | 'rks' | 'uks' (Kohn-Sham: ``xc=`` and ``grid_level=``,
+    one grid for every SCF; InputError for 'mp2': no analytic gradient);
+    grid_response: Kohn-Sham gradients with the derivative of the integration grid
+    (:func:`hartree.gradients.scf_gradient`; off by default, as in PySCF);
     device, gpus: where the SCFs run (:func:`hartree.scf.run`); gpus naming several GPUs
     of a GPU run: the reference on the first, the displacements on one worker process per
     GPU (module docstring; not with ``executor``); step: bohr;
@@ -156,17 +171,19 @@ def frequencies(
     start = time.perf_counter()
     method = check_method(method)
     step = check_step(step)
+    if grid_response and method not in ("rks", "uks"):
+        raise InputError("grid_response is for Kohn-Sham gradients (rks, uks); Hartree-Fock has no grid")
     if not isinstance(basis, Basis):
         basis = load_basis(molecule, basis, cartesian=cartesian)
     options = {**FREQUENCY_SCF_DEFAULTS, **scf_options}
-    store = open_checkpoint(checkpoint, molecule, basis, method, step, options, overwrite_checkpoint)
+    store = open_checkpoint(checkpoint, molecule, basis, method, step, options, overwrite_checkpoint, grid_response)
     workers = worker_gpus(device, gpus, executor)
     with contextlib.ExitStack() as stack:
         if workers is not None:  # started now: their start-up overlaps the reference SCF
             executor = stack.enter_context(open_gpu_workers(workers))
             gpus = workers[:1]
         scf = run(molecule, basis, method, device=device, gpus=gpus, **options)
-        reference = scf_gradient(scf, gradient_engine(scf, gpus))  # on the SCF's device
+        reference = scf_gradient(scf, gradient_engine(scf, gpus), grid_response=grid_response)  # SCF's device
         if workers is not None:
             _release_cached_gpu_memory(scf)
         displaced = {k: v for k, v in options.items() if k != "callback"}
@@ -179,6 +196,7 @@ def frequencies(
             device=device,
             gpus=gpus,
             scf_options=displaced,
+            grid_response=grid_response,
         )
     analysis = harmonic_analysis(
         hessian.hessian,

@@ -60,9 +60,11 @@ class DisplacementTask:
     """One displaced gradient to compute (picklable plain data).
 
     index: 0 .. 6N-1, coordinate index // 2 moved by +step (even) or -step (odd);
-    molecule, basis: the reference geometry and its Basis; method 'rhf' | 'uhf' | 'rohf';
-    step (bohr); guess_orbitals (mo_coeff, mo_energy) of the reference, numpy;
-    scf_options: SCFOptions fields (no callback); device, gpus: as :func:`hartree.scf.run`.
+    molecule, basis: the reference geometry and its Basis; method 'rhf' | 'uhf' | 'rohf' |
+    'rks' | 'uks'; step (bohr); guess_orbitals (mo_coeff, mo_energy) of the reference, numpy;
+    scf_options: SCFOptions fields (no callback; Kohn-Sham: xc and grid_level); device,
+    gpus: as :func:`hartree.scf.run`; grid_response: Kohn-Sham gradients with the grid's
+    derivative (:func:`hartree.gradients.scf_gradient`).
     """
 
     index: int
@@ -74,6 +76,7 @@ class DisplacementTask:
     scf_options: dict
     device: str = "cpu"
     gpus: Any = None
+    grid_response: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,8 @@ def run_displacement(task: DisplacementTask) -> DisplacementResult:
     except ConvergenceError as error:
         label = displacement_label(task.index, task.molecule.symbols)
         raise ConvergenceError(f"the SCF displaced along {label} did not converge: {error}") from None
-    gradient = scf_gradient(result, gradient_engine(result, task.gpus))  # on the SCF's device
+    engine = gradient_engine(result, task.gpus)  # on the SCF's device
+    gradient = scf_gradient(result, engine, grid_response=task.grid_response)
     return DisplacementResult(
         index=int(task.index),
         energy=float(result.energy),
@@ -260,6 +264,7 @@ def finite_difference_hessian(
     device="cpu",
     gpus=None,
     scf_options=None,
+    grid_response=False,
 ) -> HessianResult:
     """The Hessian and dipole derivatives around a converged reference (module docstring).
 
@@ -267,7 +272,8 @@ def finite_difference_hessian(
     (its SCF's orbitals start every displaced SCF); executor: see :mod:`.executors`
     (default serial); checkpoint: a :class:`.checkpoint.DisplacementCheckpoint` or None;
     progress: callable receiving :class:`DisplacementProgress`; scf_options: SCFOptions
-    fields of the displaced SCFs (default ``FREQUENCY_SCF_DEFAULTS``).
+    fields of the displaced SCFs (default ``FREQUENCY_SCF_DEFAULTS``; Kohn-Sham: with the
+    reference's xc and grid_level); grid_response: as the reference gradient's.
     """
     from .executors import SerialExecutor
 
@@ -282,12 +288,25 @@ def finite_difference_hessian(
     missing = [k for k in range(total) if k not in records]
     options = dict(FREQUENCY_SCF_DEFAULTS if scf_options is None else scf_options)
     options.pop("callback", None)
+    if scf.method in ("rks", "uks") and "xc" not in options:  # the reference's functional and grid
+        options.update(xc=scf.xc, grid_level=int(scf.dft["grid_level"]))
     guess = (to_numpy(scf.mo_coeff), to_numpy(scf.mo_energy))
     executor = SerialExecutor() if executor is None else executor
     if hasattr(executor, "placement"):  # e.g. one worker per GPU: device 'gpu', gpus None
         device, gpus = executor.placement(device, gpus)
     tasks = [
-        DisplacementTask(k, molecule, scf.basis, scf.method, step, guess, options, device=device, gpus=gpus)
+        DisplacementTask(
+            k,
+            molecule,
+            scf.basis,
+            scf.method,
+            step,
+            guess,
+            options,
+            device=device,
+            gpus=gpus,
+            grid_response=grid_response,
+        )
         for k in missing
     ]
     if progress is not None:
