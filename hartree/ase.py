@@ -8,6 +8,7 @@
     atoms.get_potential_energy()      # eV
     atoms.get_forces()                # eV/Angstrom, (natm, 3)
     atoms.get_dipole_moment()         # e Angstrom (nuclear + electronic, about the origin)
+    atoms.calc = Hartree(basis="def2-svp", method="b3lyp", grid_level=3)   # Kohn-Sham DFT
 
 ASE's conventions (``ase.calculators.calculator.Calculator``): ``implemented_properties``,
 ``results``, parameters set at construction or with ``calc.set(...)`` (which clears the
@@ -16,8 +17,12 @@ results), a new calculation when the atoms change.  Each calculation runs
 on the SCF's device, with the SCF tolerances of a gradient
 (:data:`hartree.gradients.GRADIENT_SCF_DEFAULTS`) always, so that energies and forces of a
 trajectory belong together.  When only the positions changed since the last calculation
-(same elements, charge, multiplicity, basis and method), the SCF starts from the previous
-orbitals (``guess_orbitals``).  ASE is imported by this module only: ``import hartree`` does
+(same elements, charge, multiplicity, basis, method and DFT settings), the SCF starts from the
+previous orbitals (``guess_orbitals``).  A functional as ``method`` ('b3lyp', 'pbe', ...) runs
+RKS or UKS by :func:`hartree.keywords.method_options`, the mapping of ``hartree run``
+(``grid_level``, ``unrestricted``); ``method='rks'``/``'uks'`` with ``xc=`` is
+:func:`hartree.scf.run`'s own spelling; ``grid_response=True`` adds the grid's derivative to
+the forces.  ASE is imported by this module only: ``import hartree`` does
 not need it.
 
 Units: positions come in Angstrom (converted with :data:`hartree.constants.ANGSTROM_IN_BOHR`,
@@ -34,19 +39,24 @@ from ase.calculators.calculator import Calculator, all_changes
 from .constants import ANGSTROM_IN_BOHR
 from .gradients import GRADIENT_SCF_DEFAULTS, scf_gradient
 from .gradients.scf_gradient import gradient_engine
+from .keywords import method_options
 from .molecule import Molecule
 
-#: parameters that define the model; every other parameter is an SCF option (SCFOptions)
-_MODEL = ("basis", "method", "charge", "multiplicity", "device", "gpus")
+#: parameters that define the model; every other parameter is an SCF option (SCFOptions;
+#: for a functional also ``unrestricted``, :func:`hartree.keywords.method_options`)
+_MODEL = ("basis", "method", "charge", "multiplicity", "device", "gpus", "grid_response")
 
 
 class Hartree(Calculator):
-    """ASE calculator running hartree's RHF, UHF or ROHF (module docstring).
+    """ASE calculator running hartree's RHF, UHF, ROHF or Kohn-Sham DFT (module docstring).
 
     basis: a basis-set name, path or per-element dict (as :func:`hartree.scf.run`); method:
-    'rhf' | 'uhf' | 'rohf'; charge (e) and multiplicity (None: lowest for the electron count);
-    device: 'auto' | 'cpu' | 'gpu'; gpus: as :func:`hartree.scf.run`; other keywords are
-    SCF options (``conv_tol``, ``max_cycle``, ``level_shift``, ...).
+    'rhf' | 'uhf' | 'rohf', a functional ('b3lyp', 'pbe', ...: RKS for closed-shell singlets,
+    else UKS) or 'rks' | 'uks' with ``xc=``; charge (e) and multiplicity (None: lowest for
+    the electron count); device: 'auto' | 'cpu' | 'gpu'; gpus: as :func:`hartree.scf.run`;
+    grid_response: DFT forces with the derivative of the integration grid (default False);
+    other keywords are SCF options (``conv_tol``, ``max_cycle``, ``level_shift``,
+    ``grid_level`` and ``xc`` for DFT, ...) and ``unrestricted`` (a functional's UKS).
     """
 
     implemented_properties = ["energy", "free_energy", "forces", "dipole"]
@@ -57,6 +67,7 @@ class Hartree(Calculator):
         "multiplicity": None,
         "device": "auto",
         "gpus": None,
+        "grid_response": False,
     }
 
     def __init__(self, **kwargs):
@@ -82,6 +93,7 @@ class Hartree(Calculator):
             str(p["method"]).lower(),
             p["charge"],
             p["multiplicity"],
+            repr(sorted((k, repr(v)) for k, v in p.items() if k in ("xc", "grid_level", "unrestricted"))),
         )
 
     def calculate(self, atoms=None, properties=("energy",), system_changes=all_changes):
@@ -98,10 +110,13 @@ class Hartree(Calculator):
             multiplicity=p["multiplicity"],
         )
         options = {**GRADIENT_SCF_DEFAULTS, **{k: v for k, v in p.items() if k not in _MODEL}}
+        method = str(p["method"]).lower()
+        if method not in ("rks", "uks"):  # rhf/uhf/rohf as they are, a functional: rks or uks
+            method, options = method_options(method, mol, options)
         key = self._model_key(numbers)
         if self._previous is not None and self._previous[0] == key:
             options.setdefault("guess_orbitals", self._previous[1])
-        res = run(mol, p["basis"], p["method"], device=p["device"], gpus=p["gpus"], **options)
+        res = run(mol, p["basis"], method, device=p["device"], gpus=p["gpus"], **options)
         self.scf_result = res
         self._previous = (key, (np.asarray(res.mo_coeff), np.asarray(res.mo_energy)))
         energy = float(res.energy) * units.Hartree
@@ -110,6 +125,6 @@ class Hartree(Calculator):
         self.results["dipole"] = np.asarray(res.dipole, dtype=np.float64) * units.Bohr
         if "forces" in properties:
             screening = options.get("screening_threshold", 1e-13)
-            g = scf_gradient(res, gradient_engine(res, p["gpus"], screening))
+            g = scf_gradient(res, gradient_engine(res, p["gpus"], screening), grid_response=bool(p["grid_response"]))
             self.gradient_result = g
             self.results["forces"] = -np.asarray(g.gradient) * (units.Hartree / units.Bohr)

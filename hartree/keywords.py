@@ -20,8 +20,15 @@ closed-shell singlet, UKS otherwise or with the keyword ``unrestricted`` (``--un
 on the grid of ``grid_level`` (``--grid``, 1..9, default 3).  Refused with one InputError:
 the method names rks, uks and roks (a functional is named instead; ROKS is not implemented),
 range-separated hybrids and VV10 functionals (:func:`hartree.scf.ks.checked_functional`),
-``grid_level`` or ``unrestricted`` with Hartree-Fock, and any functional when PySCF (the
-``dft`` extra, for libxc) is missing.
+``grid_level``, ``unrestricted`` or ``grid_response`` with Hartree-Fock, and any functional
+when PySCF (the ``dft`` extra, for libxc) is missing.
+
+Gradients (``--gradient``, driver ``gradient``, ``hartree opt``, ``hartree freq``, batch
+tasks gradient/opt/freq, ASE forces) exist for every SCF method here (RHF, UHF, ROHF, RKS,
+UKS): :func:`gradient_options` is :func:`method_options` plus ``grid_response`` (keyword
+``grid_response``, ``--grid-response``; default False as in PySCF), the argument of
+:func:`hartree.gradients.scf_gradient` that adds the derivative of the integration grid.
+:func:`check_gradient_method` refuses, before any work, a method name without gradients.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from .scf import SCFOptions
 HF_METHODS = ("rhf", "uhf", "rohf")
 #: keywords that choose how a functional runs, not SCF options: left in the options of
 #: :func:`scf_options` for :func:`method_options`, which takes them out
-METHOD_KEYWORDS = ("unrestricted",)
+METHOD_KEYWORDS = ("unrestricted", "grid_response")
 #: the grid level of a Kohn-Sham run when no grid_level is given (SCFOptions' default)
 DEFAULT_GRID_LEVEL = SCFOptions().grid_level
 
@@ -134,7 +141,7 @@ def method_options(method, molecule, options, where=None):
     if name == "mp2":
         raise InputError(f"{prefix}method 'mp2' is not an SCF method; RI-MP2 runs with hartree run --method mp2")
     if name in HF_METHODS:
-        given = [k for k in ("grid_level", "unrestricted") if k in options and options[k] is not False]
+        given = [k for k in ("grid_level", "unrestricted", "grid_response") if k in options and options[k] is not False]
         if given:
             raise InputError(
                 f"{prefix}{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to DFT "
@@ -149,21 +156,24 @@ def method_options(method, molecule, options, where=None):
     return scf, out
 
 
-def refuse_gradient_of_functional(method, what, where=None):
-    """InputError (one line, naming ``where`` when given) when ``method`` is a functional:
-    ``what`` ('--gradient', 'hartree opt', ...) needs analytic gradients, and Kohn-Sham DFT
-    has none yet; a name that is no functional either: unknown method."""
+def gradient_options(method, molecule, options, where=None):
+    """(method for :func:`hartree.scf.run`, SCF options, grid_response) of a gradient:
+    :func:`method_options` and the keyword ``grid_response`` (bool, default False) for
+    :func:`hartree.gradients.scf_gradient`; InputError, one line, for ``grid_response``
+    with Hartree-Fock (through :func:`method_options`)."""
+    scf, out = method_options(method, molecule, options, where)
+    return scf, out, bool(options.get("grid_response", False))
+
+
+def check_gradient_method(method, what, where=None):
+    """One InputError line, before any work, when the method name ``method`` has no analytic
+    gradient for ``what`` ('--gradient', 'hartree opt', ...): a name that is neither
+    Hartree-Fock nor a functional :func:`checked_functional` accepts (range-separated hybrids,
+    VV10, roks, unknown names).  RI-MP2 is each caller's own refusal.  Returns None."""
     if not is_functional(method):
         return
-    name = str(method).lower()
     prefix = f"{where}: " if where else ""
-    if name not in _aliases() and name not in ("rks", "uks", "roks"):
-        from .dft.functionals import parse_functional
-
-        try:
-            parse_functional(name)
-        except InputError:  # not a functional (or no PySCF to tell): not a method either
-            raise InputError(f"{prefix}{what}: unknown method {name!r}; use rhf, uhf or rohf") from None
-    raise InputError(
-        f"{prefix}{what}: analytic gradients of Kohn-Sham DFT ({name}) are not implemented yet; use rhf, uhf or rohf"
-    )
+    try:
+        checked_functional(method)
+    except InputError as exc:
+        raise InputError(f"{prefix}{what}: {exc}") from None

@@ -7,19 +7,19 @@
 
 Drivers ``energy`` and ``gradient``; ``model.method`` rhf | uhf | rohf or a DFT functional
 (b3lyp, pbe, ... or a libxc name: Kohn-Sham RKS for closed shells, UKS otherwise or with the
-keyword ``unrestricted``; energies only, gradients of functionals are refused), ``model.basis``
-any basis hartree loads; ``keywords`` are SCF options (``conv_tol``, ``max_cycle``,
-``level_shift``, ``guess``, ``cartesian``, ``device``, ``grid_level`` for functionals, ...:
-:data:`hartree.io.qcschema_input.KEYWORDS`).  The
-result document is the one ``hartree run --json`` (``--gradient``) writes
-(:mod:`hartree.io.qcschema`), with the input's ``id`` and ``extras`` carried over.  Errors (a
-bad molecule, an unknown keyword, an SCF that does not converge, a driver hartree lacks) are
-raised as hartree's exceptions; ``qcengine.compute`` turns them into a FailedOperation.  The
-document is checked by the reader of ``hartree run input.json``
-(:func:`hartree.io.qcschema_input.check_atomic_input`) and its method and keywords become the
-arguments of :func:`hartree.scf.run` by the same mapping (:func:`hartree.keywords.scf_options`:
-a gradient's SCF converges at least to ``GRADIENT_SCF_DEFAULTS``;
-:func:`hartree.keywords.method_options`: a functional's RKS or UKS).
+keyword ``unrestricted``; energies and gradients), ``model.basis`` any basis hartree loads;
+``keywords`` are SCF options (``conv_tol``, ``max_cycle``, ``level_shift``, ``guess``,
+``cartesian``, ``device``, ``grid_level`` for functionals, ...:
+:data:`hartree.io.qcschema_input.KEYWORDS`), ``grid_response`` among them (a functional's
+gradient with the grid's derivative; default false, as in PySCF).  The result document is
+the one ``hartree run --json`` (``--gradient``) writes (:mod:`hartree.io.qcschema`), with
+the input's ``id`` and ``extras`` carried over.  Errors (a bad molecule, an unknown keyword,
+an SCF that does not converge, a driver hartree lacks) are raised as hartree's exceptions;
+``qcengine.compute`` turns them into a FailedOperation.  The document is checked by the
+reader of ``hartree run input.json`` (:func:`hartree.io.qcschema_input.check_atomic_input`)
+and its method and keywords become the arguments of :func:`hartree.scf.run` by the same
+mapping (:func:`hartree.keywords.scf_options`: a gradient's SCF converges at least to ``GRADIENT_SCF_DEFAULTS``;
+:func:`hartree.keywords.gradient_options`: a functional's RKS or UKS and grid_response).
 QCEngine and qcelemental are imported by this module only.
 """
 
@@ -69,20 +69,19 @@ class HartreeHarness(ProgramHarness):
         from .gradients.scf_gradient import gradient_engine
         from .io.qcschema import gradient_to_qcschema, result_to_qcschema
         from .io.qcschema_input import check_atomic_input
-        from .keywords import method_options, refuse_gradient_of_functional, scf_options
+        from .keywords import gradient_options, scf_options
         from .scf import run
 
         doc = json.loads(input_model.json())  # plain JSON types (lists, not numpy)
         record = check_atomic_input(doc, "AtomicInput")  # the reader of hartree run input.json
         if record.basis is None:
             raise InputError("AtomicInput: model.basis is required")
-        if record.driver == "gradient":
-            refuse_gradient_of_functional(record.method, "AtomicInput: driver gradient")
         device, options = scf_options(record.driver, record.keywords, "AtomicInput")
-        method, options = method_options(record.method, record.molecule, options, "AtomicInput")
+        method, options, grid_response = gradient_options(record.method, record.molecule, options, "AtomicInput")
         result = run(record.molecule, record.basis, method, device=device, **options)
         if record.driver == "gradient":
-            g = scf_gradient(result, gradient_engine(result, None, options.get("screening_threshold", 1e-13)))
+            engine = gradient_engine(result, None, options.get("screening_threshold", 1e-13))
+            g = scf_gradient(result, engine, grid_response=grid_response)
             out = gradient_to_qcschema(g, keywords=dict(input_model.keywords or {}))
         else:
             out = result_to_qcschema(result, keywords=dict(input_model.keywords or {}))

@@ -30,8 +30,8 @@ from ..errors import HartreeError, InputError
 from ..io.files import decode_text, parse_json, read_bytes, read_json
 from .task import TASKS, Job, summary_row
 
-#: Hartree-Fock methods a batch runs; any other name but mp2 is a DFT functional (energies
-#: only; :func:`hartree.keywords.method_options`).  RI-MP2 is ``hartree run --method mp2``.
+#: Hartree-Fock methods a batch runs; any other name but mp2 is a DFT functional (every task;
+#: :func:`hartree.keywords.gradient_options`).  RI-MP2 is ``hartree run --method mp2``.
 METHODS = ("rhf", "uhf", "rohf")
 #: input file extensions a batch reads
 EXTENSIONS = (".xyz", ".json")
@@ -109,7 +109,7 @@ def _read_input(path):
 def make_job(path, name, options):
     """The :class:`Job` of input ``path`` (named ``name``) under ``options``; InputError
     (naming the file) for an input that cannot be run as asked."""
-    from ..keywords import method_options, refuse_gradient_of_functional, scf_options
+    from ..keywords import check_gradient_method, gradient_options, scf_options
 
     data, molecule, record = _read_input(path)
     task = options.task or (record.driver if record is not None else "energy")
@@ -120,7 +120,7 @@ def make_job(path, name, options):
     if method == "mp2":
         raise InputError(f"{path}: method 'mp2': hartree batch runs {', '.join(METHODS)} and DFT functionals")
     if task != "energy":
-        refuse_gradient_of_functional(method, f"task {task}", path)
+        check_gradient_method(method, f"task {task}", path)
     if basis is None:
         raise InputError(f"{path}: no basis set; give --basis (or model.basis in a QCSchema AtomicInput)")
     keywords = dict(record.keywords) if record is not None else {}
@@ -129,7 +129,9 @@ def make_job(path, name, options):
     if options.cartesian:
         keywords["cartesian"] = True
     device, scf = scf_options("gradient" if task == "gradient" else "energy", keywords, path)
-    scf_method, scf = method_options(method, molecule, scf, path)  # a functional: rks or uks, xc
+    scf_method, scf, grid_response = gradient_options(method, molecule, scf, path)  # a functional: rks/uks, xc
+    if grid_response and task == "energy":
+        raise InputError(f"{path}: keyword grid_response applies only to the tasks gradient, opt and freq")
     return Job(
         name=name,
         input_file=path,
@@ -141,7 +143,8 @@ def make_job(path, name, options):
         device=device,
         options=scf,
         scf_method=scf_method,
-        fingerprint=fingerprint(data, task, method, basis, scf),
+        grid_response=grid_response,
+        fingerprint=fingerprint(data, task, method, basis, {**scf, "grid_response": True} if grid_response else scf),
     )
 
 

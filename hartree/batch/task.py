@@ -53,6 +53,8 @@ class Job:
     scf_method   the method :func:`hartree.scf.run` runs ('rks'/'uks' for a functional, whose
                  ``xc`` and ``grid_level`` are in options; :func:`hartree.keywords.method_options`);
                  '' means ``method``
+    grid_response  gradients of a functional with the grid's derivative (keyword grid_response;
+                 tasks gradient, opt and freq)
     """
 
     name: str
@@ -66,6 +68,7 @@ class Job:
     options: dict = field(default_factory=dict)
     fingerprint: str = ""
     scf_method: str = ""
+    grid_response: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,10 @@ def summary_row(job, *, energy=None, converged=None, wall_time=None, worker="", 
 
 def _keywords(job):
     """The settings recorded in the document's keywords."""
-    return {"method": job.method, "basis": job.basis, "task": job.task, "device": job.device, **job.options}
+    keywords = {"method": job.method, "basis": job.basis, "task": job.task, "device": job.device, **job.options}
+    if job.grid_response:
+        keywords["grid_response"] = True
+    return keywords
 
 
 def _compute(job, molecule):
@@ -127,13 +133,21 @@ def _compute(job, molecule):
         from ..gradients.scf_gradient import gradient_engine
 
         screening = job.options.get("screening_threshold", 1e-13)
-        gradient = scf_gradient(result, gradient_engine(result, None, screening))
+        gradient = scf_gradient(result, gradient_engine(result, None, screening), grid_response=job.grid_response)
         return gradient_to_qcschema(gradient, input_file=job.input_file, keywords=keywords), result.energy, True
     if job.task == "opt":
         from ..optimize import optimize
         from ..optimize.qcschema import optimization_to_qcschema
 
-        result = optimize(molecule, job.basis, job.method, device=job.device, allow_unconverged=True, **job.options)
+        result = optimize(
+            molecule,
+            job.basis,
+            job.scf_method or job.method,
+            device=job.device,
+            allow_unconverged=True,
+            grid_response=job.grid_response,
+            **job.options,
+        )
         if not result.converged:
             raise ConvergenceError(
                 f"the geometry optimization did not converge in {result.max_steps} steps "
@@ -145,7 +159,14 @@ def _compute(job, molecule):
         from ..io.qcschema_freq import frequency_to_qcschema
         from ..vibrations import frequencies
 
-        result = frequencies(molecule, job.basis, job.method, device=job.device, **job.options)
+        result = frequencies(
+            molecule,
+            job.basis,
+            job.scf_method or job.method,
+            device=job.device,
+            grid_response=job.grid_response,
+            **job.options,
+        )
         return frequency_to_qcschema(result, input_file=job.input_file, keywords=keywords), result.energy, True
     raise HartreeError(f"unknown task {job.task!r}; choose one of {', '.join(TASKS)}")
 

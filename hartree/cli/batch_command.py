@@ -79,7 +79,7 @@ def add_arguments(parser):
         default=None,
         type=str.lower,
         metavar="METHOD",
-        help="rhf, uhf, rohf or a DFT functional such as b3lyp or pbe (RKS/UKS; task energy only) (default: rhf)",
+        help="rhf, uhf, rohf or a DFT functional such as b3lyp or pbe (RKS/UKS) (default: rhf)",
     )
     model.add_argument(
         "--device",
@@ -238,9 +238,9 @@ def _report(console, args, batch, quiet):
 def execute(args, console):
     """Run ``hartree batch`` with parsed arguments; returns the exit code (errors raise)."""
     if args.task not in (None, "energy") and args.method is not None:
-        from ..keywords import refuse_gradient_of_functional  # (the SCF's modules: only here)
+        from ..keywords import check_gradient_method  # (the SCF's modules: only here)
 
-        refuse_gradient_of_functional(args.method, f"--task {args.task}")  # one line, before any work
+        check_gradient_method(args.method, f"--task {args.task}")  # one line, before any work
     _output_directory(args.out)
     options = BatchOptions(
         task=args.task, method=args.method, basis=args.basis, device=args.device, cartesian=args.cartesian

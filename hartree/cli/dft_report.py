@@ -5,6 +5,8 @@ functional as named and its libxc components with factors and libxc's references
 exact-exchange fraction, the grid (level, number of points) and the electron count the grid
 integrates for the final density, beside the molecule's.  The energy components, E_xc
 among them, are in the report's energy table (:func:`hartree.cli.report.energy_table`).
+``dft_line`` is the header line of ``hartree opt`` and ``hartree freq`` with a functional,
+``method_label`` the method of their closing lines ('RKS-B3LYP', as hartree run's).
 """
 
 from .report import plain_table
@@ -43,3 +45,21 @@ def print_dft_report(console, result):
     if table is not None:
         console.print()
         console.print(table)
+
+
+def method_label(method, xc=None):
+    """'RHF', or for Kohn-Sham 'RKS-B3LYP' ('UKS-PBE'): the method as the closing lines name it."""
+    return (f"{method}-{xc}" if xc else str(method)).upper()
+
+
+def dft_line(method, options, grid_response):
+    """'DFT:      b3lyp, RKS, grid level 3, gradients without the grid response' for the SCF
+    ``method`` and ``options`` of a functional (:func:`hartree.keywords.gradient_options`);
+    None for Hartree-Fock."""
+    if "xc" not in options:
+        return None
+    response = "with" if grid_response else "without"
+    return (
+        f"DFT:      {options['xc']}, {str(method).upper()}, grid level {options['grid_level']}, "
+        f"gradients {response} the grid response"
+    )

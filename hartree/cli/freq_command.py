@@ -29,9 +29,11 @@ from ..vibrations.hessian import DEFAULT_STEP, FREQUENCY_SCF_DEFAULTS, STEP_RANG
 from ..vibrations.masses import masses_from_text
 from ..vibrations.thermo import QRRHO_CUTOFF, QRRHO_MODES, STANDARD_PRESSURE, STANDARD_TEMPERATURE
 from .argtypes import integer, positive_float, positive_int
+from .dft_report import dft_line
 from .freq_report import final_line, print_frequency_report, progress_line
 from .report import formula
 from .run_command import warn_isolated_atoms
+from .run_options import add_dft_arguments, dft_keywords, gradient_method
 
 DESCRIPTION = """\
 Compute the Hessian of the SCF energy of the molecule in FILE by central differences of
@@ -44,8 +46,9 @@ group and rotational symmetry number.  The displaced gradients run in this proce
 worker process per GPU (--gpus naming several GPUs: the reference SCF runs here on the
 first), on a local Dask cluster (--workers N) or on an existing Dask scheduler
 (--scheduler ADDRESS), and are checkpointed: a run interrupted and started again with the
-same checkpoint computes only the missing ones.  RI-MP2 has no analytic gradient yet and
-is refused."""
+same checkpoint computes only the missing ones.  Methods: RHF, UHF, ROHF and Kohn-Sham DFT
+(--method FUNCTIONAL: RKS or UKS, every SCF on the grid of --grid; --grid-response adds the
+grid's derivative to each gradient).  RI-MP2 has no analytic gradient yet and is refused."""
 
 EPILOG = f"""\
 masses (--masses, repeatable, comma-separated items, applied left to right):
@@ -69,6 +72,7 @@ examples:
   hartree freq water.xyz --basis 6-31g* --json water-freq.json --molden water-freq.molden
   hartree freq water.xyz -b 6-31g* --temperature 373.15 --pressure 1e5 --qrrho grimme
   hartree freq water.xyz -b 6-31g* --masses H=D --scale 0.8953
+  hartree freq water.xyz -b def2-svp --method b3lyp --grid 4 --json water-b3lyp-freq.json
   hartree freq radical.xyz -b def2-svp -m uhf --multiplicity 2 --workers 4
   hartree freq vitamin-c.xyz -b 6-31g** --device gpu --gpus 0,1
   hartree freq big.xyz -b 6-31g* --scheduler tcp://head-node:8786 --checkpoint big-freq.json
@@ -86,7 +90,8 @@ def add_arguments(parser):
         default="rhf",
         type=str.lower,
         metavar="METHOD",
-        help="rhf, uhf or rohf (mp2 and DFT functionals are refused: they have no analytic gradient yet)",
+        help="rhf, uhf, rohf or a DFT functional (b3lyp, pbe, svwn, ...: RKS or UKS); "
+        "mp2 is refused (no analytic gradient yet) (default: rhf)",
     )
     model.add_argument(
         "-c", "--charge", type=integer, default=None, metavar="Q", help="total charge (default: file, 0)"
@@ -95,6 +100,7 @@ def add_arguments(parser):
         "-s", "--multiplicity", type=positive_int, default=None, metavar="M", help="spin multiplicity 2S+1"
     )
     model.add_argument("--cartesian", action="store_true", help="cartesian (6d, 10f) instead of spherical functions")
+    add_dft_arguments(model)
     model.add_argument(
         "--device",
         choices=DEVICES,
@@ -173,12 +179,13 @@ def checkpoint_path(args):
     return None
 
 
-def _keywords(args, masses):
+def _keywords(args, masses, options, grid_response):
     return {
         "method": args.method,
         "basis": args.basis,
         "cartesian": bool(args.cartesian),
         **FREQUENCY_SCF_DEFAULTS,
+        **dft_keywords(options, grid_response),
         "step_bohr": args.step,
         "temperature_K": args.temperature,
         "pressure_Pa": args.pressure,
@@ -189,9 +196,10 @@ def _keywords(args, masses):
     }
 
 
-def _header(console, args, molecule, basis, device, gpus, executor, store):
+def _header(console, args, molecule, basis, device, gpus, executor, store, dft=None):
     lines = [
         f"hartree {__version__}: frequencies {args.method.upper()}/{basis.name} on {args.file}",
+        *([dft] if dft else []),
         f"molecule: {formula(molecule.symbols)}, {molecule.natm} atoms, {molecule.nelectron} electrons, "
         f"charge {molecule.charge}, multiplicity {molecule.multiplicity}",
         f"basis:    {basis.name}, {basis.nao} {'spherical' if basis.pure else 'cartesian'} functions",
@@ -224,10 +232,11 @@ def _progress(console, quiet):
 
 def execute(args, console):
     """Run ``hartree freq`` with parsed arguments; returns the exit code (errors raise)."""
-    from ..keywords import refuse_gradient_of_functional
+    from ..keywords import check_gradient_method, is_functional
 
-    refuse_gradient_of_functional(args.method, "hartree freq")  # DFT: one line, exit code 2
-    method = check_method(args.method)  # RI-MP2: one line, exit code 2
+    check_gradient_method(args.method, "hartree freq")  # RSH, VV10, unknown: one line, exit code 2
+    if not is_functional(args.method):
+        check_method(args.method)  # RI-MP2, unknown: one line, exit code 2
     if args.gpus is not None:
         if args.device == "cpu":
             raise InputError("--gpus applies only to GPU runs (--device gpu or auto)")
@@ -244,10 +253,12 @@ def execute(args, console):
     )
     device = resolve_device(args.device)
     molecule = Molecule.from_file(args.file, charge=args.charge, multiplicity=args.multiplicity)
+    method, options, grid_response = gradient_method(args, molecule)  # a functional: rks or uks
     validate_method(molecule, method)
     masses = masses_from_text(molecule, args.masses)
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
-    store = open_checkpoint(store_path, molecule, basis, method, args.step, FREQUENCY_SCF_DEFAULTS, args.overwrite)
+    scf = {**FREQUENCY_SCF_DEFAULTS, **options}
+    store = open_checkpoint(store_path, molecule, basis, method, args.step, scf, args.overwrite, grid_response)
     warn_isolated_atoms(molecule)
     gpus = resolve_gpus(args.gpus, basis.nao) if device == "gpu" else None  # DeviceError before any work
     workers = worker_gpus(args.device, args.gpus)  # several GPUs: one worker process each
@@ -257,7 +268,9 @@ def execute(args, console):
         opened = open_executor(workers=args.workers, scheduler=args.scheduler)
     with opened as executor:
         if not args.quiet:
-            _header(console, args, molecule, basis, device, gpus, executor, store)
+            _header(
+                console, args, molecule, basis, device, gpus, executor, store, dft_line(method, options, grid_response)
+            )
         result = frequencies(
             molecule,
             basis,
@@ -275,11 +288,14 @@ def execute(args, console):
             overwrite_checkpoint=args.overwrite,
             executor=executor,
             progress=_progress(console, args.quiet),
+            grid_response=grid_response,
+            **options,
         )
     if not args.quiet:
         print_frequency_report(console, result)
     if args.json:
-        write_json(args.json, frequency_to_qcschema(result, input_file=args.file, keywords=_keywords(args, masses)))
+        keywords = _keywords(args, masses, options, grid_response)
+        write_json(args.json, frequency_to_qcschema(result, input_file=args.file, keywords=keywords))
     if args.molden:
         write_molden_frequencies(args.molden, result)
     if not args.quiet:

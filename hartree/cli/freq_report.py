@@ -2,6 +2,7 @@
 the thermochemistry.  Pure layout: the numbers come from a
 :class:`hartree.vibrations.FrequencyResult` (kcal/mol and cal/(mol K) through its constants)."""
 
+from .dft_report import method_label
 from .report import plain_table
 
 
@@ -114,7 +115,7 @@ def final_line(result):
     """The one line of --quiet (also the last line of the full report)."""
     thermo = result.thermochemistry
     return (
-        f"{result.method.upper()}/{result.basis}: E0 {thermo.electronic_energy:.10f} Eh, "
+        f"{method_label(result.method, result.gradient.scf.xc)}/{result.basis}: E0 {thermo.electronic_energy:.10f} Eh, "
         f"ZPE {thermo.zero_point_energy:.10f} Eh, H {thermo.enthalpy:.10f} Eh, "
         f"G({thermo.temperature:g} K) {thermo.gibbs_free_energy:.10f} Eh"
     )

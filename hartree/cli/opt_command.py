@@ -32,6 +32,7 @@ from ..scf.driver import device_text
 from ..scf.kernel import validate as validate_method
 from . import first_run
 from .argtypes import integer, positive_int
+from .dft_report import dft_line
 from .opt_report import (
     STEP_HEADER,
     STEP_UNITS,
@@ -44,12 +45,15 @@ from .opt_report import (
 )
 from .report import formula, not_converged_banner
 from .run_command import warn_isolated_atoms
+from .run_options import add_dft_arguments, dft_keywords, gradient_method
 
 DESCRIPTION = """\
 Optimize the geometry of the molecule in FILE with geomeTRIC (translation-rotation
 internal coordinates, TRIC) on hartree's SCF energies and analytic gradients (RHF, UHF,
-ROHF), in this process: no input files are written and nothing is left in the working
-directory but the outputs asked for.  Each step's SCF starts from the orbitals of the
+ROHF, and Kohn-Sham DFT with --method FUNCTIONAL: RKS or UKS on the grid of --grid at every
+step; --grid-response adds the grid's derivative, recommended on coarse grids), in this
+process: no input files are written and nothing is left in the working directory but the
+outputs asked for.  Each step's SCF starts from the orbitals of the
 previous one.  One line per step shows the energy, its change, the RMS and largest atomic
 gradient (Eh/bohr), the RMS and largest displacement (Angstrom) and the seconds it took;
 a summary table and the final geometry follow.
@@ -72,6 +76,8 @@ examples:
   hartree opt water.xyz --basis 6-31g** --xyz water-opt.xyz
   hartree opt water.xyz -b 6-31g** --convergence gau_tight --json water-opt.json --plot water-opt.png
   hartree opt oh.xyz -b 6-31g* --method uhf --multiplicity 2 --trajectory oh-traj.xyz
+  hartree opt water.xyz -b def2-svp --method b3lyp --xyz water-b3lyp.xyz      # RKS, grid 3
+  hartree opt water.xyz -b def2-svp -m pbe --grid 1 --grid-response           # coarse grid
   hartree opt big.xyz -b 6-31g* --trajectory big-traj.xyz --max-steps 50
   hartree opt big.xyz -b 6-31g* --restart big-traj.xyz --trajectory big-traj.xyz   # continue
   hartree opt ts-guess.xyz -b 6-31g* --transition-state --xyz ts.xyz
@@ -95,7 +101,8 @@ def add_arguments(parser):
         default="rhf",
         type=str.lower,
         metavar="METHOD",
-        help="rhf, uhf or rohf (mp2 and DFT functionals are refused: they have no analytic gradient yet)",
+        help="rhf, uhf, rohf or a DFT functional (b3lyp, pbe, svwn, ...: RKS or UKS); "
+        "mp2 is refused (no analytic gradient yet) (default: rhf)",
     )
     model.add_argument(
         "-c", "--charge", type=integer, default=None, metavar="Q", help="total charge (default: from the file, else 0)"
@@ -111,6 +118,7 @@ def add_arguments(parser):
     model.add_argument(
         "--cartesian", action="store_true", help="use cartesian (6d, 10f, ...) instead of spherical basis functions"
     )
+    add_dft_arguments(model)
     opt = parser.add_argument_group("optimizer (geomeTRIC)")
     opt.add_argument(
         "--convergence",
@@ -205,8 +213,9 @@ def check_paths(args):
     )
 
 
-def scf_keywords(args):
-    """The SCF settings of every gradient (recorded in the JSON's input_specification)."""
+def scf_keywords(args, options=None, grid_response=False):
+    """The SCF settings of every gradient (recorded in the JSON's input_specification);
+    ``options``, ``grid_response``: those of :func:`gradient_method` (DFT: xc, grid_level)."""
     return {
         "method": args.method,
         "basis": args.basis,
@@ -214,6 +223,7 @@ def scf_keywords(args):
         "conv_tol": GRADIENT_SCF_DEFAULTS["conv_tol"],
         "conv_tol_grad": GRADIENT_SCF_DEFAULTS["conv_tol_grad"],
         "guess": "sad, then the orbitals of the previous step",
+        **dft_keywords(options or {}, grid_response),
     }
 
 
@@ -242,11 +252,13 @@ class StepWriter:
             write_text(self.args.trajectory, trajectory_text(self.steps, self.first, self.before))
 
 
-def _print_header(console, args, molecule, basis, device, gpus, constraints):
+def _print_header(console, args, molecule, basis, device, gpus, constraints, dft=None):
     kind = "cartesian" if not basis.pure else "spherical"
     what = "transition-state search" if args.transition_state else "geometry optimization"
     print_line = lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
     print_line(f"hartree {__version__}: {what}, {args.method.upper()}/{basis.name} on {args.file}")
+    if dft:
+        print_line(dft)
     print_line(
         f"molecule: {formula(molecule.symbols)}, {molecule.natm} atoms, {molecule.nelectron} electrons, "
         f"charge {molecule.charge}, multiplicity {molecule.multiplicity}"
@@ -280,7 +292,7 @@ def _restart(args, molecule):
     return molecule, (), None
 
 
-def _write_outputs(console, args, result):
+def _write_outputs(console, args, result, keywords):
     from ..optimize.plot import plot_optimization
     from ..optimize.qcschema import write_optimization_json
     from ..optimize.trajectory import frame_comment
@@ -288,7 +300,7 @@ def _write_outputs(console, args, result):
     if args.xyz:
         write_text(args.xyz, result.molecule.to_xyz(comment=frame_comment(result.steps[-1])))
     if args.json:
-        write_optimization_json(args.json, result, scf_keywords=scf_keywords(args), input_file=args.file)
+        write_optimization_json(args.json, result, scf_keywords=keywords, input_file=args.file)
     if args.plot:
         plot_optimization(result, args.plot)
     if not args.quiet:
@@ -307,11 +319,11 @@ def execute(args, console):
     if args.method == "mp2":
         raise InputError(
             "--method mp2: RI-MP2 has no analytic gradient yet, so it cannot be optimized; "
-            "use --method rhf, uhf or rohf"
+            "use Hartree-Fock (rhf, uhf, rohf) or a DFT functional"
         )
-    from ..keywords import refuse_gradient_of_functional
+    from ..keywords import check_gradient_method
 
-    refuse_gradient_of_functional(args.method, "hartree opt")  # DFT: one line, exit code 2
+    check_gradient_method(args.method, "hartree opt")  # RSH, VV10, unknown: one line, exit code 2
     check_paths(args)
     requested = args.device
     device = resolve_device(requested)  # DeviceError before any work
@@ -330,8 +342,9 @@ def execute(args, console):
 
         text = read_text(args.constraints, "constraints file")
         constraints = check_constraints(molecule, text, f"constraints file {args.constraints}")
+    method, options, grid_response = gradient_method(args, molecule)  # a functional: rks or uks
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
-    validate_method(molecule, args.method)
+    validate_method(molecule, method)
     warn_isolated_atoms(molecule)
     gpus = None
     if device == "gpu":
@@ -339,7 +352,9 @@ def execute(args, console):
 
         gpus = resolve_gpus(args.gpus, basis.nao)
     if not args.quiet:
-        _print_header(console, args, molecule, basis, device, gpus, constraints)
+        _print_header(
+            console, args, molecule, basis, device, gpus, constraints, dft_line(method, options, grid_response)
+        )
         if device == "cpu":
             first_run.announce(console, "scf-cpu")
     writer = StepWriter(console, args, before, first)
@@ -347,7 +362,7 @@ def execute(args, console):
         result = optimize(
             molecule,
             basis,
-            args.method,
+            method,
             convergence=args.convergence,
             max_steps=args.max_steps,
             coordinates=args.coordsys,
@@ -357,6 +372,8 @@ def execute(args, console):
             gpus=args.gpus,
             callback=writer,
             allow_unconverged=True,
+            grid_response=grid_response,
+            **options,
         )
     except ConvergenceError as error:  # an SCF that did not converge at some step
         if not args.quiet:
@@ -374,7 +391,7 @@ def execute(args, console):
         console.print(geometry_table(result.molecule))
         for note in result.notes:
             console.print(f"note: {note}", markup=False)
-    _write_outputs(console, args, result)
+    _write_outputs(console, args, result, scf_keywords(args, options, grid_response))
     if not args.quiet:
         console.print(final_energy_line(result), markup=False, highlight=False, style="bold")
     if not result.converged:

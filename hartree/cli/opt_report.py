@@ -9,6 +9,7 @@ import math
 from rich.text import Text
 
 from ..constants import BOHR_IN_ANGSTROM
+from .dft_report import method_label
 from .report import plain_table
 
 #: Column header matching :func:`step_line` (gradient: Eh/bohr; displacement: Angstrom).
@@ -55,10 +56,8 @@ def final_energy_line(result):
     """The one-line summary (all that ``--quiet`` prints)."""
     what = "optimized" if result.converged else "NOT CONVERGED"
     kind = "saddle point" if result.transition_state else "geometry"
-    return (
-        f"E({result.method.upper()}/{result.basis}) = {result.energy:.10f} Eh  "
-        f"[{kind} {what}, {steps_text(result.iterations)}]"
-    )
+    method = method_label(result.method, getattr(getattr(result.final, "scf", None), "xc", None))
+    return f"E({method}/{result.basis}) = {result.energy:.10f} Eh  [{kind} {what}, {steps_text(result.iterations)}]"
 
 
 def _met(value, threshold):

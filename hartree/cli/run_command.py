@@ -21,7 +21,6 @@ from ..io.molden import check_molden_supported, write_molden
 from ..io.paths import check_outputs
 from ..io.qcschema import gradient_to_qcschema, result_to_qcschema, write_json
 from ..io.qcschema_input import atomic_input_of
-from ..keywords import refuse_gradient_of_functional
 from ..linalg import PRECISIONS
 from ..molecule import Molecule
 from ..scf import SCFOptions
@@ -69,8 +68,9 @@ With --method FUNCTIONAL (b3lyp, pbe, svwn, pbe0, tpss, scan, r2scan, m06-2x, an
 name; PySCF's libxc: pip install "hartree[dft]") the SCF is Kohn-Sham DFT, RKS for
 closed-shell singlets and UKS otherwise (--unrestricted: always UKS), on the grid of --grid;
 the report adds the functional's libxc components and references, E_xc, the grid and the
-electron count it integrates. Range-separated hybrids (cam-b3lyp, wb97x), VV10 functionals
-(wb97m-v), ROKS, DFT gradients (--gradient) and checkpoints are refused (exit code 2)."""
+electron count it integrates; --gradient adds the analytic gradient (--grid-response: with the
+grid's derivative). Range-separated hybrids (cam-b3lyp, wb97x), VV10 functionals (wb97m-v),
+ROKS and checkpoints are refused (exit code 2)."""
 
 EPILOG = (
     """\
@@ -90,6 +90,7 @@ examples:
   hartree run water.xyz -b 6-31g* --json water.json --molden water.molden
   hartree run water.xyz -b 6-31g** --gradient --json water-grad.json   # energy and gradient
   hartree run water.xyz -b def2-svp --method b3lyp --grid 4 --json water-b3lyp.json   # RKS
+  hartree run water.xyz -b def2-svp -m pbe --gradient --grid-response   # DFT gradient
   hartree run oh.xyz -b 6-31g* -m pbe0 --multiplicity 2                  # UKS (open shell)
   hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2
   hartree run cation.xyz -b cc-pvtz -m rohf --charge 1 --multiplicity 2 --quiet
@@ -148,7 +149,8 @@ def add_arguments(parser):
     model.add_argument(
         "--gradient",
         action="store_true",
-        help="also compute the analytic nuclear gradient (Eh/bohr; RHF, UHF, ROHF); the SCF then converges "
+        help="also compute the analytic nuclear gradient (Eh/bohr; Hartree-Fock and DFT functionals); the SCF "
+        "then converges "
         f"to at least {GRADIENT_SCF_DEFAULTS['conv_tol']:g} Eh and a commutator norm of "
         f"{GRADIENT_SCF_DEFAULTS['conv_tol_grad']:g}, and --json writes a driver 'gradient' document",
     )
@@ -461,9 +463,7 @@ def execute(args, console):
     if requested == "cpu" and gpus_arg is not None:
         raise InputError("--gpus applies only to GPU runs (--device gpu or auto)")
     if args.gradient and args.method == "mp2":
-        raise InputError("--gradient: RI-MP2 has no analytic gradient yet (use --method rhf, uhf or rohf)")
-    if args.gradient:
-        refuse_gradient_of_functional(args.method, "--gradient")
+        raise InputError("--gradient: RI-MP2 has no analytic gradient yet (use Hartree-Fock or a functional)")
     if args.gradient and args.allow_unconverged:
         raise InputError("--gradient needs a converged SCF; --allow-unconverged does not apply")
     if record is not None:
@@ -554,7 +554,7 @@ def execute(args, console):
     gradient = None
     if args.gradient:  # on the SCF's GPU engine when the SCF ran there (not after a fallback to the CPU)
         on_gpu = engine is not None and str(result.device).startswith("cuda")
-        gradient = scf_gradient(result, engine if on_gpu else None)
+        gradient = scf_gradient(result, engine if on_gpu else None, grid_response=bool(args.grid_response))
     if args.quiet:
         console.print(mp2_energy_line(mp2, basis.name) if mp2 is not None else final_energy_line(result), markup=False)
     else:

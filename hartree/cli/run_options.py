@@ -12,9 +12,9 @@ command line wins over the file, and the file wins over the defaults.
   command line only when the file names no basis (else one InputError);
 * ``keywords``: ``conv_tol`` is ``--conv-tol``, ``max_cycle`` ``--max-cycle``,
   ``level_shift`` ``--level-shift``, ``guess`` ``--guess``, ``cartesian`` ``--cartesian``,
-  ``device`` ``--device``, ``grid_level`` ``--grid`` and ``unrestricted`` ``--unrestricted``
-  (DFT functionals only); the others (``conv_tol_grad``, ``diis_space``, ``damping``, ...)
-  have no option and go to the SCF as written.
+  ``device`` ``--device``, ``grid_level`` ``--grid``, ``unrestricted`` ``--unrestricted`` and
+  ``grid_response`` ``--grid-response`` (DFT functionals only); the others (``conv_tol_grad``,
+  ``diis_space``, ``damping``, ...) have no option and go to the SCF as written.
 
 Which options were given is recorded by their argparse actions (:class:`Given`,
 :class:`GivenFlag`) in ``args.given``; the defaults stay in the parser (and ``--help``).
@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
-from ..keywords import is_functional, method_options, scf_options
+from ..keywords import gradient_options, is_functional, method_options, scf_options
 from ..scf import SCFOptions
 from .argtypes import integer
 
@@ -43,6 +43,7 @@ OPTION_KEYWORDS = {
     "device": "device",
     "grid": "grid_level",
     "unrestricted": "unrestricted",
+    "grid_response": "grid_response",
 }
 #: the SCF settings every run records in its JSON keywords (filled with the defaults)
 RECORDED = ("cartesian", "conv_tol", "conv_tol_grad", "max_cycle", "guess", "level_shift")
@@ -52,9 +53,10 @@ QCSchema AtomicInput files (.json; v1 "qcschema_input" or v2 "qcschema_atomic_in
   the file gives the molecule, the driver (energy, or gradient: the same as --gradient),
   model.method (rhf, uhf, rohf, mp2 or a functional), model.basis and keywords (SCF
   options: conv_tol, conv_tol_grad, max_cycle, guess, level_shift, cartesian, device,
-  diis_space, damping, ...; grid_level and unrestricted for functionals). Options given on the
-  command line override the file, and the file overrides the defaults; --basis is needed
-  only when the file names no basis. Drivers hessian and properties are refused."""
+  diis_space, damping, ...; grid_level, unrestricted and grid_response for functionals).
+  Options given on the command line override the file, and the file overrides the
+  defaults; --basis is needed only when the file names no basis. Drivers hessian and
+  properties are refused."""
 
 
 def _remember(namespace, dest):
@@ -132,27 +134,61 @@ def resolve(args, record):
     return out
 
 
-def scf_method(args, molecule, reference=None):
-    """(method, options) for :func:`hartree.scf.run` of a resolved run (:func:`resolve`):
-    ``args.method`` (or the MP2 ``reference``) through :func:`hartree.keywords.method_options`
-    (a functional: 'rks' or 'uks' with ``xc`` and ``grid_level``).  InputError, one line, for
-    ``--grid`` or ``--unrestricted`` without a functional and for checkpoints of DFT runs."""
-    name = reference or args.method
+#: the DFT options of the command line: (flag, argparse dest)
+DFT_FLAGS = (("--grid", "grid"), ("--unrestricted", "unrestricted"), ("--grid-response", "grid_response"))
+
+
+def check_dft_flags(args, name):
+    """InputError, one line, for DFT options on the command line (``args.given``) when the
+    method ``name`` is no functional."""
     given = set(getattr(args, "given", None) or ())
-    flags = [flag for flag, dest in (("--grid", "grid"), ("--unrestricted", "unrestricted")) if dest in given]
+    flags = [flag for flag, dest in DFT_FLAGS if dest in given]
     if flags and not is_functional(name):
         raise InputError(
             f"{' and '.join(flags)} {'applies' if len(flags) == 1 else 'apply'} only to DFT functionals "
             f"(e.g. --method b3lyp), not to --method {args.method}"
         )
+
+
+def scf_method(args, molecule, reference=None):
+    """(method, options) for :func:`hartree.scf.run` of a resolved run (:func:`resolve`):
+    ``args.method`` (or the MP2 ``reference``) through :func:`hartree.keywords.method_options`
+    (a functional: 'rks' or 'uks' with ``xc`` and ``grid_level``).  InputError, one line, for
+    ``--grid``, ``--unrestricted`` or ``--grid-response`` without a functional,
+    ``--grid-response`` without a gradient and for checkpoints of DFT runs."""
+    name = reference or args.method
+    given = set(getattr(args, "given", None) or ())
+    check_dft_flags(args, name)
     where = args.file if args.record is not None and "method" not in given else None
     method, options = method_options(name, molecule, args.scf_options, where)
+    if args.scf_options.get("grid_response") and not args.gradient:
+        raise InputError("--grid-response (keyword grid_response) applies only to gradients (--gradient)")
     if "xc" in options and (args.checkpoint or args.guess_from):
         raise InputError(
             "--checkpoint and --guess-from are not supported for DFT yet: a checkpoint records the "
             "method, not the functional and the grid"
         )
     return method, options
+
+
+def gradient_method(args, molecule):
+    """(method, SCF options, grid_response) of ``hartree opt`` and ``hartree freq``: the
+    method name and the DFT options of the command line (``--grid``, ``--unrestricted``,
+    ``--grid-response``) through :func:`hartree.keywords.gradient_options`; InputError, one
+    line, for those options without a functional."""
+    check_dft_flags(args, args.method)
+    given = set(getattr(args, "given", None) or ())
+    keywords = {key: getattr(args, dest) for dest, key in OPTION_KEYWORDS.items() if dest in given}
+    keywords = {k: v for k, v in keywords.items() if k in ("grid_level", "unrestricted", "grid_response")}
+    return gradient_options(args.method, molecule, keywords)
+
+
+def dft_keywords(options, grid_response):
+    """The DFT settings a gradient job records in its JSON keywords (empty for Hartree-Fock):
+    xc, grid_level and grid_response."""
+    if "xc" not in options:
+        return {}
+    return {"xc": options["xc"], "grid_level": options["grid_level"], "grid_response": bool(grid_response)}
 
 
 def grid_level(text):
@@ -164,7 +200,8 @@ def grid_level(text):
 
 
 def add_dft_arguments(group):
-    """Add ``--grid`` and ``--unrestricted`` (DFT functionals) to an argparse group."""
+    """Add ``--grid``, ``--unrestricted`` and ``--grid-response`` (DFT functionals; the last
+    for gradients) to an argparse group of ``hartree run``, ``opt`` and ``freq``."""
     group.add_argument(
         "--grid",
         type=grid_level,
@@ -177,4 +214,11 @@ def add_dft_arguments(group):
         "--unrestricted",
         action=GivenFlag,
         help="DFT: unrestricted Kohn-Sham (UKS) also for a closed-shell singlet (open shells always run UKS)",
+    )
+    group.add_argument(
+        "--grid-response",
+        action=GivenFlag,
+        help="DFT gradients: add the derivative of the integration grid (Becke weights), which makes "
+        "the gradient the exact derivative of the energy on its grid; recommended for optimizations "
+        "on coarse grids (--grid 1, 2); default off, as in PySCF",
     )

@@ -46,8 +46,10 @@ OTHER_DRIVERS = {
 METHODS = ("rhf", "uhf", "rohf", "mp2")
 
 #: Keywords an input may carry: name -> JSON type ("number", "integer", "boolean",
-#: "string", "number or null").  Every name but ``device`` and ``unrestricted`` (a
-#: functional's UKS; :func:`hartree.keywords.method_options`) is a field of
+#: "string", "number or null").  Every name but ``device``, ``unrestricted`` (a
+#: functional's UKS; :func:`hartree.keywords.method_options`) and ``grid_response`` (a
+#: functional's gradient with the grid's derivative; :func:`hartree.keywords.gradient_options`)
+#: is a field of
 #: :class:`hartree.scf.SCFOptions` (tests/cli/test_cli_atomic_input.py checks it); options
 #: that name files (checkpoint, guess_from) are command-line options only.
 KEYWORDS = {
@@ -70,6 +72,7 @@ KEYWORDS = {
     "cartesian": "boolean",
     "grid_level": "integer",
     "unrestricted": "boolean",
+    "grid_response": "boolean",
 }
 
 _V1_MEMBERS = {"schema_name", "schema_version", "id", "molecule", "driver", "model", "keywords"}

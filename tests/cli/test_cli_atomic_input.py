@@ -191,7 +191,7 @@ def test_record_fields_and_keyword_table():
     assert record.keywords == {"device": "cpu", "max_cycle": 40} and isinstance(record.keywords["max_cycle"], int)
     assert record.molecule.natm == 3 and record.molecule.charge == 0 and record.molecule.multiplicity == 1
     fields = {f.name for f in dataclasses.fields(SCFOptions)}
-    assert set(KEYWORDS) - {"device", "unrestricted"} <= fields  # every other keyword is an SCF option
+    assert set(KEYWORDS) - {"device", "unrestricted", "grid_response"} <= fields  # every other keyword is an SCF option
 
 
 def test_gradient_keywords_are_tightened_not_loosened():

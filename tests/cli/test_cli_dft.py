@@ -14,7 +14,7 @@ import pytest
 
 from hartree.cli.main import EXIT_INPUT
 from hartree.errors import InputError
-from hartree.keywords import method_options, scf_options
+from hartree.keywords import check_gradient_method, gradient_options, method_options, scf_options
 from hartree.molecule import Molecule
 from tests.cli.conftest import WATER_XYZ, run_main
 
@@ -113,8 +113,8 @@ def test_uks_energy_equals_pyscf(tmp_path, xyz, args, unrestricted):
 
 def test_qcengine_atomic_input_and_batch_equal_the_cli(tmp_path, b3lyp_run):
     """model.method b3lyp with keywords grid_level 1: QCEngine, hartree run input.json and a
-    batch task give the CLI's energy (1e-9 Eh: the same SCF); QCEngine's gradient driver
-    with a functional is a FailedOperation naming the missing XC gradient."""
+    batch task give the CLI's energy (1e-9 Eh: the same SCF); their gradients are in
+    test_cli_dft_gradient.py."""
     import qcengine as qcng
 
     import hartree.qcengine  # noqa: F401  (registers the harness)
@@ -141,13 +141,13 @@ def test_qcengine_atomic_input_and_batch_equal_the_cli(tmp_path, b3lyp_run):
     assert (job.method, job.scf_method, job.options["xc"], job.options["grid_level"]) == ("b3lyp", "rks", "b3lyp", 1)
     outcome = run_task(job)
     assert outcome.ok and abs(outcome.document["properties"]["return_energy"] - energy) < 1e-9
-    failed = qcng.compute({**doc, "driver": "gradient"}, "hartree")
-    assert not failed.success and "analytic gradients of Kohn-Sham DFT (b3lyp)" in failed.error.error_message
 
 
 def test_keyword_mapping():
     """hartree.keywords: a functional runs RKS for closed-shell singlets and UKS otherwise or
-    with 'unrestricted'; grid_level defaults to 3; HF methods refuse the DFT keywords."""
+    with 'unrestricted'; grid_level defaults to 3; grid_response goes to the gradient, not
+    the SCF; HF methods refuse the DFT keywords; a gradient's method check refuses what
+    the SCF refuses, with the command's name."""
     water = Molecule.from_string(WATER_XYZ)
     doublet = Molecule.from_string(CATION_XYZ)
     device, options = scf_options("energy", {"grid_level": 2, "device": "cpu"})
@@ -156,9 +156,15 @@ def test_keyword_mapping():
     assert method_options("pbe", water, {"unrestricted": True}) == ("uks", {"xc": "pbe", "grid_level": 3})
     assert method_options("pbe", doublet, {}) == ("uks", {"xc": "pbe", "grid_level": 3})
     assert method_options("uhf", doublet, {"unrestricted": False, "conv_tol": 1e-8}) == ("uhf", {"conv_tol": 1e-8})
+    assert gradient_options("pbe", water, {"grid_response": True}) == ("rks", {"xc": "pbe", "grid_level": 3}, True)
+    assert gradient_options("rohf", doublet, {}) == ("rohf", {}, False)
+    assert check_gradient_method("b3lyp", "hartree opt") is None and check_gradient_method("uhf", "x") is None
+    with pytest.raises(InputError, match="^in.json: hartree freq: functional 'cam-b3lyp' is range separated"):
+        check_gradient_method("cam-b3lyp", "hartree freq", "in.json")
     for method, keywords, message in [
         ("rhf", {"grid_level": 2}, "grid_level applies only to DFT functionals"),
         ("rhf", {"unrestricted": True}, "use method 'uhf'"),
+        ("rhf", {"grid_response": True}, "grid_response applies only to DFT functionals, not to RHF"),
         ("mp2", {}, "not an SCF method"),
         ("roks", {}, "ROKS (restricted open-shell Kohn-Sham) is not implemented"),
         ("rks", {}, "name the functional"),
@@ -178,14 +184,21 @@ REFUSED = [
     (["run", "{w}", "-m", "wb97m-v"], "range separated"),
     (["run", "{w}", "-m", "b97m-v"], "VV10 non-local correlation"),
     (["run", "{w}", "-m", "roks"], "ROKS (restricted open-shell Kohn-Sham) is not implemented"),
-    (["run", "{w}", "-m", "b3lyp", "--gradient"], "--gradient: analytic gradients of Kohn-Sham DFT (b3lyp)"),
+    (["run", "{w}", "-m", "cam-b3lyp", "--gradient"], "range separated"),
+    (
+        ["run", "{w}", "-m", "pbe", "--grid-response"],
+        "--grid-response (keyword grid_response) applies only to gradients",
+    ),
     (["run", "{w}", "-m", "b3lyp", "--checkpoint", "{d}/c.h5"], "not supported for DFT yet"),
     (["run", "{w}", "-m", "rhf", "--grid", "2"], "--grid applies only to DFT functionals"),
     (["run", "{w}", "-m", "uhf", "--unrestricted"], "--unrestricted applies only to DFT functionals"),
     (["run", "{w}", "-m", "b3lyp", "--grid", "10"], "--grid: must be an integer from 1 to 9"),
-    (["opt", "{w}", "-m", "pbe"], "hartree opt: analytic gradients of Kohn-Sham DFT (pbe)"),
-    (["freq", "{w}", "-m", "pbe"], "hartree freq: analytic gradients of Kohn-Sham DFT (pbe)"),
-    (["batch", "{w}", "-m", "pbe", "--task", "opt", "--out", "{d}/out"], "--task opt: analytic gradients"),
+    (["opt", "{w}", "-m", "wb97x"], "hartree opt: functional 'wb97x' is range separated"),
+    (["opt", "{w}", "-m", "roks"], "hartree opt: ROKS (restricted open-shell Kohn-Sham) is not implemented"),
+    (["opt", "{w}", "-m", "rhf", "--grid-response"], "--grid-response applies only to DFT functionals"),
+    (["freq", "{w}", "-m", "b97m-v"], "hartree freq: functional 'b97m-v' includes VV10 non-local correlation"),
+    (["freq", "{w}", "-m", "uhf", "--grid", "2"], "--grid applies only to DFT functionals"),
+    (["batch", "{w}", "-m", "cam-b3lyp", "--task", "opt", "--out", "{d}/out"], "--task opt: functional 'cam-b3lyp'"),
 ]
 
 
