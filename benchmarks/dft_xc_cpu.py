@@ -20,7 +20,8 @@ change of the machine's load hits all three alike; the load average is recorded 
 after.  ``--scf`` adds a whole RKS B3LYP SCF of benzene/6-31G* with hartree's stage times.
 ``--threads N`` sets OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and
 NUMBA_NUM_THREADS before numpy loads (default: what the environment gives).  Writes
-benchmarks/results/dft_xc_cpu.json and dft_xc_cpu.md.
+benchmarks/results/dft_xc_cpu.json and dft_xc_cpu.md (``--name`` for another record, e.g.
+dft_xc_cpu_1thread with ``--threads 1``).
 """
 
 import argparse
@@ -201,6 +202,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--scf", action="store_true", help="also time a whole RKS SCF of benzene/6-31G*")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--name", default="dft_xc_cpu", help="file name of the record, without .json/.md")
     args = ap.parse_args()
     unknown = [c for c in args.cases.split(",") if c not in CASES]
     if unknown:
@@ -246,9 +248,9 @@ def main():
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_text(out / "dft_xc_cpu.json", json.dumps(dict(meta=meta, rows=rows, scf=scf_row), indent=2) + "\n")
+    write_text(out / f"{args.name}.json", json.dumps(dict(meta=meta, rows=rows, scf=scf_row), indent=2) + "\n")
     text = markdown(meta, rows, scf_row)
-    write_text(out / "dft_xc_cpu.md", text)
+    write_text(out / f"{args.name}.md", text)
     print(text)
 
 
