@@ -236,17 +236,20 @@ def rule(target: Node) -> Recurrence:
 class Schedule:
     """Statements in evaluation order: :meth:`request` appends the recurrences a node needs
     (depth first, terms in order, each node once) and returns the node.  With
-    ``seed_given`` the seeds are inputs (defined by the caller's code), not statements."""
+    ``seed_given`` the seeds are inputs (defined by the caller's code), not statements.
+    ``rules``: the function giving a node's :class:`Recurrence` (default :func:`rule`; the
+    one-electron programs of :mod:`hartree.integrals.os_program` pass theirs)."""
 
-    def __init__(self, seed_given: bool = False):
+    def __init__(self, seed_given: bool = False, rules=None):
         self.statements: list = []
         self.done: set[Node] = set()
         self.seed_given = seed_given
+        self.rule = rule if rules is None else rules
 
     def request(self, target: Node) -> Node:
         if target in self.done:
             return target
-        rec = rule(target)
+        rec = self.rule(target)
         if not rec.terms and self.seed_given:
             return target
         for term in rec.terms:
