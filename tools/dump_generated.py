@@ -9,7 +9,8 @@ sources of the new tree with those of the old one: run the dump on the old commi
 kernels; any difference is listed by file.  Covers the J/K classes up to (gg|gg) with
 J+K, J only and K only, the screening and density-maximum kernels, the three-index
 classes up to (gg|i), the one-electron classes up to (gg), the orbital-lattice kernels
-(general flavour, each precision and kind), the atomic kernels and the numba ERI module.
+(general flavour, each precision and kind), the atomic kernels and the numba ERI and
+one-electron modules.
 Only the import lines below name modules; update them when a module moves.
 """
 
@@ -33,7 +34,7 @@ def sources():
     )
     from hartree.gpu.tables import RysTable
     from hartree.grid import gpu_codegen
-    from hartree.integrals import eri_codegen
+    from hartree.integrals import eri_codegen, os_codegen
 
     table = RysTable.load()
     lmax = 4
@@ -64,6 +65,7 @@ def sources():
                     yield f"lattice_{real}_{int(pure)}_{kind}_{norb}.cu", text
     yield "atom.cu", gpu_kernels.source()
     yield "eri_numba.py", eri_codegen.module_source()
+    yield "one_electron_numba.py", os_codegen.module_source()
 
 
 def main():

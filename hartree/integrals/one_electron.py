@@ -3,7 +3,8 @@
 All public functions take a :class:`hartree.basis.Basis` and return matrices in its final
 AO basis (spherical when ``basis.pure`` else cartesian), in PySCF's AO order, atomic
 units.  The numba kernels (Obara-Saika 1-D recurrences; Rys quadrature for the
-nuclear attraction) live in :mod:`hartree.integrals.one_electron_kernels`.
+nuclear attraction) are the generated module of :mod:`hartree.integrals.os_codegen`, printed
+from the programs of :mod:`hartree.integrals.os_program` and loaded on first use.
 
 Shared helpers for other integral modules:
 
@@ -17,7 +18,7 @@ from functools import cache
 
 import numpy as np
 
-from hartree.integrals import one_electron_kernels as _k
+from hartree.integrals import os_codegen as _gen
 from hartree.integrals.rys import rys_table_array
 
 MAX_L = 6  # i functions; raise freely (only array sizes depend on it)
@@ -117,8 +118,8 @@ def _matrix(basis, op, origin=None, charges=None, coords=None):
     if charges is None:
         charges, coords = np.zeros(0), np.zeros((0, 3))
     charges, coords = _as_charges(charges, coords)
-    out = np.zeros((_k.ncomp_of(op), nao, nao))
-    _k.one_electron_matrix_kernel(
+    out = np.zeros((len(_gen.OPERATORS[op][1]), nao, nao))
+    _gen.load_module().one_electron_matrix_kernel(
         op,
         *_basis_arrays(basis),
         ao_loc,
@@ -136,12 +137,12 @@ def _matrix(basis, op, origin=None, charges=None, coords=None):
 
 def overlap(basis):
     """Overlap matrix S_mn = <m|n>, float64 (nao, nao), dimensionless."""
-    return _matrix(basis, _k.OP_OVERLAP)[0]
+    return _matrix(basis, _gen.OP_OVERLAP)[0]
 
 
 def kinetic(basis):
     """Kinetic-energy matrix T_mn = <m| -1/2 nabla^2 |n>, float64 (nao, nao), hartree."""
-    return _matrix(basis, _k.OP_KINETIC)[0]
+    return _matrix(basis, _gen.OP_KINETIC)[0]
 
 
 def nuclear(basis, charges, coords):
@@ -152,7 +153,7 @@ def nuclear(basis, charges, coords):
     with (l_m + l_n)//2 + 1 roots from :func:`hartree.integrals.rys.rys_roots_weights`.
     """
     charges, coords = _as_charges(charges, coords)
-    return _matrix(basis, _k.OP_NUCLEAR, charges=charges, coords=coords)[0]
+    return _matrix(basis, _gen.OP_NUCLEAR, charges=charges, coords=coords)[0]
 
 
 def dipole(basis, origin=(0.0, 0.0, 0.0)):
@@ -161,10 +162,10 @@ def dipole(basis, origin=(0.0, 0.0, 0.0)):
     Electron position without the electron's charge sign; equals PySCF's ``int1e_r``
     under ``mol.with_common_orig(origin)``.  ``origin`` (3,) in bohr.
     """
-    return _matrix(basis, _k.OP_DIPOLE, origin=origin)
+    return _matrix(basis, _gen.OP_DIPOLE, origin=origin)
 
 
-_OPS = {"overlap": _k.OP_OVERLAP, "kinetic": _k.OP_KINETIC, "nuclear": _k.OP_NUCLEAR, "dipole": _k.OP_DIPOLE}
+_OPS = {"overlap": _gen.OP_OVERLAP, "kinetic": _gen.OP_KINETIC, "nuclear": _gen.OP_NUCLEAR, "dipole": _gen.OP_DIPOLE}
 
 
 def shell_pair_block(basis, ish, jsh, operator="overlap", *, origin=None, charges=None, coords=None, cartesian=None):
@@ -182,13 +183,14 @@ def shell_pair_block(basis, ish, jsh, operator="overlap", *, origin=None, charge
         charges, coords = np.zeros(0), np.zeros((0, 3))
     charges, coords = _as_charges(charges, coords)
     arrays = _basis_arrays(basis)
-    block = _k.shell_pair_cart_block(
-        op, int(ish), int(jsh), *arrays, cart_xyz_table(), origin, charges, coords, rys_table_array()
+    kernels = _gen.load_module()
+    block = kernels.shell_pair_cart_block(
+        op, int(ish), int(jsh), *arrays, cart_xyz_table(), origin, charges, coords, 0, len(charges), rys_table_array()
     )
     pure = bool(basis.pure) if cartesian is None else not cartesian
     if not pure:
         return block
     la, lb = int(arrays[0][ish]), int(arrays[0][jsh])
     out = np.empty((block.shape[0], 2 * la + 1, 2 * lb + 1))
-    _k.cart_to_final(block, la, lb, True, cart2sph_table(), out)
+    kernels.cart_to_final(block, la, lb, True, cart2sph_table(), out)
     return out
