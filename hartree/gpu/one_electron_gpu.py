@@ -6,32 +6,31 @@ backend runs the same source with g++).  Each thread loops over the primitive pa
 its shell pair and writes the cartesian block and its transpose into (ncart, ncart)
 matrices; the final AO matrices are C^T M C (C: cartesian -> final AOs, as for J/K).
 
-Equations (a, b exponents, p = a + b, P = (aA + bB)/p, X_PA = P_x - A_x, one direction):
-
-    S_00 = sqrt(π/p) exp(-ab/p (A_x - B_x)²)                                    (1)
-    S_{n+1,0} = X_PA S_n0 + n/(2p) S_{n-1,0}                (Obara-Saika 1986)   (2)
-    S_{i,j+1} = S_{i+1,j} + (A_x - B_x) S_ij                (transfer)           (3)
-    T^x_ij = -1/2 [4b² S_{i,j+2} - 2b(2j+1) S_ij + j(j-1) S_{i,j-2}]             (4)
-    T = T^x S^y S^z + S^x T^y S^z + S^x S^y T^z;   <a|x - O_x|b> = S_{i+1,j} + (A_x-O_x) S_ij
-    V = -Σ_C Z_C 2π/p exp(-ab/p |AB|²) Σ_r w_r I_x(u_r) I_y(u_r) I_z(u_r),
-        T_C = p |P - C|²,  Σ_r w_r u_r^m = F_m(T_C),  (la+lb)/2 + 1 roots           (5)
-    I_{n+1} = (X_PA - u X_PC) I_n + n (1 - u)/(2p) I_{n-1},  I_0 = 1, then (3)      (6)
+The recurrences are not written here: the 1-D values and the products of every cartesian
+pair are the CUDA printing (:class:`hartree.gpu.os_printer.Printed`) of the class's program
+of :mod:`hartree.integrals.os_program` (Obara & Saika 1986 for S, T and μ, the Rys form for
+V; unrolled, or rolled for the largest classes), the intermediate representation that the
+numba kernels print too.  This module writes the frame: primitive loops, the coefficients of the program
+(X_PA, X_PB, 1/(2p), 2b, B - O; per Rys root X_PA - u X_PC, X_PB - u X_PC, (1 - u)/(2p)),
+the prefactors (π/p)^(3/2) K_AB and -Z_C 2π/p K_AB (T_C = p |P - C|², roots and weights from
+the same Chebyshev table as the ERIs, ``codegen.rys_function``), the stores.
 
 Primitive coefficients already include the radial normalisation; the libcint angular
-factors f(la) f(lb) multiply each block (see ``pairs.py``).  Roots and weights come from
-the same Chebyshev table as the ERIs (``codegen.rys_function``).
+factors f(la) f(lb) multiply each block (see ``pairs.py``).
 """
 
 import numpy as np
 
 from hartree.basis import cart2sph_matrix
+from hartree.integrals.os_program import KINETIC, NUCLEAR, OVERLAP, Output, dipole
 
 from ..integrals.gaussian_product import angular_factor
 from . import codegen
+from .os_printer import Printed
 from .pairs import class_pairs
 from .tables import RysTable
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 BLOCK = 128
 
 SHELL_PARAMS = [
@@ -54,13 +53,20 @@ NUC_PARAMS = SHELL_PARAMS + [
     ("double*", "out"),
 ]
 
+#: the outputs of one_<la><lb>: acc rows S, T, μ_x, μ_y, μ_z (about O)
+ONE_OUTPUTS = (
+    Output("acc", 0, OVERLAP),
+    Output("acc", 1, KINETIC),
+    *(Output("acc", 2 + x, dipole(x)) for x in range(3)),
+)
+
 
 def _decl(params):
     return ", ".join(f"{t} __restrict__ {n}" if t.endswith("*") else f"{t} {n}" for t, n in params)
 
 
 def _prologue(la, lb):
-    """Thread -> shell pair, centres; shared by both kernels."""
+    """Thread -> shell pair, centres; shared by the kernels."""
     return [
         "  const int p = blockIdx.x * blockDim.x + threadIdx.x;",
         "  if (p >= npair) return;",
@@ -71,12 +77,55 @@ def _prologue(la, lb):
     ]
 
 
-def _components(tag, l):
-    """Loops over the cartesian components of l in PySCF order, index <tag>."""
+def primitive_lines(used, pad="    "):
+    """One primitive pair (exponents a, b, coefficients' product cc0, K_AB as ek): p, P and
+    the coefficients of the programs among ``used`` (names of os_program: 1/(2p), 2a, 2b,
+    X_PA, X_PB -- also for their eq. (8) forms); unused ones are not declared (NVRTC warns)."""
+    lines = [
+        f"{pad}const double a = expo[ip], b = expo[jp], pz = a + b;",
+        f"{pad}const double cc0 = coef[ip] * coef[jp];",
+        f"{pad}const double ek = exp(-a * b / pz * (AB[0] * AB[0] + AB[1] * AB[1] + AB[2] * AB[2]));",
+    ]
+    lines += [f"{pad}const double hp = 0.5 / pz;"] if used & {"hp", "hu"} else []
+    lines += [f"{pad}const double {c}2 = 2.0 * {c};" for c in "ab" if c + "2" in used]
+    for x, c in enumerate("xyz"):
+        line = f"{pad}const double P{c} = (a * A[{x}] + b * B[{x}]) / pz"
+        line += f", PA{c} = P{c} - A[{x}]" if used & {"pa", "ua"} else ""
+        line += f", PB{c} = P{c} - B[{x}]" if used & {"pb", "ub"} else ""
+        lines.append(line + ";")
+    return lines
+
+
+def root_lines(used, pad):
+    """Per Rys root r (u[r], w[r]; PC<d>, pref of the nucleus): the seed weight wr and the
+    coefficients of eq. (8) of os_program among ``used``."""
+    lines = [f"{pad}const double wr = w[r] * pref;"]
+    if used & {"hu", "ua", "ub"}:
+        lines.append(f"{pad}const double ur = u[r];")
+    lines += [f"{pad}const double hu = (1.0 - ur) * hp;"] if "hu" in used else []
+    for c in "xyz":
+        lines += [f"{pad}const double UA{c} = PA{c} - ur * PC{c};"] if "ua" in used else []
+        lines += [f"{pad}const double UB{c} = PB{c} - ur * PC{c};"] if "ub" in used else []
+    return lines
+
+
+def nucleus_lines(n, pad):
+    """One nucleus c of the attraction: P - C, T, the n Rys roots and weights, pref = -Z K."""
     return [
-        f"    for (int {tag}x = {l}, {tag}i = 0; {tag}x >= 0; --{tag}x)",
-        f"    for (int {tag}y = {l} - {tag}x; {tag}y >= 0; --{tag}y, ++{tag}i) {{",
-        f"      const int {tag}z = {l} - {tag}x - {tag}y;",
+        f"{pad}const double PCx = Px - coords[3 * c], PCy = Py - coords[3 * c + 1], PCz = Pz - coords[3 * c + 2];",
+        f"{pad}const double T = pz * (PCx * PCx + PCy * PCy + PCz * PCz);",
+        f"{pad}double u[{n}], w[{n}];",
+        f"{pad}rys_{n}(T, tab, u, w);",
+        f"{pad}const double pref = -charges[c] * K;",
+    ]
+
+
+def primitive_loop():
+    """The loops over the primitive pairs of the thread's shell pair (one brace left open)."""
+    return [
+        "#pragma unroll 1",
+        "  for (int ip = shell_pst[si]; ip < shell_pst[si] + shell_nprim[si]; ++ip)",
+        "  for (int jp = shell_pst[sj]; jp < shell_pst[sj] + shell_nprim[sj]; ++jp) {",
     ]
 
 
@@ -99,96 +148,46 @@ def _store(la, lb, nmat):
 def one_kernel(la, lb):
     """S, T, dipole (x, y, z about O) of class (la, lb): out (5, ncart, ncart)."""
     na, nb = codegen.ncart(la), codegen.ncart(lb)
-    nmax = la + lb + 3
+    program = Printed(la, lb, ONE_OUTPUTS)
     L = [f'extern "C" __global__ void one_{la}{lb}({_decl(ONE_PARAMS)})', "{"]
     L += _prologue(la, lb)
     L += [
         "  const double O[3] = {ox, oy, oz};",
         f"  double acc[5][{na * nb}];",
         f"  for (int m = 0; m < 5; ++m) for (int q = 0; q < {na * nb}; ++q) acc[m][q] = 0.0;",
-        "#pragma unroll 1",
-        "  for (int ip = shell_pst[si]; ip < shell_pst[si] + shell_nprim[si]; ++ip)",
-        "  for (int jp = shell_pst[sj]; jp < shell_pst[sj] + shell_nprim[sj]; ++jp) {",
-        "    const double a = expo[ip], b = expo[jp], pz = a + b, ip2 = 0.5 / pz;",
-        "    const double cc = coef[ip] * coef[jp];",
-        f"    double h[3][{nmax + 1}][{lb + 3}];",
-        "    for (int d = 0; d < 3; ++d) {",
-        "      const double PA = (a * A[d] + b * B[d]) / pz - A[d];",
-        "      h[d][0][0] = sqrt(3.141592653589793 / pz) * exp(-a * b / pz * AB[d] * AB[d]); // (1)",
-        f"      if ({nmax} > 0) h[d][1][0] = PA * h[d][0][0];",
-        f"      for (int n = 1; n < {nmax}; ++n)                                    // (2)",
-        "        h[d][n + 1][0] = PA * h[d][n][0] + n * ip2 * h[d][n - 1][0];",
-        f"      for (int j = 0; j < {lb + 2}; ++j)                                  // (3)",
-        f"        for (int n = 0; n < {nmax} - j; ++n)",
-        "          h[d][n][j + 1] = h[d][n + 1][j] + AB[d] * h[d][n][j];",
-        "    }",
-    ]
-    L += _components("a", la) + _components("b", lb)
-    L += [
-        "      const int ax_[3] = {ax, ay, az}, bx_[3] = {bx, by, bz};",
-        "      double s[3], t[3], r[3];",
-        "      for (int d = 0; d < 3; ++d) {",
-        "        const int i = ax_[d], j = bx_[d];",
-        "        s[d] = h[d][i][j];",
-        "        t[d] = -0.5 * (4.0 * b * b * h[d][i][j + 2] - 2.0 * b * (2 * j + 1) * h[d][i][j]"
-        "                      + (j >= 2 ? j * (j - 1) * h[d][i][j - 2] : 0.0));        // (4)",
-        "        r[d] = h[d][i + 1][j] + (A[d] - O[d]) * h[d][i][j];",
-        "      }",
-        f"      const int q = ai * {nb} + bi;",
-        "      acc[0][q] += cc * s[0] * s[1] * s[2];",
-        "      acc[1][q] += cc * (t[0] * s[1] * s[2] + s[0] * t[1] * s[2] + s[0] * s[1] * t[2]);",
-        "      acc[2][q] += cc * r[0] * s[1] * s[2];",
-        "      acc[3][q] += cc * s[0] * r[1] * s[2];",
-        "      acc[4][q] += cc * s[0] * s[1] * r[2];",
-        "    }}",
+        *program.decls,
+        *primitive_loop(),
+        *primitive_lines(program.used),
+        "    const double BCx = B[0] - O[0], BCy = B[1] - O[1], BCz = B[2] - O[2];",
+        "    const double sp = 3.141592653589793 / pz;",
+        "    const double cc = cc0 * sp * sqrt(sp) * ek;",
+        *program.lines({"acc": "acc[{row}][{pair}]"}, "cc"),
         "  }",
     ]
     return L + _store(la, lb, 5) + ["}"]
 
 
 def nuc_kernel(la, lb):
-    """Nuclear attraction of class (la, lb), eq. (5)-(6): out (ncart, ncart)."""
-    na, nb = codegen.ncart(la), codegen.ncart(lb)
+    """Nuclear attraction of class (la, lb): out (ncart, ncart)."""
+    na = codegen.ncart(la) * codegen.ncart(lb)
     n = (la + lb) // 2 + 1
-    lab = la + lb
+    program = Printed(la, lb, (Output("acc", 0, NUCLEAR),))
     L = [f'extern "C" __global__ void nuc_{la}{lb}({_decl(NUC_PARAMS)})', "{"]
     L += _prologue(la, lb)
     L += [
-        "  const double ab2 = AB[0] * AB[0] + AB[1] * AB[1] + AB[2] * AB[2];",
-        f"  double acc[1][{na * nb}];",
-        f"  for (int q = 0; q < {na * nb}; ++q) acc[0][q] = 0.0;",
-        "#pragma unroll 1",
-        "  for (int ip = shell_pst[si]; ip < shell_pst[si] + shell_nprim[si]; ++ip)",
-        "  for (int jp = shell_pst[sj]; jp < shell_pst[sj] + shell_nprim[sj]; ++jp) {",
-        "    const double a = expo[ip], b = expo[jp], pz = a + b;",
-        "    const double P[3] = {(a * A[0] + b * B[0]) / pz, (a * A[1] + b * B[1]) / pz, (a * A[2] + b * B[2]) / pz};",
-        "    const double K = coef[ip] * coef[jp] * 6.283185307179586 / pz * exp(-a * b / pz * ab2);",
+        f"  double acc[1][{na}];",
+        f"  for (int q = 0; q < {na}; ++q) acc[0][q] = 0.0;",
+        *program.decls,
+        *primitive_loop(),
+        *primitive_lines(program.used),
+        "    const double K = cc0 * 6.283185307179586 / pz * ek;",
         "#pragma unroll 1",
         "    for (int c = 0; c < natm; ++c) {",
-        "      const double PC[3] = {P[0] - coords[3 * c], P[1] - coords[3 * c + 1], P[2] - coords[3 * c + 2]};",
-        "      const double T = pz * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]);",
-        f"      double u[{n}], w[{n}];",
-        f"      rys_{n}(T, tab, u, w);",
-        "      const double pref = -charges[c] * K;",
+        *nucleus_lines(n, "      "),
         "#pragma unroll 1",
         f"      for (int r = 0; r < {n}; ++r) {{",
-        "        const double b10 = 0.5 * (1.0 - u[r]) / pz;",
-        f"        double g[3][{lab + 1}][{lb + 1}];",
-        "        for (int d = 0; d < 3; ++d) {",
-        "          const double c00 = P[d] - A[d] - u[r] * PC[d];                    // (6)",
-        "          g[d][0][0] = (d == 2) ? w[r] * pref : 1.0;",
-        f"          if ({lab} > 0) g[d][1][0] = c00 * g[d][0][0];",
-        f"          for (int m = 1; m < {lab}; ++m)",
-        "            g[d][m + 1][0] = c00 * g[d][m][0] + m * b10 * g[d][m - 1][0];",
-        f"          for (int j = 0; j < {lb}; ++j)                                   // (3)",
-        f"            for (int m = 0; m < {lab} - j; ++m)",
-        "              g[d][m][j + 1] = g[d][m + 1][j] + AB[d] * g[d][m][j];",
-        "        }",
-    ]
-    L += ["  " + x for x in _components("a", la) + _components("b", lb)]
-    L += [
-        f"          acc[0][ai * {nb} + bi] += g[0][ax][bx] * g[1][ay][by] * g[2][az][bz];",
-        "      }}",
+        *root_lines(program.used, "        "),
+        *program.lines({"acc": "acc[{row}][{pair}]"}, None, pad="        "),
         "      }",
         "    }",
         "  }",

@@ -52,7 +52,7 @@ def test_emulated_one_electron_gradient_kernels_up_to_gg(tmp_path, cartesian):
     d, w = (x + x.T for x in rng.standard_normal((2, basis.nao, basis.nao)) * 0.3)
     ref = CPUEngine(mol, basis).one_electron_gradient(d, w)
     got = OneElectronGradientGPU(basis, mol, emulator.EmulatedBackend()).gradient(d, w)
-    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
 
 
 def test_profiled_gradient_is_the_same_and_times_every_class():
