@@ -2,8 +2,9 @@
 
 Kinds, one directory each under the root: ``cuda`` (NVRTC cubins, :mod:`hartree.device.compile`),
 ``emulate`` (g++ libraries of generated CUDA run on the CPU in tests:
-:mod:`hartree.device.emulator`), ``eri_gen`` (the generated numba module of unrolled ERI
-kernels, imported from here: :mod:`hartree.integrals.eri_codegen`).
+:mod:`hartree.device.emulator`), ``eri_gen`` (the generated numba modules, imported from
+here: unrolled ERI kernels, :mod:`hartree.integrals.eri_codegen`; the one-electron kernels,
+:mod:`hartree.integrals.os_codegen`).
 
 Layout::
 
@@ -92,7 +93,7 @@ FORMAT = 1
 KINDS = {
     "cuda": "NVRTC cubins of the generated CUDA kernels (GPU runs)",
     "emulate": "g++ libraries of CUDA kernels run on the CPU (J/K, lattices, atomic; emulation in tests)",
-    "eri_gen": "generated numba module of unrolled ERI kernels, with numba's cache",
+    "eri_gen": "generated numba modules (unrolled ERI kernels, one-electron kernels), with numba's cache",
 }
 
 _PACKAGE = Path(__file__).resolve().parent  # .../hartree

@@ -11,7 +11,10 @@ that the engines serve the kinds the table says (``engine_method``, a member of
 Kinds that are planned but not written are entries with ``implemented=False`` and no
 implementation: :func:`implementation` refuses them (nothing routes to them, no stub
 pretends to work).  Adding a kind: write its kernels (for a Rys kind, a rule or schedule of
-:mod:`hartree.integrals.rys_program`, printed by both printers), then give its entry the
+:mod:`hartree.integrals.rys_program`; for a one-electron kind, an integral of
+:mod:`hartree.integrals.os_program` -- products of 1-D factors, new 1-D rules where needed --
+in the operator tables of its printers, :mod:`hartree.integrals.os_codegen` (numba) and the
+GPU kernel files over :mod:`hartree.gpu.os_printer` (CUDA)), then give its entry the
 implementations and, when methods need it through an engine, the ``engine_method`` (with
 that member added to :mod:`hartree.engine` and both engines).
 
@@ -55,6 +58,7 @@ class IntegralKind(NamedTuple):
 
 
 _OS = "Obara & Saika, J. Chem. Phys. 84, 3963 (1986) (1-D recurrences)"
+_OS_PROGRAM = "; the program: hartree.integrals.os_program"
 _RYS = (
     "Rys, Dupuis & King, J. Comput. Chem. 4, 154 (1983) (quadrature, VRR); Head-Gordon & Pople, "
     "J. Chem. Phys. 89, 5777 (1988) (HRR); the program: hartree.integrals.rys_program"
@@ -65,33 +69,34 @@ _DF = "hartree.integrals.three_center"
 
 KINDS: tuple[IntegralKind, ...] = (
     IntegralKind(
-        "overlap", "1", 2, 0, _OS, True, 6, 12,
+        "overlap", "1", 2, 0, _OS + _OS_PROGRAM, True, 6, 12,
         cpu=Implementation(_ONE, "overlap", "S (nao, nao)"),
         gpu=Implementation(_ONE_GPU, "OneElectronGPU.overlap", "S (nao, nao), cupy"),
         engine_method="overlap",
     ),
     IntegralKind(
-        "kinetic", "-∇²/2", 2, 0, _OS + "; kinetic from the ket differentiated twice", True, 6, 12,
+        "kinetic", "-∇²/2", 2, 0, _OS + "; kinetic from the ket differentiated twice" + _OS_PROGRAM, True, 6, 12,
         cpu=Implementation(_ONE, "kinetic", "T (nao, nao), hartree"),
         gpu=Implementation(_ONE_GPU, "OneElectronGPU.kinetic", "T (nao, nao), hartree, cupy"),
         engine_method="kinetic",
     ),
     IntegralKind(
         "nuclear", "-Σ_C Z_C / |r - C|", 2, 0,
-        "Dupuis, Rys & King, J. Chem. Phys. 65, 111 (1976) (Rys quadrature of point charges)", True, 6, 12,
+        "Dupuis, Rys & King, J. Chem. Phys. 65, 111 (1976) (Rys quadrature of point charges)" + _OS_PROGRAM,
+        True, 6, 12,
         cpu=Implementation(_ONE, "nuclear", "V (nao, nao), hartree"),
         gpu=Implementation(_ONE_GPU, "OneElectronGPU.nuclear", "V (nao, nao), hartree, cupy"),
         engine_method="nuclear",
     ),
     IntegralKind(
-        "dipole", "r - origin", 2, 0, _OS + "; x - Cx = (x - Bx) + (Bx - Cx)", True, 6, 12,
+        "dipole", "r - origin", 2, 0, _OS + "; x - Cx = (x - Bx) + (Bx - Cx)" + _OS_PROGRAM, True, 6, 12,
         cpu=Implementation(_ONE, "dipole", "(3, nao, nao), bohr"),
         gpu=Implementation(_ONE_GPU, "OneElectronGPU.dipole", "(3, nao, nao), bohr, cupy"),
         engine_method="dipole",
     ),
     IntegralKind(
         "quadrupole", "(r - origin)(r - origin)^T", 2, 0, _OS, False,
-        note="higher multipoles: the 1-D tables of the dipole extended by one more power; not written",
+        note="higher multipoles: os_program's integrals with the operator r applied twice; not written",
     ),
     IntegralKind(
         "eri", "1/|r1 - r2|, (ab|cd)", 4, 0, _RYS, True, 6, 24,
@@ -115,7 +120,8 @@ KINDS: tuple[IntegralKind, ...] = (
     # ---------------------------------------------------------------- to come (not written)
     IntegralKind(
         "one_electron_deriv1", "∂/∂R of <a|b>, <a|-∇²/2|b>, <a|-Σ Z_C/|r-C||b>", 2, 1,
-        _OS + " (eq. 20: ∂/∂A_x φ_a = 2α φ_(a+1x) - a_x φ_(a-1x)); ∂/∂C = -(∂/∂A + ∂/∂B) for the operator centre",
+        _OS + " (eq. 20: ∂/∂A_x φ_a = 2α φ_(a+1x) - a_x φ_(a-1x)); ∂/∂C = -(∂/∂A + ∂/∂B) for the operator centre"
+        + _OS_PROGRAM,
         True, 5, 10,
         cpu=Implementation("hartree.integrals.one_electron_deriv", "one_electron_gradient",
                            "Σ D d(T+V)/dR - Σ W dS/dR per atom (natm, 3), hartree/bohr"),
