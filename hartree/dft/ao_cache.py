@@ -10,11 +10,13 @@ split into compact blocks by recursive bisection (a k-d tree: the box of a set o
 cut at the median of its longest side until at most ``block_points`` remain), and each block
 keeps only the shells that reach it (:func:`hartree.dft.numint.shell_radii`: every value
 and gradient of a dropped shell is below the threshold on the whole block).  The blocks'
-values are computed once (:func:`hartree.dft.ao_kernels.block_values`) and kept, in block
-order, as long as they fit in ``memory_budget`` bytes; the blocks past the budget are
-computed again in every evaluation, a chunk of at most :data:`SCRATCH_BYTES` at a time.
+values are computed once by the cache's kernels (:class:`hartree.dft.xc_integrate.XCKernels`:
+numba's :func:`hartree.dft.ao_kernels.block_values` on the CPU, a CUDA kernel on the GPU, where
+the values stay in device memory) and kept, in block order, as long as they fit in
+``memory_budget`` bytes; the blocks past the budget are computed again in every evaluation, a
+chunk of at most :data:`SCRATCH_BYTES` (the kernels' ``scratch_bytes``) at a time.
 
-Budget (:func:`default_budget`): the smaller of :data:`DEFAULT_BUDGET_BYTES` (2 GiB) and a
+Budget on the CPU (:func:`default_budget`): the smaller of :data:`DEFAULT_BUDGET_BYTES` (2 GiB) and a
 quarter of the memory available (:func:`hartree.resources.available_memory`); 0 keeps
 nothing (every evaluation computes the values afresh, chunk by chunk).  The blocks and
 their order depend only on the grid and the basis, never on the budget, so cached and
@@ -26,27 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..grid.cpu import prepare_basis
-from ..resources import available_memory
-from .ao_kernels import block_values
+from .xc_kernels import BLOCK_POINTS, DEFAULT_BUDGET_BYTES, SCRATCH_BYTES, CPUKernels, default_budget
 
-__all__ = ["AOCache", "DEFAULT_BUDGET_BYTES", "SCRATCH_BYTES", "default_budget", "spatial_blocks"]
-
-#: Largest default memory budget of the cached AO values, bytes.
-DEFAULT_BUDGET_BYTES = 2 * 1024**3
-#: Fraction of the available memory the default budget may take.
-BUDGET_FRACTION = 0.25
-#: Values computed at once for the blocks past the budget, bytes (at least one block).
-SCRATCH_BYTES = 64 * 1024**2
-#: Default number of points per block.
-BLOCK_POINTS = 512
-
-
-def default_budget() -> int:
-    """Bytes of AO values kept between SCF cycles: min(2 GiB, available memory / 4)."""
-    have = available_memory()
-    if have is None:
-        return DEFAULT_BUDGET_BYTES
-    return int(min(DEFAULT_BUDGET_BYTES, BUDGET_FRACTION * have))
+__all__ = ["AOCache", "BLOCK_POINTS", "DEFAULT_BUDGET_BYTES", "SCRATCH_BYTES", "default_budget", "spatial_blocks"]
 
 
 def spatial_blocks(coords: np.ndarray, block_points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -83,16 +67,21 @@ class AOCache:
     basis: the :class:`hartree.basis.Basis`; grid: a :class:`hartree.dft.Grid`; deriv 0
     (values) or 1 (values and gradients); radii (nshell,) bohr: the screening radius of each
     shell (:func:`hartree.dft.numint.shell_radii` of the same deriv); memory_budget: bytes
-    of values kept (None: :func:`default_budget`; 0: none); block_points: points per block;
-    scratch_bytes: values computed at once for the blocks past the budget.
+    of values kept (None: the kernels' default, on the CPU :func:`default_budget`; 0:
+    none); block_points: points per block (0: the kernels'); scratch_bytes: values computed
+    at once for the blocks past the budget (None: the kernels'); kernels: the
+    :class:`hartree.dft.xc_integrate.XCKernels` that compute the values and whose array
+    module holds them (None: :class:`hartree.dft.xc_kernels.CPUKernels`).
 
-    Attributes (arrays read-only by convention):
-      coords (n, 3), weights (n,)  the grid's points and weights in block order
+    Attributes (arrays read-only by convention; host numpy unless said otherwise):
+      coords (n, 3)                the grid's points in block order
+      weights (n,)                 their weights, in the kernels' array module
       order (n,)                   grid index of each point in block order
       starts (nblock + 1,)         block b is points starts[b]:starts[b+1]
       shells, shell_start          block b's shells are shells[shell_start[b]:shell_start[b+1]]
       ao_index                     list of (k_b,) AO indices of block b (its functions, in order)
       ncached                      the first ncached blocks are kept; cached_bytes their size
+      notes                        sentences for SCFResult.notes (a budget cut by the device)
     """
 
     def __init__(
@@ -103,33 +92,63 @@ class AOCache:
         radii: np.ndarray,
         memory_budget: int | None = None,
         block_points: int = 0,
-        scratch_bytes: int = SCRATCH_BYTES,
+        scratch_bytes: int | None = None,
+        kernels=None,
     ):
         if deriv not in (0, 1):
             raise ValueError(f"AOCache holds values (deriv 0) or gradients (deriv 1), not deriv {deriv!r}")
+        if kernels is None:
+            kernels = CPUKernels()
+        self.kernels = kernels
+        xp = kernels.xp
         self.basis, self.grid = basis, grid
         self.deriv = int(deriv)
-        self.scratch_bytes = int(scratch_bytes)
+        self.scratch_bytes = int(kernels.scratch_bytes if scratch_bytes is None else scratch_bytes)
         self.ncomp = 4 if deriv else 1
         self.nao = int(basis.nao)
+        self.notes = []
         self.prepared = prepare_basis(basis)
-        block_points = BLOCK_POINTS if block_points <= 0 else int(block_points)
+        block_points = kernels.block_points if block_points <= 0 else int(block_points)
         coords = np.asarray(grid.coords, dtype=np.float64)
         self.order, self.starts = spatial_blocks(coords, block_points)
         self.coords = np.ascontiguousarray(coords[self.order])
-        self.weights = np.ascontiguousarray(np.asarray(grid.weights, dtype=np.float64)[self.order])
+        self.weights = xp.asarray(np.ascontiguousarray(np.asarray(grid.weights, dtype=np.float64)[self.order]))
         self.npoints = int(self.coords.shape[0])
         self.nblock = int(self.starts.size - 1)
         self._screen(basis, np.asarray(radii, dtype=np.float64))
         sizes = self.ncomp * np.array([i.size for i in self.ao_index], dtype=np.int64) * np.diff(self.starts)
         self.block_bytes = 8 * sizes
-        budget = default_budget() if memory_budget is None else max(int(memory_budget), 0)
-        within = np.cumsum(self.block_bytes) <= budget
-        self.ncached = int(np.argmin(within)) if not within.all() else self.nblock
-        self.cached_bytes = int(self.block_bytes[: self.ncached].sum())
+        kernels.prepare(self)
+        budget = kernels.default_budget(basis) if memory_budget is None else max(int(memory_budget), 0)
         self._cached = None
-        if self.ncached:
-            self._cached = self._compute(0, self.ncached)
+        self._keep(budget)
+
+    def _keep(self, budget: int) -> None:
+        """Compute and keep the blocks that fit ``budget`` bytes; when the device runs out
+        of memory on the way, keep half as many (recomputing the rest), and say so."""
+        from ..device.memory import is_out_of_memory
+
+        within = np.cumsum(self.block_bytes) <= budget
+        ncached = int(np.argmin(within)) if not within.all() else self.nblock
+        while True:
+            self.ncached = ncached
+            self.cached_bytes = int(self.block_bytes[:ncached].sum())
+            if not ncached:
+                return
+            try:
+                self._cached = self.kernels.block_values(self, 0, ncached)
+                return
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                free = getattr(self.kernels, "free_cached", None)
+                if free is not None:
+                    free()
+                ncached //= 2
+                self.notes.append(
+                    f"out of device memory keeping the grid's AO values: {ncached} of {self.nblock} blocks kept, "
+                    "the rest recomputed in every cycle"
+                )
 
     def _screen(self, basis, radii):
         """Per block, the shells whose radius reaches its nearest point (by unique centre)."""
@@ -147,21 +166,21 @@ class AOCache:
         self.shell_start = np.concatenate([[0], np.cumsum(reach.sum(axis=1))]).astype(np.int64)
         self.ao_index = [np.flatnonzero(row[ao_shell]) for row in reach]  # shells in increasing order
         # flat indices into (nao, nao) of each block's (k, k) sub-matrix; None when the block
-        # holds every function (then the whole matrix is used as it is)
-        self.flat_index = [None if i.size == self.nao else (i[:, None] * self.nao + i).ravel() for i in self.ao_index]
+        # holds every function (then the whole matrix is used as it is).  Kept on the host;
+        # a device keeps the (k,) AO indices and forms them when used (flat_index).
+        if self.kernels.xp is np:
+            self._flat = [None if i.size == self.nao else (i[:, None] * self.nao + i).ravel() for i in self.ao_index]
+        else:
+            xp = self.kernels.xp
+            self._flat = [None if i.size == self.nao else xp.asarray(i) for i in self.ao_index]
 
-    def _compute(self, b0: int, b1: int):
-        """(buffer, offsets) of the values of blocks b0..b1-1 (points renumbered from b0's)."""
-        p0 = self.starts[b0]
-        s0, s1 = self.shell_start[b0], self.shell_start[b1]
-        return block_values(
-            self.prepared,
-            self.coords[p0 : self.starts[b1]],
-            self.starts[b0 : b1 + 1] - p0,
-            self.shells[s0:s1],
-            self.shell_start[b0 : b1 + 1] - s0,
-            self.deriv,
-        )
+    def flat_index(self, b: int):
+        """Flat indices (k_b², int64, in the kernels' array module) of block b's (k_b, k_b)
+        sub-matrix within (nao, nao), or None when the block holds every function."""
+        f = self._flat[b]
+        if f is None or self.kernels.xp is np:
+            return f
+        return (f[:, None] * self.nao + f).ravel()
 
     def _arrays(self, b0: int, b1: int, data):
         buffer, offsets = data
@@ -183,5 +202,5 @@ class AOCache:
             while b1 < self.nblock and size + self.block_bytes[b1] <= self.scratch_bytes:
                 size += self.block_bytes[b1]
                 b1 += 1
-            yield range(b0, b1), self._arrays(b0, b1, self._compute(b0, b1))
+            yield range(b0, b1), self._arrays(b0, b1, self.kernels.block_values(self, b0, b1))
             b0 = b1

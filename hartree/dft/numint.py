@@ -32,9 +32,12 @@ block's k functions and m points, with φ (k, m) AO-major (:mod:`hartree.dft.ao_
     c = D_kk φ (GEMM),   ρ_p = Σ_μ c_μp φ_μp,   ∇ρ_p = 2 Σ_μ c_μp ∇φ_μp,
     H_kk += φ (w_ρ φ/2 + Σ_x w_∇x ∂_xφ)^T (GEMM),   V = H + H^T once at the end,
 
-with the pointwise sums in numba and one libxc call for all cached points.  The AO values
-are the same in every SCF cycle: :func:`make_xc_cache` computes them once and keeps them
-within a memory budget; without a cache they are computed for the call, chunk by chunk.
+with one libxc call for all cached points.  The loop is written once for numpy and cupy
+(:mod:`hartree.dft.xc_integrate`); the AO values, the pointwise sums and the functional are
+the device's kernels (:mod:`hartree.dft.xc_kernels`: numba and PySCF's libxc on the CPU;
+:mod:`hartree.dft.xc_gpu`: CUDA and libxc built for CUDA on a GPU).  The AO values are the
+same in every SCF cycle: :func:`make_xc_cache` computes them once and keeps them within a
+memory budget; without a cache they are computed for the call, chunk by chunk.
 :func:`ao_values` is the numpy reference of the AO values (and their second derivatives,
 for :mod:`hartree.dft.xc_gradient`).
 """
@@ -47,9 +50,9 @@ from ..basis import cart2sph, cart_components
 from ..errors import InputError
 from ..integrals.gaussian_product import angular_factors
 from .ao_cache import AOCache
-from .ao_kernels import contract_rows, contract_tau, scale_rows
-from .functionals import Functional, libxc, parse_functional
+from .functionals import Functional, parse_functional
 from .grids import Grid
+from .xc_integrate import XCKernels, check_dm, integrate, potential_rows
 
 __all__ = ["AO_THRESHOLD", "shell_radii", "ao_values", "densities", "make_xc_cache", "xc_energy_potential"]
 
@@ -182,54 +185,36 @@ def densities(ao: np.ndarray, dm: np.ndarray, family: str) -> np.ndarray:
 
 
 def _check_dm(basis, dm) -> tuple[np.ndarray, bool]:
-    """(ndm, nao, nao) symmetrised float64 density matrices and whether they are spin-resolved."""
-    dm = np.asarray(dm, dtype=np.float64)
-    nao = basis.nao
-    if dm.shape == (nao, nao):
-        unrestricted = False
-        dm = dm[None]
-    elif dm.shape == (2, nao, nao):
-        unrestricted = True
-    else:
-        raise InputError(f"density matrix has shape {dm.shape}; expected ({nao}, {nao}) or (2, {nao}, {nao})")
-    if not np.all(np.isfinite(dm)):
-        raise InputError("density matrix has non-finite entries")
-    return 0.5 * (dm + dm.transpose(0, 2, 1)), unrestricted
+    """(ndm, nao, nao) symmetrised float64 numpy density matrices and whether they are
+    spin-resolved (:func:`hartree.dft.xc_integrate.check_dm`)."""
+    return check_dm(basis, dm, np)
 
 
-def _potential_rows(family: str, rho: np.ndarray, vrho, vsigma, vtau, weights, spin: int, unrestricted: bool):
-    """Weighted coefficients of one spin's potential on a block: (w_ρ (n,), w_∇ (3, n) or
-    None, w_τ (n,) or None) with V = φ^T [w_ρ φ / 2 + Σ_x w_∇x ∂xφ] + transpose + Σ_x ∂xφ^T w_τ ∂xφ."""
-    if not unrestricted:
-        wr = weights * vrho
-        wg = None if family == "LDA" else 2.0 * weights * vsigma * rho[1:4]
-        wt = None if family != "MGGA" else 0.5 * weights * vtau
-        return wr, wg, wt
-    wr = weights * vrho[:, spin]
-    wg = wt = None
-    if family != "LDA":
-        own, other = rho[spin], rho[1 - spin]
-        vs_own = vsigma[:, 0] if spin == 0 else vsigma[:, 2]
-        wg = weights * (2.0 * vs_own * own[1:4] + vsigma[:, 1] * other[1:4])
-    if family == "MGGA":
-        wt = 0.5 * weights * vtau[:, spin]
-    return wr, wg, wt
+#: weighted coefficients of one spin's potential (:func:`hartree.dft.xc_integrate.potential_rows`)
+_potential_rows = potential_rows
 
 
 def make_xc_cache(
-    basis, grid: Grid, functional: str | Functional, memory_budget: int | None = None, block_points: int = 0
+    basis,
+    grid: Grid,
+    functional: str | Functional,
+    memory_budget: int | None = None,
+    block_points: int = 0,
+    kernels: XCKernels | None = None,
 ) -> AOCache:
     """The :class:`hartree.dft.ao_cache.AOCache` that :func:`xc_energy_potential` reuses for
     every density on this basis and grid: values (LDA) or values and gradients (GGA,
     meta-GGA) of the screened shells per block, built now.  memory_budget: bytes kept (None:
-    :func:`hartree.dft.ao_cache.default_budget`, min(2 GiB, available / 4); 0: none);
-    block_points: points per block (0: :data:`hartree.dft.ao_cache.BLOCK_POINTS`)."""
+    the kernels' default, on the CPU :func:`hartree.dft.ao_cache.default_budget`, min(2 GiB,
+    available / 4); 0: none); block_points: points per block (0: the kernels' default);
+    kernels: the device's :class:`hartree.dft.xc_integrate.XCKernels` (None: the CPU's,
+    numba and PySCF's libxc; :class:`hartree.dft.xc_gpu.GPUKernels` for a GPU)."""
     deriv = 0 if parse_functional(functional).family == "LDA" else 1
-    return AOCache(basis, grid, deriv, shell_radii(basis), memory_budget, block_points)
+    return AOCache(basis, grid, deriv, shell_radii(basis), memory_budget, block_points, kernels=kernels)
 
 
 def xc_energy_potential(
-    basis, grid: Grid, dm: np.ndarray, functional: str | Functional, block_points: int = 0, cache: AOCache | None = None
+    basis, grid: Grid, dm, functional: str | Functional, block_points: int = 0, cache: AOCache | None = None
 ):
     """E_xc (hartree), V_xc and the integrated electron count of density matrix dm.
 
@@ -239,20 +224,19 @@ def xc_energy_potential(
     :class:`Functional`; its semilocal part only (module docstring).  block_points: points
     per block (0: :data:`hartree.dft.ao_cache.BLOCK_POINTS`).  cache: the
     :func:`make_xc_cache` of this basis and grid, whose values are reused (an SCF builds it
-    once); without it the values are computed for this call only, chunk by chunk.
+    once); without it the values are computed for this call only, chunk by chunk, on the
+    CPU.  dm and vxc are arrays of the cache's kernels (numpy on the CPU, cupy for
+    :class:`hartree.dft.xc_gpu.GPUKernels` on a GPU).
 
-    Per chunk of blocks (:meth:`AOCache.chunks`; all cached blocks form one): pass 1 forms ρ
-    (and ∇ρ, τ) block by block with one GEMM c = D_kk φ (k, m) on the block's k screened
-    functions and pointwise sums ρ = Σ_μ c_μ φ_μ, ∇ρ = 2 Σ_μ c_μ ∇φ_μ; one libxc call takes
-    the chunk's points; pass 2 adds, per block, φ (w_ρ φ/2 + Σ_x w_∇x ∂_xφ)^T (one GEMM) to
-    half of V, which is symmetrised once at the end.
+    The evaluation (:func:`hartree.dft.xc_integrate.integrate`), per chunk of blocks
+    (:meth:`AOCache.chunks`; all cached blocks form one): pass 1 forms ρ (and ∇ρ, τ) block
+    by block with one GEMM c = D_kk φ (k, m) on the block's k screened functions and
+    pointwise sums ρ = Σ_μ c_μ φ_μ, ∇ρ = 2 Σ_μ c_μ ∇φ_μ; one libxc call takes the chunk's
+    points; pass 2 adds, per block, φ (w_ρ φ/2 + Σ_x w_∇x ∂_xφ)^T (one GEMM) to half of V,
+    which is symmetrised once at the end.
     """
     functional = parse_functional(functional)
-    family = functional.family
-    dms, unrestricted = _check_dm(basis, dm)
-    nset = dms.shape[0]
-    nao = basis.nao
-    deriv = 0 if family == "LDA" else 1
+    deriv = 0 if functional.family == "LDA" else 1
     if cache is None:
         cache = AOCache(basis, grid, deriv, shell_radii(basis), memory_budget=0, block_points=block_points)
     elif cache.basis is not basis or cache.grid is not grid or cache.deriv < deriv:
@@ -260,80 +244,8 @@ def xc_energy_potential(
             f"the AO cache was built for another basis or grid, or holds derivatives of order {cache.deriv}, "
             f"{deriv} needed; build it with make_xc_cache for this functional, basis and grid"
         )
-    xc = libxc()
-    ngrad = 1 if family == "LDA" else 4  # rows φ (, ∇φ) that enter ρ (, ∇ρ) and V
-    vhalf = np.zeros((nset, nao, nao))
-    nelec = np.zeros(nset)
-    exc = 0.0
-    for blocks, arrays in cache.chunks():
-        q0 = cache.starts[blocks.start]
-        spans = [slice(cache.starts[b] - q0, cache.starts[b + 1] - q0) for b in blocks]
-        rho = _chunk_densities(cache, blocks, arrays, spans, dms, family)
-        weights = cache.weights[q0 : q0 + rho.shape[2]]
-        rows = rho[:, 0] if family == "LDA" else rho
-        spin = int(unrestricted)
-        eps, v = xc.eval_xc(functional.xc_code, (rows[0], rows[1]) if unrestricted else rows[0], spin=spin, deriv=1)[:2]
-        vrho, vsigma, _, vtau = (*v, None, None, None)[:4]  # (vrho,) for LDA
-        exc += float(weights @ (rho[:, 0].sum(axis=0) * eps))
-        nelec += rho[:, 0] @ weights
-        for s in range(nset):
-            wr, wg, wt = _potential_rows(
-                family, rho if unrestricted else rho[0], vrho, vsigma, vtau, weights, s, unrestricted
-            )
-            coef = np.empty((ngrad, weights.size))
-            coef[0] = 0.5 * wr
-            if wg is not None:
-                coef[1:4] = wg
-            _chunk_potential(cache, blocks, arrays, spans, coef, wt, vhalf[s])
-    vxc = vhalf + vhalf.transpose(0, 2, 1)
+    dms, unrestricted = check_dm(basis, dm, cache.kernels.xp)
+    exc, vxc, nelec = integrate(cache, dms, functional, unrestricted)
     if unrestricted:
         return exc, vxc, nelec
     return exc, vxc[0], float(nelec[0])
-
-
-def _chunk_densities(cache: AOCache, blocks, arrays, spans, dms: np.ndarray, family: str) -> np.ndarray:
-    """ρ of each density of dms (nset, nao, nao) on a chunk's points in libxc's rows:
-    (nset, 1 | 4 | 6, m_chunk) (ρ; ρ, ∇ρ; ρ, ∇ρ, 0, τ).  Points of a block that no function
-    reaches keep ρ = 0."""
-    nset, nao = dms.shape[0], dms.shape[1]
-    ngrad = 1 if family == "LDA" else 4
-    rho = np.zeros((nset, {"LDA": 1, "GGA": 4, "MGGA": 6}[family], spans[-1].stop if spans else 0))
-    dflat = dms.reshape(nset, nao * nao)
-    for b, ao, sl in zip(blocks, arrays, spans):
-        k = ao.shape[1]
-        if k == 0:
-            continue
-        fidx = cache.flat_index[b]
-        out = np.empty((ngrad, ao.shape[2]))  # contiguous for the kernels
-        for s in range(nset):
-            sub = dms[s] if fidx is None else dflat[s].take(fidx).reshape(k, k)
-            contract_rows(ao, sub @ ao[0], ngrad, out)  # ρ and ½∇ρ
-            rho[s, :ngrad, sl] = out
-            if family == "MGGA":
-                contract_tau(ao, sub @ ao[1:4], out[0])
-                rho[s, 5, sl] = out[0]
-    if family != "LDA":
-        rho[:, 1:4] *= 2.0
-    return rho
-
-
-def _chunk_potential(cache: AOCache, blocks, arrays, spans, coef: np.ndarray, wt, vhalf: np.ndarray) -> None:
-    """Add one spin's H = Σ_blocks φ (Σ_x coef_x φ_x)^T (+ ½ Σ_x ∂_xφ (w_τ ∂_xφ)^T) to vhalf
-    (nao, nao) in place: coef (1 | 4, m_chunk) the weighted rows w_ρ/2, w_∇ of
-    :func:`_potential_rows`, wt (m_chunk,) or None its w_τ."""
-    nao = vhalf.shape[0]
-    vflat = vhalf.reshape(nao * nao)
-    for b, ao, sl in zip(blocks, arrays, spans):
-        k = ao.shape[1]
-        if k == 0:
-            continue
-        aow = np.empty((k, ao.shape[2]))
-        scale_rows(ao, np.ascontiguousarray(coef[:, sl]), coef.shape[0], aow)
-        block = ao[0] @ aow.T
-        if wt is not None:  # ½ Σ_x ∂_xφ (w_τ ∂_xφ)^T, symmetric itself
-            block += 0.5 * (ao[1:4] @ (ao[1:4] * wt[sl]).transpose(0, 2, 1)).sum(axis=0)
-        fidx = cache.flat_index[b]
-        if fidx is None:
-            vhalf += block
-        else:
-            vflat[fidx] += block.ravel()
