@@ -74,6 +74,9 @@ class XCKernels(Protocol):
     def scale_rows(self, ao, coef, nrow: int, out) -> None:
         """out[i, p] = Σ_{x<nrow} coef[x, p] ao[x, i, p]."""
 
+    def libxc_description(self) -> str:
+        """Which libxc evaluated the functional (one phrase, for notes and records)."""
+
     def eval_xc(self, functional, rho, spin: int):
         """libxc's (ε (m,), (v_ρ, v_σ, v_lapl, v_τ)) in PySCF's ``eval_xc`` layout for rho
         as PySCF takes it (spin 0: (m,) or (4 | 6, m); spin 1: a pair of them)."""

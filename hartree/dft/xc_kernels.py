@@ -71,6 +71,11 @@ class CPUKernels:
         )
 
     @staticmethod
+    def libxc_description() -> str:
+        """Which libxc evaluated the functional."""
+        return "PySCF's libxc on the host"
+
+    @staticmethod
     def eval_xc(functional, rho, spin: int):
         """PySCF's ``libxc.eval_xc(xc_code, rho, spin, deriv=1)[:2]``."""
         return libxc().eval_xc(functional.xc_code, rho, spin=spin, deriv=1)[:2]
