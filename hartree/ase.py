@@ -9,6 +9,7 @@
     atoms.get_forces()                # eV/Angstrom, (natm, 3)
     atoms.get_dipole_moment()         # e Angstrom (nuclear + electronic, about the origin)
     atoms.calc = Hartree(basis="def2-svp", method="b3lyp", grid_level=3)   # Kohn-Sham DFT
+    atoms.calc = Hartree(basis="def2-svp", method="b3lyp", dispersion="d3bj")  # B3LYP-D3(BJ)
 
 ASE's conventions (``ase.calculators.calculator.Calculator``): ``implemented_properties``,
 ``results``, parameters set at construction or with ``calc.set(...)`` (which clears the
@@ -56,7 +57,8 @@ class Hartree(Calculator):
     the electron count); device: 'auto' | 'cpu' | 'gpu'; gpus: as :func:`hartree.scf.run`;
     grid_response: DFT forces with the derivative of the integration grid (default False);
     other keywords are SCF options (``conv_tol``, ``max_cycle``, ``level_shift``,
-    ``grid_level`` and ``xc`` for DFT, ...) and ``unrestricted`` (a functional's UKS).
+    ``grid_level`` and ``xc`` for DFT, ``dispersion`` 'd3bj' | 'd3zero' | 'd4' (energy and
+    forces), ...) and ``unrestricted`` (a functional's UKS).
     """
 
     implemented_properties = ["energy", "free_energy", "forces", "dipole"]

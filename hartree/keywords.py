@@ -23,6 +23,12 @@ range-separated hybrids and VV10 functionals (:func:`hartree.scf.ks.checked_func
 ``grid_level``, ``unrestricted`` or ``grid_response`` with Hartree-Fock, and any functional
 when PySCF (the ``dft`` extra, for libxc) is missing.
 
+Dispersion (keyword ``dispersion``, ``--dispersion``: 'd3bj', 'd3zero' or 'd4'; an SCF
+option, added by :func:`hartree.scf.run` after the SCF, with its gradient in every gradient):
+Hartree-Fock and functionals alike, with the parameters of the dftd3/dftd4 packages;
+:func:`method_options` refuses, before any work, a method the package has no parameters for
+(:mod:`hartree.dft.dispersion`).
+
 Gradients (``--gradient``, driver ``gradient``, ``hartree opt``, ``hartree freq``, batch
 tasks gradient/opt/freq, ASE forces) exist for every SCF method here (RHF, UHF, ROHF, RKS,
 UKS): :func:`gradient_options` is :func:`method_options` plus ``grid_response`` (keyword
@@ -128,6 +134,20 @@ def checked_functional(method, where=None):
     return functional
 
 
+def _check_dispersion(name, options, prefix):
+    """One InputError line when ``options['dispersion']`` is set and its package has no
+    parameters for the method ``name`` (:func:`hartree.dft.dispersion.check_parameters`)."""
+    model = options.get("dispersion")
+    if model is None:
+        return
+    from .dft.dispersion import check_parameters
+
+    try:
+        check_parameters(name, model)
+    except InputError as exc:
+        raise InputError(f"{prefix}{exc}") from None
+
+
 def method_options(method, molecule, options, where=None):
     """(method for :func:`hartree.scf.run`, options) for the method name ``method`` on
     ``molecule``: rhf/uhf/rohf as they are; a functional -> 'rks' for a closed-shell
@@ -147,8 +167,10 @@ def method_options(method, molecule, options, where=None):
                 f"{prefix}{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to DFT "
                 f"functionals, not to {name.upper()}" + (" (use method 'uhf')" if "unrestricted" in given else "")
             )
+        _check_dispersion(name, options, prefix)
         return name, out
     checked_functional(name, where)
+    _check_dispersion(name, options, prefix)
     closed = molecule.multiplicity == 1 and molecule.nelectron % 2 == 0
     scf = "rks" if closed and not options.get("unrestricted") else "uks"
     out["xc"] = name

@@ -11,7 +11,9 @@ keyword ``unrestricted``; energies and gradients), ``model.basis`` any basis har
 ``keywords`` are SCF options (``conv_tol``, ``max_cycle``, ``level_shift``, ``guess``,
 ``cartesian``, ``device``, ``grid_level`` for functionals, ...:
 :data:`hartree.io.qcschema_input.KEYWORDS`), ``grid_response`` among them (a functional's
-gradient with the grid's derivative; default false, as in PySCF).  The result document is
+gradient with the grid's derivative; default false, as in PySCF) and ``dispersion`` ('d3bj',
+'d3zero', 'd4': the correction in the energy, ``scf_dispersion_correction_energy`` and the
+gradient; Hartree-Fock too).  The result document is
 the one ``hartree run --json`` (``--gradient``) writes (:mod:`hartree.io.qcschema`), with
 the input's ``id`` and ``extras`` carried over.  Errors (a bad molecule, an unknown keyword,
 an SCF that does not converge, a driver hartree lacks) are raised as hartree's exceptions;

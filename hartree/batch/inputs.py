@@ -10,7 +10,7 @@
   :class:`~hartree.batch.task.Job` objects that carry the molecule, so workers need not
   see the client's files.
 * Options (:class:`BatchOptions`): the command line's ``--task``, ``--method``,
-  ``--basis``, ``--device`` win over an AtomicInput's driver, model and keywords, which win
+  ``--basis``, ``--device``, ``--dispersion`` win over an AtomicInput's driver, model and keywords, which win
   over the defaults (task energy, method rhf, device auto), as for ``hartree run``.
 * Fingerprint: SHA-256 of the input file's bytes and the options that shape the result
   (task, method, basis, SCF keywords; not the device).  A result ``DIR/<name>.json`` whose
@@ -46,6 +46,7 @@ class BatchOptions:
     basis: str | None = None
     device: str | None = None
     cartesian: bool = False
+    dispersion: str | None = None  # 'd3bj' | 'd3zero' | 'd4' (keyword dispersion)
 
 
 def unique_names(paths):
@@ -128,6 +129,8 @@ def make_job(path, name, options):
         keywords["device"] = options.device
     if options.cartesian:
         keywords["cartesian"] = True
+    if options.dispersion is not None:
+        keywords["dispersion"] = options.dispersion
     device, scf = scf_options("gradient" if task == "gradient" else "energy", keywords, path)
     scf_method, scf, grid_response = gradient_options(method, molecule, scf, path)  # a functional: rks/uks, xc
     if grid_response and task == "energy":

@@ -89,6 +89,14 @@ def add_arguments(parser):
         help="where each task runs: a CUDA GPU, the CPU, or auto (default: auto)",
     )
     model.add_argument("--cartesian", action="store_true", help="cartesian (6d, 10f) instead of spherical functions")
+    model.add_argument(
+        "--dispersion",
+        default=None,
+        type=str.lower,
+        metavar="MODEL",
+        help="dispersion correction added to each SCF (energy and gradient): d3bj, d3zero or d4 (default: "
+        "the input's keyword dispersion, else none)",
+    )
     where = parser.add_argument_group("cluster").add_mutually_exclusive_group()
     where.add_argument(
         "--workers", type=positive_int, default=None, metavar="N", help="local worker processes (default: automatic)"
@@ -237,13 +245,23 @@ def _report(console, args, batch, quiet):
 
 def execute(args, console):
     """Run ``hartree batch`` with parsed arguments; returns the exit code (errors raise)."""
+    if args.dispersion is not None:
+        from ..scf.options import DISPERSION_MODELS
+
+        if args.dispersion not in DISPERSION_MODELS:
+            raise InputError(f"--dispersion must be one of {', '.join(DISPERSION_MODELS)}, got {args.dispersion!r}")
     if args.task not in (None, "energy") and args.method is not None:
         from ..keywords import check_gradient_method  # (the SCF's modules: only here)
 
         check_gradient_method(args.method, f"--task {args.task}")  # one line, before any work
     _output_directory(args.out)
     options = BatchOptions(
-        task=args.task, method=args.method, basis=args.basis, device=args.device, cartesian=args.cartesian
+        task=args.task,
+        method=args.method,
+        basis=args.basis,
+        device=args.device,
+        cartesian=args.cartesian,
+        dispersion=args.dispersion,
     )
     batch = plan(args.inputs, args.out, options, overwrite=args.overwrite)
     _check_paths(args, batch)

@@ -5,8 +5,10 @@ functional as named and its libxc components with factors and libxc's references
 exact-exchange fraction, the grid (level, number of points) and the electron count the grid
 integrates for the final density, beside the molecule's.  The energy components, E_xc
 among them, are in the report's energy table (:func:`hartree.cli.report.energy_table`).
-``dft_line`` is the header line of ``hartree opt`` and ``hartree freq`` with a functional,
-``method_label`` the method of their closing lines ('RKS-B3LYP', as hartree run's).
+``dispersion_table`` lays out ``SCFResult.dispersion`` (model, parameters, package; the
+energy is a row of the energy table).  ``dft_line`` is the header line of ``hartree opt``
+and ``hartree freq`` with a functional or a dispersion correction, ``method_label`` the
+method of their closing lines ('RKS-B3LYP', as hartree run's).
 """
 
 from .report import plain_table
@@ -39,12 +41,28 @@ def dft_table(result):
     return table
 
 
+def dispersion_table(result):
+    """The 'Dispersion correction' table of a result with one (None without)."""
+    info = getattr(result, "dispersion", None)
+    if not info:
+        return None
+    table = plain_table("Dispersion correction", show_header=False)
+    table.add_column("")
+    table.add_column("", overflow="fold")
+    three = "with the three-body (ATM) term" if info["three_body"] else "two-body"
+    table.add_row("model", f"{info['label']}, {three}, added after the SCF")
+    table.add_row("parameters", f"{info['parameters']} ({info['package']} {info['version']})")
+    table.add_row("energy", f"{float(info['energy']):.10f} Eh")
+    return table
+
+
 def print_dft_report(console, result):
-    """Print the Kohn-Sham table of a Kohn-Sham result on a rich Console (nothing for HF)."""
-    table = dft_table(result)
-    if table is not None:
-        console.print()
-        console.print(table)
+    """Print the Kohn-Sham table of a Kohn-Sham result and the dispersion table of a result
+    with a correction on a rich Console (nothing for plain HF)."""
+    for table in (dft_table(result), dispersion_table(result)):
+        if table is not None:
+            console.print()
+            console.print(table)
 
 
 def method_label(method, xc=None):
@@ -54,12 +72,14 @@ def method_label(method, xc=None):
 
 def dft_line(method, options, grid_response):
     """'DFT:      b3lyp, RKS, grid level 3, gradients without the grid response' for the SCF
-    ``method`` and ``options`` of a functional (:func:`hartree.keywords.gradient_options`);
-    None for Hartree-Fock."""
+    ``method`` and ``options`` of a functional (:func:`hartree.keywords.gradient_options`),
+    with ', dispersion d3bj' when ``options`` has one; 'dispersion: d3bj' for Hartree-Fock
+    with one, else None."""
+    dispersion = options.get("dispersion")
     if "xc" not in options:
-        return None
+        return f"dispersion: {dispersion}" if dispersion else None
     response = "with" if grid_response else "without"
     return (
         f"DFT:      {options['xc']}, {str(method).upper()}, grid level {options['grid_level']}, "
-        f"gradients {response} the grid response"
+        f"gradients {response} the grid response" + (f", dispersion {dispersion}" if dispersion else "")
     )

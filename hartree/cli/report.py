@@ -81,6 +81,9 @@ def final_energy_line(result):
     which names another functional)."""
     xc = getattr(result, "xc", None)
     method = f"{result.method}-{xc}" if xc else str(result.method)
+    dispersion = getattr(result, "dispersion", None)
+    if dispersion:  # 'E(RKS-B3LYP-D3BJ/def2-svp)': the energy includes the correction
+        method += f"-{dispersion['model']}"
     line = f"E({method.upper()}/{result.basis.name}) = {float(result.energy):.10f} Eh"
     if not result.converged:
         line += "  [NOT CONVERGED]"
@@ -112,6 +115,8 @@ def energy_table(result):
     else:
         rows.append(("exchange", comps["exchange"]))
     rows.append(("nuclear repulsion", comps["nuclear_repulsion"]))
+    if "dispersion" in comps:  # added after the SCF (hartree.dft.dispersion)
+        rows.append((f"dispersion {result.dispersion['label']}", comps["dispersion"]))
     for name, value in rows:
         table.add_row(name, f"{float(value):.10f}")
     table.add_row(Text("total", style="bold"), Text(f"{float(result.energy):.10f}", style="bold"), end_section=True)

@@ -70,7 +70,8 @@ closed-shell singlets and UKS otherwise (--unrestricted: always UKS), on the gri
 the report adds the functional's libxc components and references, E_xc, the grid and the
 electron count it integrates; --gradient adds the analytic gradient (--grid-response: with the
 grid's derivative). Range-separated hybrids (cam-b3lyp, wb97x), VV10 functionals (wb97m-v),
-ROKS and checkpoints are refused (exit code 2)."""
+ROKS and checkpoints are refused (exit code 2). --dispersion d3bj|d3zero|d4 adds that correction
+(dftd3/dftd4 packages, the functional's or HF's parameters) to the energy and the gradient."""
 
 EPILOG = (
     """\
@@ -91,6 +92,7 @@ examples:
   hartree run water.xyz -b 6-31g** --gradient --json water-grad.json   # energy and gradient
   hartree run water.xyz -b def2-svp --method b3lyp --grid 4 --json water-b3lyp.json   # RKS
   hartree run water.xyz -b def2-svp -m pbe --gradient --grid-response   # DFT gradient
+  hartree run dimer.xyz -b def2-svp -m b3lyp --dispersion d3bj          # B3LYP-D3(BJ)
   hartree run oh.xyz -b 6-31g* -m pbe0 --multiplicity 2                  # UKS (open shell)
   hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2
   hartree run cation.xyz -b cc-pvtz -m rohf --charge 1 --multiplicity 2 --quiet

@@ -13,7 +13,8 @@ command line wins over the file, and the file wins over the defaults.
 * ``keywords``: ``conv_tol`` is ``--conv-tol``, ``max_cycle`` ``--max-cycle``,
   ``level_shift`` ``--level-shift``, ``guess`` ``--guess``, ``cartesian`` ``--cartesian``,
   ``device`` ``--device``, ``grid_level`` ``--grid``, ``unrestricted`` ``--unrestricted`` and
-  ``grid_response`` ``--grid-response`` (DFT functionals only); the others (``conv_tol_grad``,
+  ``grid_response`` ``--grid-response`` (DFT functionals only), ``dispersion``
+  ``--dispersion`` (Hartree-Fock and functionals); the others (``conv_tol_grad``,
   ``diis_space``, ``damping``, ...) have no option and go to the SCF as written.
 
 Which options were given is recorded by their argparse actions (:class:`Given`,
@@ -31,6 +32,7 @@ import argparse
 from ..errors import InputError
 from ..keywords import gradient_options, is_functional, method_options, scf_options
 from ..scf import SCFOptions
+from ..scf.options import DISPERSION_MODELS
 from .argtypes import integer
 
 #: argparse dest of a ``hartree run`` option -> the AtomicInput keyword it overrides
@@ -44,6 +46,7 @@ OPTION_KEYWORDS = {
     "grid": "grid_level",
     "unrestricted": "unrestricted",
     "grid_response": "grid_response",
+    "dispersion": "dispersion",
 }
 #: the SCF settings every run records in its JSON keywords (filled with the defaults)
 RECORDED = ("cartesian", "conv_tol", "conv_tol_grad", "max_cycle", "guess", "level_shift")
@@ -53,7 +56,8 @@ QCSchema AtomicInput files (.json; v1 "qcschema_input" or v2 "qcschema_atomic_in
   the file gives the molecule, the driver (energy, or gradient: the same as --gradient),
   model.method (rhf, uhf, rohf, mp2 or a functional), model.basis and keywords (SCF
   options: conv_tol, conv_tol_grad, max_cycle, guess, level_shift, cartesian, device,
-  diis_space, damping, ...; grid_level, unrestricted and grid_response for functionals).
+  diis_space, damping, ...; grid_level, unrestricted and grid_response for functionals;
+  dispersion: d3bj, d3zero or d4).
   Options given on the command line override the file, and the file overrides the
   defaults; --basis is needed only when the file names no basis. Drivers hessian and
   properties are refused."""
@@ -163,6 +167,8 @@ def scf_method(args, molecule, reference=None):
     method, options = method_options(name, molecule, args.scf_options, where)
     if args.scf_options.get("grid_response") and not args.gradient:
         raise InputError("--grid-response (keyword grid_response) applies only to gradients (--gradient)")
+    if reference is not None and options.get("dispersion"):
+        raise InputError("--dispersion (keyword dispersion) applies to SCF methods, not to --method mp2")
     if "xc" in options and (args.checkpoint or args.guess_from):
         raise InputError(
             "--checkpoint and --guess-from are not supported for DFT yet: a checkpoint records the "
@@ -179,16 +185,19 @@ def gradient_method(args, molecule):
     check_dft_flags(args, args.method)
     given = set(getattr(args, "given", None) or ())
     keywords = {key: getattr(args, dest) for dest, key in OPTION_KEYWORDS.items() if dest in given}
-    keywords = {k: v for k, v in keywords.items() if k in ("grid_level", "unrestricted", "grid_response")}
+    keywords = {k: v for k, v in keywords.items() if k in ("grid_level", "unrestricted", "grid_response", "dispersion")}
     return gradient_options(args.method, molecule, keywords)
 
 
 def dft_keywords(options, grid_response):
-    """The DFT settings a gradient job records in its JSON keywords (empty for Hartree-Fock):
-    xc, grid_level and grid_response."""
-    if "xc" not in options:
-        return {}
-    return {"xc": options["xc"], "grid_level": options["grid_level"], "grid_response": bool(grid_response)}
+    """The DFT settings a gradient job records in its JSON keywords: xc, grid_level and
+    grid_response (functionals), dispersion (when set; Hartree-Fock too)."""
+    out = {}
+    if "xc" in options:
+        out = {"xc": options["xc"], "grid_level": options["grid_level"], "grid_response": bool(grid_response)}
+    if options.get("dispersion"):
+        out["dispersion"] = options["dispersion"]
+    return out
 
 
 def grid_level(text):
@@ -201,7 +210,8 @@ def grid_level(text):
 
 def add_dft_arguments(group):
     """Add ``--grid``, ``--unrestricted`` and ``--grid-response`` (DFT functionals; the last
-    for gradients) to an argparse group of ``hartree run``, ``opt`` and ``freq``."""
+    for gradients) and ``--dispersion`` (Hartree-Fock too) to an argparse group of
+    ``hartree run``, ``opt`` and ``freq``."""
     group.add_argument(
         "--grid",
         type=grid_level,
@@ -221,4 +231,20 @@ def add_dft_arguments(group):
         help="DFT gradients: add the derivative of the integration grid (Becke weights), which makes "
         "the gradient the exact derivative of the energy on its grid; recommended for optimizations "
         "on coarse grids (--grid 1, 2); default off, as in PySCF",
+    )
+    add_dispersion_argument(group)
+
+
+def add_dispersion_argument(group):
+    """Add ``--dispersion d3bj|d3zero|d4`` to an argparse group (``run``, ``opt``, ``freq``,
+    ``batch``)."""
+    group.add_argument(
+        "--dispersion",
+        choices=DISPERSION_MODELS,
+        type=str.lower,
+        default=None,
+        action=Given,
+        help="add a dispersion correction after the SCF, with the functional's (or HF's) parameters "
+        "from the dftd3/dftd4 packages: d3bj (D3, Becke-Johnson damping), d3zero (D3, zero damping), "
+        "d4; energy and gradient (default: none)",
     )

@@ -38,6 +38,12 @@ of the energy by 1e-4 there and by 2e-6 to 9e-6 at level 3).  ``grid_response=Tr
 which makes the gradient the exact derivative of the SCF energy on its moving grid.  Range-separated
 hybrids and VV10 have no Kohn-Sham SCF yet, hence no gradient.  The XC term runs on the
 host with numpy whatever the engine (a GPU SCF's density comes to the host).
+
+A dispersion correction (``SCFResult.dispersion``: D3(BJ), D3(zero) or D4, Hartree-Fock or
+Kohn-Sham; :mod:`hartree.dft.dispersion`) depends on the nuclei only, so its gradient is added
+as it is, from the dftd3 or dftd4 package:
+
+    + dE_disp/dR                                                                       (4)
 """
 
 from __future__ import annotations
@@ -112,6 +118,16 @@ def xc_term(result, grid_response=False):
     return xc_gradient(result.molecule, result.basis, _kohn_sham_grid(result), dm, functional, grid_response)
 
 
+def dispersion_term(result):
+    """dE_disp/dR, eq. (4), of a result with a dispersion correction (``SCFResult.dispersion``:
+    its model and functional): numpy (natm, 3), Eh/bohr, from the dftd3 or dftd4 package."""
+    from hartree.dft.dispersion import dispersion_energy_gradient
+
+    record = result.dispersion
+    _, grad = dispersion_energy_gradient(result.molecule, record["functional"], record["model"], gradient=True)
+    return grad
+
+
 def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
     """The analytic gradient, eq. (1) (and (3) for Kohn-Sham), of a converged SCFResult
     (RHF, UHF, ROHF, RKS or UKS).
@@ -154,6 +170,8 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
     }
     if kohn_sham:
         parts["exchange_correlation"] = xc_term(result, grid_response)
+    if getattr(result, "dispersion", None):
+        parts["dispersion"] = dispersion_term(result)
     total = sum(parts.values())
     return GradientResult(
         method=result.method,

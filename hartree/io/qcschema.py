@@ -23,6 +23,11 @@ primitives) and the orbitals, enough to rebuild them for plotting.
   energy plus the scaled exact exchange, ``scf_xc_energy`` E_xc, and ``extras.hartree.dft``
   the functional's libxc components and references, the grid (level, points) and the
   electron count it integrated (:meth:`hartree.scf.ks.KohnSham.summary`).
+* A dispersion correction (D3(BJ), D3(zero), D4; :mod:`hartree.dft.dispersion`) is
+  ``scf_dispersion_correction_energy`` and part of ``scf_total_energy`` and ``return_energy``
+  (as Psi4's DFT-D energies are); ``extras.hartree.dispersion`` holds its model, parameters,
+  package and version, and a gradient's ``extras.hartree.gradient_components.dispersion``
+  its gradient (included in ``return_gradient``).
 * ``wavefunction.restricted`` is True only when alpha and beta are the same in
   everything (RHF).  ROHF documents are ``restricted: false`` with equal alpha and beta
   orbitals and per-spin occupations; ``extras.hartree.scf_method`` says "rohf".
@@ -63,6 +68,7 @@ QCSCHEMA_PROPERTIES = frozenset(
         "scf_one_electron_energy",
         "scf_two_electron_energy",
         "scf_xc_energy",
+        "scf_dispersion_correction_energy",
         "scf_total_energy",
         "scf_iterations",
         "scf_dipole_moment",
@@ -213,6 +219,7 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
         "scf_two_electron_energy": float(components["coulomb"] + components["exchange"]),
         "scf_iterations": int(result.iterations),
         **({"scf_xc_energy": float(components["xc"])} if "xc" in components else {}),
+        **({"scf_dispersion_correction_energy": float(components["dispersion"])} if "dispersion" in components else {}),
         "scf_dipole_moment": _floats(result.dipole),
         "calcinfo_nbasis": int(mo_coeff.shape[-2]),
         "calcinfo_nmo": int(mo_coeff.shape[-1]),
@@ -238,6 +245,8 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
     }
     if getattr(result, "dft", None):
         hartree["dft"] = dict(result.dft)
+    if getattr(result, "dispersion", None):
+        hartree["dispersion"] = dict(result.dispersion)
     if input_file is not None:
         hartree["input_file"] = str(input_file)
     method = str(getattr(result, "xc", None) or result.method).lower()  # DFT: the functional

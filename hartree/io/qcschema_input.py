@@ -73,6 +73,7 @@ KEYWORDS = {
     "grid_level": "integer",
     "unrestricted": "boolean",
     "grid_response": "boolean",
+    "dispersion": "string",  # 'd3bj' | 'd3zero' | 'd4' (SCFOptions.dispersion)
 }
 
 _V1_MEMBERS = {"schema_name", "schema_version", "id", "molecule", "driver", "model", "keywords"}

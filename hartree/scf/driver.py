@@ -203,7 +203,8 @@ def run(
 
     basis: a basis-set name, a file path, a per-element dict, or a Basis.
     method: 'rhf' | 'uhf' | 'rohf' (Hartree-Fock) or 'rks' | 'uks' (Kohn-Sham DFT, with the
-    functional as ``xc='b3lyp'`` and ``grid_level`` 1..9; docs/dft.md);
+    functional as ``xc='b3lyp'`` and ``grid_level`` 1..9; docs/dft.md); ``dispersion='d3bj'``
+    ('d3zero', 'd4') adds that correction to the converged energy (:func:`with_dispersion`);
     device: 'auto' | 'cpu' | 'gpu' (module docstring; ignored when an ``engine`` is given,
     except that 'auto' lets a GPU engine that runs out of memory hand over to the CPU;
     ``result.device`` names what ran); gpus: the GPUs to use (None = every visible one,
@@ -215,6 +216,10 @@ def run(
     """
     options = SCFOptions(method=method, **option_overrides)
     validate(molecule, options.method)
+    if options.dispersion is not None:  # parameters for this functional: before any work
+        from ..dft.dispersion import check_parameters
+
+        check_parameters(options.xc or options.method, options.dispersion)
     requested = device
     if engine is None:
         device = resolve_device(device)
@@ -230,12 +235,29 @@ def run(
         result = _gpu_kernel(molecule, basis, options, engine, requested)
     else:
         result = _with_engine_notes(kernel(molecule, basis, options, engine), engine)
+    if options.dispersion is not None:
+        result = with_dispersion(result, options.dispersion)
     if not result.converged and not allow_unconverged:
         raise ConvergenceError(
             not_converged_text(options.method, result, "more cycles (max_cycle), level_shift=0.3 or another guess"),
             result=result,
         )
     return result
+
+
+def with_dispersion(result: SCFResult, model: str) -> SCFResult:
+    """The result with the dispersion correction ``model`` (:mod:`hartree.dft.dispersion`, the
+    parameters of the result's functional or of Hartree-Fock) added after the SCF: to
+    ``energy``, as ``energy_components['dispersion']`` (and in 'total') and as the record
+    ``dispersion``.  The orbitals, densities and SCF history are those of the SCF."""
+    from ..dft.dispersion import dispersion_record
+
+    record = dispersion_record(result.molecule, result.xc or result.method, model)
+    e = record["energy"]
+    components = {k: v for k, v in result.energy_components.items() if k != "total"}
+    components["dispersion"] = e
+    components["total"] = float(result.energy_components.get("total", result.energy)) + e
+    return dataclasses.replace(result, energy=float(result.energy) + e, energy_components=components, dispersion=record)
 
 
 def not_converged_text(method, result, hints):

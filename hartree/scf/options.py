@@ -20,6 +20,8 @@ METHODS = ("rhf", "uhf", "rohf", "rks", "uks")
 SCHEMES = {"rhf": "rhf", "uhf": "uhf", "rohf": "rohf", "rks": "rhf", "uks": "uhf"}
 GUESSES = ("sad", "core", "checkpoint")
 FALLBACK_KINDS = ("adiis", "ediis")
+#: dispersion corrections added after the SCF (:mod:`hartree.dft.dispersion`)
+DISPERSION_MODELS = ("d3bj", "d3zero", "d4")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,10 @@ class SCFOptions:
     ``grid_level`` (1..9, PySCF's levels); 'rhf'/'uhf'/'rohf' are Hartree-Fock and take no
     ``xc``.  ROKS, range-separated hybrids, VV10 and checkpoints of DFT runs are refused
     (InputError; docs/dft.md).
+
+    ``dispersion`` ('d3bj' | 'd3zero' | 'd4' | None) does not change the SCF: :func:`hartree.scf.run`
+    adds the correction of :mod:`hartree.dft.dispersion` to the converged energy (the kernel
+    ignores it), and :func:`hartree.gradients.scf_gradient` its gradient.
     """
 
     method: str = "rhf"
@@ -75,6 +81,7 @@ class SCFOptions:
     cartesian: bool = False  # used by run() when it loads a basis by name
     xc: str | None = None  # exchange-correlation functional of 'rks'/'uks' (docs/dft.md)
     grid_level: int = 3  # integration grid of the XC part, 1..9 (hartree.dft.make_grid)
+    dispersion: str | None = None  # 'd3bj' | 'd3zero' | 'd4': added by run() after the SCF
 
     def __post_init__(self):
         method = str(self.method).lower()
@@ -84,6 +91,12 @@ class SCFOptions:
         if method not in METHODS:
             raise InputError(f"unknown SCF method {self.method!r}; choose one of {', '.join(METHODS)}")
         self._check_dft()
+        if self.dispersion is not None:
+            model = str(self.dispersion).lower()
+            if model not in DISPERSION_MODELS:
+                choices = ", ".join(DISPERSION_MODELS)
+                raise InputError(f"unknown dispersion model {str(self.dispersion)[:40]!r}; choose one of {choices}")
+            object.__setattr__(self, "dispersion", model)
         if self.guess not in GUESSES:
             raise InputError(f"unknown guess {self.guess!r}; choose one of {', '.join(GUESSES)}")
         if self.guess == "checkpoint" and not self.checkpoint:

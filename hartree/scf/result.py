@@ -14,10 +14,11 @@ class SCFResult:
 
     method            'rhf' | 'uhf' | 'rohf' | 'rks' | 'uks'
     converged         bool; False results are never presented as converged
-    energy            total energy, Eh, from a full (non-incremental) Fock build
+    energy            total energy, Eh, from a full (non-incremental) Fock build, plus the
+                      dispersion correction when one was asked for
     energy_components dict of floats (Eh): one_electron, coulomb, exchange (Kohn-Sham:
                       the c_x-scaled exact exchange), xc (Kohn-Sham only: E_xc),
-                      nuclear_repulsion, total
+                      nuclear_repulsion, dispersion (only with a correction), total
     mo_energy         RHF/RKS/ROHF (nmo,); UHF/UKS (2, nmo)   Eh (ROHF: effective-Fock
                       eigenvalues); the arrays below follow RHF's layout for RKS, UHF's for UKS
     mo_coeff          RHF/ROHF (nao, nmo); UHF (2, nao, nmo)
@@ -42,6 +43,9 @@ class SCFResult:
     dft               Kohn-Sham only, else None: dict with xc, grid_level, grid_points and
                       electrons_integrated (the grid's electron count for the final SCF
                       density; float) — :meth:`hartree.scf.ks.KohnSham.summary`
+    dispersion        None, or the correction added after the SCF (plain JSON types: model,
+                      label, functional, parameters, package, version, three_body, energy
+                      in Eh) — :func:`hartree.dft.dispersion.dispersion_record`
     """
 
     method: str
@@ -65,6 +69,7 @@ class SCFResult:
     timings: dict = field(default_factory=dict)
     xc: str | None = None
     dft: dict | None = None
+    dispersion: dict | None = None
 
     def homo_lumo(self):
         """(HOMO, LUMO) orbital energies in Eh; UHF takes the highest/lowest over both

@@ -290,6 +290,8 @@ def finite_difference_hessian(
     options.pop("callback", None)
     if scf.method in ("rks", "uks") and "xc" not in options:  # the reference's functional and grid
         options.update(xc=scf.xc, grid_level=int(scf.dft["grid_level"]))
+    if getattr(scf, "dispersion", None) and "dispersion" not in options:  # the reference's correction
+        options["dispersion"] = scf.dispersion["model"]
     guess = (to_numpy(scf.mo_coeff), to_numpy(scf.mo_energy))
     executor = SerialExecutor() if executor is None else executor
     if hasattr(executor, "placement"):  # e.g. one worker per GPU: device 'gpu', gpus None
