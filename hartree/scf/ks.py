@@ -12,12 +12,20 @@ budget) and every later one reuses them.  Only global hybrids and semilocal func
 range-separated hybrids (they need erf-attenuated two-electron integrals) and VV10
 non-local correlation are refused with an InputError by :func:`checked_functional`.
 
-Device: the XC integration is numpy (CPU) for now; on a GPU engine the density comes to the
-host and V_xc goes back each cycle (``to_numpy`` / ``xp.asarray``), the rest of the SCF
-stays on the device.
+Device: the XC integration runs where the SCF's arrays live (:mod:`hartree.dft.xc_integrate`,
+one algorithm with per-device kernels).  With numpy densities (the CPU engine) it is numba
+and PySCF's libxc (:class:`hartree.dft.xc_kernels.CPUKernels`); with cupy densities (a GPU
+engine) the grid, the AO values within the GPU memory budget, ρ, libxc (built for CUDA) and
+V_xc stay on the device (:class:`hartree.dft.xc_gpu.GPUKernels`): per cycle only E_xc and the
+electron count come to the host.  Without a GPU build of libxc the densities go to the host
+for PySCF's libxc and the potentials back, and :meth:`KohnSham.note` says so; past the
+memory budget the AO values of the remaining blocks are recomputed in every cycle, never an
+out-of-memory crash (:class:`hartree.dft.ao_cache.AOCache`).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..arrays import array_module, to_numpy
 from ..errors import InputError
@@ -49,13 +57,16 @@ class KohnSham:
     """E_xc and V_xc of the SCF densities on one grid.
 
     molecule, basis: the SCF's; xc: a functional name; grid_level: 1..9
-    (:func:`hartree.dft.make_grid`).  Call with ``dm`` (nset, nao, nao) in the kernel's
-    layout (RKS: the total density, nset 1; UKS: alpha and beta) in any array module;
-    returns (E_xc in Eh, V_xc (nset, nao, nao) in the same array module).  ``nelec`` holds
-    the electron count the grid integrated for the last density (float, UKS: the sum).
+    (:func:`hartree.dft.make_grid`); kernels: the :class:`hartree.dft.xc_integrate.XCKernels`
+    to integrate with (None: chosen at the first call from the density's array module, CPU
+    for numpy, :class:`hartree.dft.xc_gpu.GPUKernels` on the current GPU for cupy).  Call with
+    ``dm`` (nset, nao, nao) in the kernel's layout (RKS: the total density, nset 1; UKS:
+    alpha and beta) in any array module; returns (E_xc in Eh, V_xc (nset, nao, nao) in the
+    same array module).  ``nelec`` holds the electron count the grid integrated for the last
+    density (float, UKS: the sum).
     """
 
-    def __init__(self, molecule, basis, xc, grid_level=3):
+    def __init__(self, molecule, basis, xc, grid_level=3, kernels=None):
         from ..dft import make_grid
 
         self.functional = checked_functional(xc)
@@ -65,29 +76,59 @@ class KohnSham:
         self.grid = make_grid(molecule, level=grid_level)
         self.grid_level = grid_level
         self.nelec = float("nan")
+        self._kernels = kernels
         self._ao_cache = None  # the AO values on the grid, kept from the first evaluation on
+
+    @staticmethod
+    def _kernels_for(xp, nset):
+        """The XC kernels of arrays of module xp: the GPU's for cupy, else the CPU's."""
+        if xp is not np:
+            from ..device.backend import CudaBackend
+            from ..dft.xc_gpu import GPUKernels
+
+            return GPUKernels(CudaBackend(), nset=nset)
+        from ..dft.xc_kernels import CPUKernels
+
+        return CPUKernels()
 
     def __call__(self, dm):
         from ..dft.numint import make_xc_cache, xc_energy_potential
 
         xp = array_module(dm)
-        host = to_numpy(dm)  # the XC integration is numpy for now (module docstring)
-        restricted = host.shape[0] == 1
+        restricted = dm.shape[0] == 1
         if self._ao_cache is None:
-            self._ao_cache = make_xc_cache(self.basis, self.grid, self.functional)
+            kernels = self._kernels or self._kernels_for(xp, dm.shape[0])
+            self._ao_cache = make_xc_cache(self.basis, self.grid, self.functional, kernels=kernels)
+        kxp = self._ao_cache.kernels.xp
+        here = dm if kxp is xp else kxp.asarray(to_numpy(dm))
         exc, vxc, nelec = xc_energy_potential(
-            self.basis, self.grid, host[0] if restricted else host, self.functional, cache=self._ao_cache
+            self.basis, self.grid, here[0] if restricted else here, self.functional, cache=self._ao_cache
         )
         self.nelec = float(nelec) if restricted else float(nelec[0] + nelec[1])
         vxc = vxc[None] if restricted else vxc
-        return float(exc), xp.asarray(vxc)
+        return float(exc), (vxc if kxp is xp else xp.asarray(to_numpy(vxc)))
+
+    def device_summary(self):
+        """Where the XC integration ran: {device ('cpu', 'cuda', 'emulated'), libxc (the
+        library that evaluated the functional), blocks, cached_blocks, cached_bytes}, or None
+        before the first evaluation."""
+        cache = self._ao_cache
+        if cache is None:
+            return None
+        return {
+            "device": cache.kernels.name,
+            "libxc": cache.kernels.libxc_description(),
+            "blocks": int(cache.nblock),
+            "cached_blocks": int(cache.ncached),
+            "cached_bytes": int(cache.cached_bytes),
+        }
 
     def summary(self):
         """The record of SCFResult.dft (plain JSON types): the functional as given, its libxc
         description (``xc_code``), family, exact-exchange fraction, components (libxc name and
         id, factor, libxc's references), the libxc version and reference, the grid level, its
-        number of points and the electron count it integrated for the density of the last
-        energy."""
+        number of points, the electron count it integrated for the density of the last
+        energy and where the integration ran (:meth:`device_summary`)."""
         from ..dft.functionals import libxc
 
         module = libxc()
@@ -111,12 +152,25 @@ class KohnSham:
             "grid_level": int(self.grid_level),
             "grid_points": int(len(self.grid.weights)),
             "electrons_integrated": float(self.nelec),
+            "xc_integration": self.device_summary(),
         }
 
     def note(self):
-        """One line for SCFResult.notes: functional, grid and integrated electrons."""
-        return (
+        """One line for SCFResult.notes: functional, grid, integrated electrons and, when
+        the XC integration ran on a GPU, where the functional was evaluated, with the
+        device's own notes (a host libxc fallback, a memory budget cut)."""
+        line = (
             f"Kohn-Sham {self.name} ({self.functional.family}, exact exchange {self.hf_exchange:g}); "
             f"grid level {self.grid_level}, {len(self.grid.weights)} points, "
             f"{self.nelec:.8f} electrons integrated"
         )
+        cache = self._ao_cache
+        if cache is None or cache.kernels.name == "cpu":
+            return line
+        info = self.device_summary()
+        extra = [
+            f"XC integration on the {info['device']} device, AO values of {info['cached_blocks']} of "
+            f"{info['blocks']} blocks kept ({info['cached_bytes'] / 2**20:.0f} MiB), libxc: {info['libxc']}"
+        ]
+        extra += [n for n in (*cache.kernels.notes, *cache.notes) if n not in extra]
+        return "; ".join([line, *extra])

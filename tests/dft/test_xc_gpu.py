@@ -6,7 +6,7 @@ AO values (hartree.dft.ao_kernels) to 1e-13 of the largest and the CPU's E_xc, V
 when the library is not installed; HARTREE_LIBXC_GPU may name it) and must give PySCF's libxc
 values to 1e-12; the kernels compile for sm_90 through NVRTC without spilling.  On a GPU
 (``gpu`` mark): E_xc and V_xc equal the CPU's to 1e-10 for water and benzene (svwn, pbe,
-b3lyp, tpss; RKS and UKS).
+b3lyp, tpss; RKS and UKS) and a whole B3LYP RKS SCF the CPU one to 1e-9 Eh.
 """
 
 import numpy as np
@@ -81,6 +81,25 @@ def test_emulated_integration_equals_cpu(water_rhf, water_cation_uhf, name):
             np.testing.assert_allclose(nelec, ref[2], rtol=0, atol=1e-12)
         if _gpu_libxc() is None:  # the host fallback says so
             assert any("PySCF's libxc on the host" in n for n in kernels.notes)
+
+
+@needs_gxx
+def test_kohn_sham_on_emulated_kernels(water_rhf, water_cation_uhf):
+    """KohnSham with the GPU kernels gives the CPU's E_xc and V_xc, and its note names the
+    device and the cached blocks."""
+    from hartree.scf.ks import KohnSham
+
+    for mol, basis, _, dm in (water_rhf, water_cation_uhf):
+        dms = dm[None] if dm.ndim == 2 else dm
+        cpu = KohnSham(mol, basis, "b3lyp", grid_level=1)
+        emu = KohnSham(mol, basis, "b3lyp", grid_level=1, kernels=_emulated(nset=dms.shape[0]))
+        (e1, v1), (e2, v2) = cpu(dms), emu(dms)
+        assert abs(e1 - e2) < 1e-12
+        np.testing.assert_allclose(v2, v1, rtol=0, atol=1e-12)
+        assert abs(cpu.nelec - emu.nelec) < 1e-12
+        assert "on the emulated device" in emu.note() and "blocks kept" in emu.note()
+        assert emu.summary()["xc_integration"]["device"] == "emulated"
+        assert "device" not in cpu.note() and cpu.summary()["xc_integration"]["device"] == "cpu"
 
 
 @pytest.mark.parametrize("name", FUNCTIONALS + ["scan", "m06-2x", "wb97x"])
@@ -175,3 +194,20 @@ def test_gpu_xc_equals_cpu(system, unrestricted):
         assert abs(exc - ref[0]) < 1e-10, name
         np.testing.assert_allclose(vxc.get(), ref[1], rtol=0, atol=1e-10)
         np.testing.assert_allclose(nelec, ref[2], rtol=0, atol=1e-10)
+
+
+@pytest.mark.gpu
+def test_gpu_rks_scf_equals_cpu():
+    """A whole B3LYP RKS SCF of water/cc-pVTZ on the GPU engine: the CPU's energy to 1e-9 Eh,
+    the XC integration on the device (said in the notes and the record)."""
+    from hartree.scf import run
+
+    mol = water()
+    opts = dict(xc="b3lyp", grid_level=3, conv_tol=1e-11, conv_tol_grad=1e-7)
+    cpu = run(mol, "cc-pvtz", "rks", device="cpu", **opts)
+    gpu = run(mol, "cc-pvtz", "rks", device="gpu", **opts)
+    assert cpu.converged and gpu.converged
+    print(f"RKS B3LYP water/cc-pVTZ: GPU - CPU = {gpu.energy - cpu.energy:.2e} Eh; {gpu.notes[-1]}")
+    assert abs(gpu.energy - cpu.energy) < 1e-9
+    assert gpu.dft["xc_integration"]["device"] == "cuda"
+    assert any("XC integration on the cuda device" in n for n in gpu.notes)
