@@ -1,0 +1,432 @@
+"""Kohn-Sham DFT on the GPU side by side: hartree's RKS SCF and gradient against GPU4PySCF's
+direct-SCF RKS (gpu4pyscf.dft.rks.RKS), same molecule, basis data, functional and grid.
+
+Run (GPU machine; GPU4PySCF with its real GPU libxc, i.e. without ``g4stub``, and the
+gpu4pyscf-libxc-cuda13x library for both codes: shared/tools/README.md):
+    python benchmarks/gpu_dft.py [--cases 020_Vitamin_C:def2-tzvp,...] [--xc b3lyp] [--grid 3]
+                                 [--sides hartree,anchor] [--out STEM]
+    python benchmarks/gpu_dft.py --report PART.json [PART.json ...] [--out STEM]
+Test without a GPU (PySCF's CPU RKS as the anchor, named so in the record):
+    python benchmarks/gpu_dft.py --device cpu --anchor pyscf --cases water:sto-3g --out /tmp/x
+
+Default cases: B3LYP/def2-TZVP on 020_Vitamin_C, 057_Tamoxifen and 113_Taxol (the shared
+geometries of benchmarks/molecules.py).  Both codes: RKS, the functional's libxc definition
+(hartree.dft.parse_functional's xc_code given to GPU4PySCF), the basis data of hartree
+(tests.helpers.to_pyscf), two-electron screening 1e-13 (direct SCF, no density fitting),
+conv_tol 1e-9 Eh and orbital gradient 1e-7 (GRADIENT_SCF_DEFAULTS), at most 100 cycles.
+
+Grid: hartree's level N (``grid_level``) against GPU4PySCF's ``grids.level`` N with its
+default radial rule, partition and pruning (Treutler-Ahlrichs, Becke with Treutler's size
+adjustment, NWChem pruning): hartree's grids are PySCF's of the same level point for point
+(docs/dft.md), and GPU4PySCF builds PySCF's grid (padded with zero weights to a multiple of
+its alignment).  The record gives both point counts and the energy difference, which stays
+at the SCF's convergence level when the grids are the same.
+
+Measured per case and code, each code in its own process (benchmarks/side_by_side.py) after a
+water warm-up in the basis (kernels compiled): the SCF's wall time (grid, guess, cycles) and
+cycles, the analytic gradient's wall time (no grid response in either code) and their sum;
+then, on the converged density, one warm XC evaluation (E_xc, V_xc: hartree's KohnSham with
+its AO cache built, GPU4PySCF's ``_numint.nr_rks``) and one J/K build (hartree's engine.jk,
+GPU4PySCF's ``get_jk``), best of --repeat, whose ratio is the XC share of a cycle against
+J/K; hartree's own stage times of the SCF (stages 'xc' and 'jk', per cycle) beside them.
+Also the energies, their difference, the largest gradient difference and hartree's note
+saying where its XC integration ran (device, libxc build, cached blocks).
+
+The record, results/gpu_dft_<gpu>.json and .md (or --out STEM), is rewritten atomically after
+each case and side; --sides lets one code run per device call and --report merges the parts.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.records import device_slug, record_path  # noqa: E402
+from benchmarks.side_by_side import (  # noqa: E402
+    ANCHORS,
+    DEVICES,
+    SCREENING,
+    Side,
+    anchor_device,
+    anchor_label,
+    attempt,
+    case_molecule,
+    cpu_name,
+    git_commit,
+    gpu_count,
+    gpu_name,
+    hartree_info,
+    merge_records,
+    now,
+    parse_cases,
+    synchronize,
+    write_record,
+)
+from hartree.gradients import GRADIENT_SCF_DEFAULTS  # noqa: E402
+
+BENCHMARK = "gpu_dft"
+CASES = "020_Vitamin_C:def2-tzvp,057_Tamoxifen:def2-tzvp,113_Taxol:def2-tzvp"
+XC = "b3lyp"
+GRID = 3
+
+
+def _timed(fn, device):
+    """(seconds, result) of fn() with the device's queue drained at both ends."""
+    synchronize(device)
+    t0 = time.perf_counter()
+    out = fn()
+    synchronize(device)
+    return time.perf_counter() - t0, out
+
+
+def _best(fn, device, repeat):
+    """Best seconds of ``repeat`` calls after one warm call."""
+    fn()
+    return min(_timed(fn, device)[0] for _ in range(max(1, repeat)))
+
+
+# ----------------------------------------------------------------------- hartree (child process)
+def warm_up_hartree_dft(basis_name, xc, level, device, done=set()):  # noqa: B006 (a per-process cache)
+    """Water RKS and gradient in ``basis_name`` (once per basis and process): J/K, gradient and
+    XC kernels compiled before the timed jobs; returns its seconds (0.0 when done before)."""
+    if (basis_name, xc, device) in done:
+        return 0.0
+    import hartree
+    from hartree.gradients import scf_gradient
+    from hartree.gradients.scf_gradient import gradient_engine
+
+    t0 = time.perf_counter()
+    res = hartree.scf.run(case_molecule("water"), basis_name, "rks", xc=xc, grid_level=1, device=device)
+    scf_gradient(res, gradient_engine(res))
+    synchronize(device)
+    done.add((basis_name, xc, device))
+    return time.perf_counter() - t0
+
+
+def hartree_dft(name, basis_name, xc, level, device, repeat):
+    """hartree's RKS SCF and gradient of the case on ``device``, then one XC evaluation and
+    one J/K build on the converged density."""
+    import hartree
+    from hartree.basis import load_basis
+    from hartree.gradients import scf_gradient
+    from hartree.gradients.scf_gradient import gradient_engine
+    from hartree.scf.driver import make_engine
+    from hartree.scf.ks import KohnSham
+
+    info = hartree_info(device) | {"warm_up_s": warm_up_hartree_dft(basis_name, xc, level, device)}
+    mol = case_molecule(name)
+    basis = load_basis(mol, basis_name)
+    t_scf, res = _timed(
+        lambda: hartree.scf.run(
+            mol, basis, "rks", xc=xc, grid_level=level, device=device, screening_threshold=SCREENING,
+            max_cycle=100, allow_unconverged=True, **GRADIENT_SCF_DEFAULTS,
+        ),
+        device,
+    )  # fmt: skip
+    t_grad, grad = _timed(lambda: scf_gradient(res, gradient_engine(res)), device)
+    engine = gradient_engine(res) or make_engine(mol, basis, SCREENING, "cpu", None)
+    xp = engine.array_module()
+    dm = xp.asarray(res.density)  # (1, nao, nao): the total density
+    ks = KohnSham(mol, basis, xc, level)
+    t_cache, _ = _timed(lambda: ks(dm), device)  # builds the AO cache (the SCF's first cycle)
+    t_xc = _best(lambda: ks(dm), device, repeat)
+    with_k = ks.hf_exchange != 0.0
+    t_jk = _best(lambda: engine.jk(dm, True, with_k), device, repeat)
+    timings = dict(res.timings)
+    cycles = int(res.iterations)
+    builds = int(timings.get("full_builds", 0) + timings.get("incremental_builds", 0))  # J/K builds, guess's too
+    return info | {
+        "converged": bool(res.converged),
+        "energy": float(res.energy),
+        "cycles": cycles,
+        "scf_s": t_scf,
+        "gradient_s": t_grad,
+        "total_s": t_scf + t_grad,
+        "gradient": np.asarray(grad.gradient),
+        "grid_points": int(res.dft["grid_points"]),
+        "xc_integration": res.dft.get("xc_integration"),
+        "stages_s": {k: float(v) for k, v in timings.items() if not k.endswith("_builds")},
+        "jk_builds": builds,
+        "stage_xc_per_cycle_s": float(timings.get("xc", 0.0)) / max(cycles + 1, 1),
+        "stage_jk_per_build_s": float(timings.get("jk", 0.0)) / max(builds, 1),
+        "xc_first_s": t_cache,
+        "xc_s": t_xc,
+        "jk_s": t_jk,
+        "xc_share": t_xc / (t_xc + t_jk),
+        "notes": list(res.notes),
+    }
+
+
+# ----------------------------------------------------------------------- anchor (child process)
+def anchor_dft_module(anchor):
+    """The dft module of the anchor: GPU4PySCF's (its real GPU libxc: no g4stub) or PySCF's."""
+    if anchor == "gpu4pyscf":
+        from gpu4pyscf import dft
+
+        return dft
+    if anchor == "pyscf":
+        from pyscf import dft
+
+        return dft
+    raise ValueError(f"unknown anchor {anchor!r}; choose one of {', '.join(ANCHORS)}")
+
+
+def anchor_rks(mol, basis, xc, level, anchor):
+    """The anchor's RKS object (not run) on hartree's basis data, its grid of ``level``."""
+    from hartree.dft import parse_functional
+    from tests.helpers import to_pyscf
+
+    mf = anchor_dft_module(anchor).RKS(to_pyscf(mol, basis))
+    mf.xc = parse_functional(xc).xc_code
+    mf.grids.level = level
+    mf.conv_tol, mf.conv_tol_grad = GRADIENT_SCF_DEFAULTS["conv_tol"], GRADIENT_SCF_DEFAULTS["conv_tol_grad"]
+    mf.direct_scf_tol = SCREENING
+    mf.max_cycle = 100
+    mf.verbose = 0
+    return mf
+
+
+def anchor_info_dft(anchor):
+    """{'anchor', 'device', 'versions'} of this process's anchor side."""
+    import platform
+
+    import pyscf
+
+    versions = {"pyscf": pyscf.__version__, "numpy": np.__version__, "python": platform.python_version()}
+    anchor_dft_module(anchor)
+    if anchor == "gpu4pyscf":
+        import cupy
+        import gpu4pyscf
+        from gpu4pyscf.dft import libxc as gpu_libxc
+
+        versions |= {"gpu4pyscf": gpu4pyscf.__version__, "cupy": cupy.__version__, "libxc": gpu_libxc.__version__}
+        return {"anchor": anchor, "device": gpu_name(), "gpus_visible": gpu_count(), "versions": versions}
+    from pyscf import lib
+    from pyscf.dft import libxc
+
+    versions["libxc"] = str(libxc.__version__)
+    return {"anchor": anchor, "device": cpu_name(), "threads": lib.num_threads(), "versions": versions}
+
+
+def warm_up_anchor_dft(basis_name, xc, anchor, done=set()):  # noqa: B006 (a per-process cache)
+    if (basis_name, xc, anchor) in done:
+        return 0.0
+    from hartree.basis import load_basis
+
+    t0 = time.perf_counter()
+    water = case_molecule("water")
+    mf = anchor_rks(water, load_basis(water, basis_name), xc, 1, anchor)
+    mf.kernel()
+    mf.nuc_grad_method().kernel()
+    synchronize(anchor_device(anchor))
+    done.add((basis_name, xc, anchor))
+    return time.perf_counter() - t0
+
+
+def anchor_dft(name, basis_name, xc, level, anchor, repeat):
+    """The anchor's RKS SCF and gradient of the case, then one XC evaluation (nr_rks) and one
+    J/K build (get_jk) on the converged density."""
+    from hartree.basis import load_basis
+    from hartree.dft import parse_functional
+
+    device = anchor_device(anchor)
+    info = anchor_info_dft(anchor) | {"warm_up_s": warm_up_anchor_dft(basis_name, xc, anchor)}
+    mol = case_molecule(name)
+    mf = anchor_rks(mol, load_basis(mol, basis_name), xc, level, anchor)
+    t_scf, energy = _timed(mf.kernel, device)
+    t_grad, grad = _timed(lambda: mf.nuc_grad_method().kernel(), device)
+    dm = mf.make_rdm1()
+    with_k = parse_functional(xc).hf_exchange != 0.0
+    t_xc = _best(lambda: mf._numint.nr_rks(mf.mol, mf.grids, mf.xc, dm), device, repeat)
+    t_jk = _best(lambda: mf.get_jk(mf.mol, dm, hermi=1, with_k=with_k), device, repeat)
+    weights = mf.grids.weights
+    return info | {
+        "converged": bool(mf.converged),
+        "energy": float(energy),
+        "cycles": int(getattr(mf, "cycles", -1)),
+        "scf_s": t_scf,
+        "gradient_s": t_grad,
+        "total_s": t_scf + t_grad,
+        "gradient": np.asarray(grad.get() if hasattr(grad, "get") else grad),
+        "grid_points": int((weights != 0).sum()),
+        "grid_points_padded": int(weights.size),
+        "xc_s": t_xc,
+        "jk_s": t_jk,
+        "xc_share": t_xc / (t_xc + t_jk),
+    }
+
+
+# ----------------------------------------------------------------------- record
+def _key(row):
+    return (row["molecule"], row["basis"], row.get("xc"), row.get("grid_level"))
+
+
+def _fmt(value, spec):
+    return "-" if value is None else format(value, spec)
+
+
+def compare(row):
+    """Fill the row's comparison entries from its two sides (where both finished)."""
+    h, a = row.get("hartree") or {}, row.get("anchor") or {}
+    if "energy" not in h or "energy" not in a:
+        return row
+    row["energy_diff"] = h["energy"] - a["energy"]
+    row["gradient_max_diff"] = float(np.abs(np.asarray(h["gradient"]) - np.asarray(a["gradient"])).max())
+    row["ratio_scf"] = h["scf_s"] / a["scf_s"]
+    row["ratio_total"] = h["total_s"] / a["total_s"]
+    row["ratio_xc"] = h["xc_s"] / a["xc_s"]
+    return row
+
+
+def table(rows, meta):
+    """The Markdown record."""
+    label = anchor_label(meta.get("anchor"))
+    lines = [
+        f"# Kohn-Sham DFT: hartree vs {label} ({meta['device']})",
+        "",
+        f"{meta['date']}; {meta['versions']}. RKS {meta['xc'].upper()}, direct SCF (screening {SCREENING:g}), "
+        f"conv_tol {GRADIENT_SCF_DEFAULTS['conv_tol']:g} Eh and orbital gradient "
+        f"{GRADIENT_SCF_DEFAULTS['conv_tol_grad']:g}, same basis data; grid: hartree level {meta['grid_level']} "
+        f"against {label}'s grids.level {meta['grid_level']} (PySCF's defaults: the same points and weights). "
+        "Each code in its own process after a water warm-up. SCF: from the start (grid, guess, cycles); "
+        "gradient: analytic, no grid response. XC and J/K: one warm evaluation each on the converged density "
+        "(best of the repeats); share = XC / (XC + J/K).",
+        "",
+        f"| molecule | basis | nao | grid points | cycles (h / {label}) | hartree SCF (s) | {label} SCF (s) | "
+        f"ratio | hartree SCF+grad (s) | {label} SCF+grad (s) | ratio | hartree XC / J/K (s) | "
+        f"{label} XC / J/K (s) | XC share (h / {label}) | E diff (Eh) | max grad diff (Eh/bohr) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        h, a = r.get("hartree") or {}, r.get("anchor") or {}
+        lines.append(
+            f"| {r['molecule']} | {r['basis']} | {r['nao']} | {h.get('grid_points', '-')} / "
+            f"{a.get('grid_points', '-')} | {h.get('cycles', '-')} / {a.get('cycles', '-')} | "
+            f"{_fmt(h.get('scf_s'), '.1f')} | {_fmt(a.get('scf_s'), '.1f')} | {_fmt(r.get('ratio_scf'), '.2f')} | "
+            f"{_fmt(h.get('total_s'), '.1f')} | {_fmt(a.get('total_s'), '.1f')} | "
+            f"{_fmt(r.get('ratio_total'), '.2f')} | {_fmt(h.get('xc_s'), '.3f')} / {_fmt(h.get('jk_s'), '.3f')} | "
+            f"{_fmt(a.get('xc_s'), '.3f')} / {_fmt(a.get('jk_s'), '.3f')} | {_fmt(h.get('xc_share'), '.2f')} / "
+            f"{_fmt(a.get('xc_share'), '.2f')} | {_fmt(r.get('energy_diff'), '.1e')} | "
+            f"{_fmt(r.get('gradient_max_diff'), '.1e')} |"
+        )
+    lines += ["", "hartree's stages of the SCF (s; xc per cycle, jk per build) and where its XC ran:", ""]
+    for r in rows:
+        h = r.get("hartree") or {}
+        if "stages_s" in h:
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in h["stages_s"].items())
+            lines.append(
+                f"- {r['molecule']}/{r['basis']}: {stages}; xc {h['stage_xc_per_cycle_s']:.3f} per cycle, "
+                f"jk {h['stage_jk_per_build_s']:.3f} per build ({h['jk_builds']} builds); first XC evaluation "
+                f"(AO cache built) {h['xc_first_s']:.2f}; {h.get('xc_integration')}"
+            )
+    for r in rows:
+        for side in ("hartree", "anchor"):
+            if "error" in (r.get(side) or {}):
+                lines.append(f"- failed: {r['molecule']}/{r['basis']}, {side}: {r[side]['error']}")
+    return "\n".join(lines) + "\n"
+
+
+def summary(res):
+    """One line of a side's result (or its error)."""
+    if "error" in res:
+        return res["error"]
+    return (
+        f"converged {res.get('converged')}, {res.get('cycles')} cycles, SCF {_fmt(res.get('scf_s'), '.1f')} s, "
+        f"gradient {_fmt(res.get('gradient_s'), '.1f')} s, XC {_fmt(res.get('xc_s'), '.3f')} s, "
+        f"J/K {_fmt(res.get('jk_s'), '.3f')} s, E {_fmt(res.get('energy'), '.10f')}"
+    )
+
+
+def _versions(rows):
+    found = {}
+    for r in rows:
+        for side in ("hartree", "anchor"):
+            found |= (r.get(side) or {}).get("versions") or {}
+    keep = ("hartree", "gpu4pyscf", "pyscf", "libxc", "cupy", "numba")
+    return ", ".join(f"{k} {found[k]}" for k in keep if k in found)
+
+
+# ----------------------------------------------------------------------- main
+def run(args):
+    from hartree.basis import load_basis
+
+    meta = {"benchmark": BENCHMARK, "date": now(), "commit": git_commit(), "device": args.device,
+            "anchor": args.anchor, "xc": args.xc, "grid_level": args.grid, "repeat": args.repeat,
+            "sides": args.sides, "command": " ".join(sys.argv), "versions": ""}  # fmt: skip
+    rows, stem = [], args.out
+    with Side("hartree", args.device) as hartree_side, Side(args.anchor, anchor_device(args.anchor)) as anchor_side:
+        for name, basis_name in parse_cases(args.cases):
+            mol = case_molecule(name)
+            row = {"molecule": name, "basis": basis_name, "xc": args.xc, "grid_level": args.grid,
+                   "natm": mol.natm, "nao": load_basis(mol, basis_name).nao}  # fmt: skip
+            rows.append(row)
+            print(f"{name} {basis_name}: {mol.natm} atoms, {row['nao']} functions", flush=True)
+            for side, proc, fn, where in (
+                ("hartree", hartree_side, hartree_dft, args.device),
+                ("anchor", anchor_side, anchor_dft, args.anchor),
+            ):
+                if side not in args.sides:
+                    continue
+                res = attempt(proc, fn, name, basis_name, args.xc, args.grid, where, args.repeat)
+                row[side] = res
+                compare(row)
+                print(f"  {side}: {summary(res)}", flush=True)
+                if side == "hartree" and "device" in res:
+                    meta["device"] = res["device"]
+                meta["versions"] = _versions(rows)
+                if stem is None and "device" in res:
+                    stem = record_path(BENCHMARK, device_slug(res["device"]))
+                if stem is not None:
+                    write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
+    print(table(rows, meta), flush=True)
+    print(f"wrote {stem}.json and .md" if stem else "no record written", flush=True)
+
+
+def report(args):
+    meta, rows = merge_records(args.report, _key)
+    rows = [compare(r) for r in rows]
+    device = next((r[s]["device"] for r in rows for s in ("hartree", "anchor") if "device" in (r.get(s) or {})), "gpu")
+    meta |= {"device": device, "versions": _versions(rows)}
+    stem = args.out or record_path(BENCHMARK, device_slug(device))
+    write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
+    print(table(rows, meta))
+    print(f"wrote {stem}.json and .md")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", default=CASES, help=f"molecule:basis,... (default {CASES})")
+    ap.add_argument("--xc", default=XC, help=f"functional of both codes (default {XC})")
+    ap.add_argument("--grid", type=int, default=GRID, help=f"grid level of both codes (default {GRID})")
+    ap.add_argument("--device", default="gpu", choices=DEVICES, help="hartree's device (cpu: testing)")
+    ap.add_argument("--anchor", default="gpu4pyscf", choices=ANCHORS)
+    ap.add_argument("--sides", default="hartree,anchor", help="which codes run: hartree, anchor or both")
+    ap.add_argument("--repeat", type=int, default=3, help="warm XC and J/K evaluations timed (best kept)")
+    ap.add_argument("--out", default=None, help="record path without extension (default: results/gpu_dft_<gpu>)")
+    ap.add_argument("--report", nargs="+", default=None, metavar="JSON", help="merge these records; no measurement")
+    args = ap.parse_args()
+    if args.report:
+        return report(args)
+    args.sides = [s.strip() for s in args.sides.split(",")]
+    if not args.sides or set(args.sides) - {"hartree", "anchor"}:
+        ap.error("--sides: hartree, anchor or hartree,anchor")
+    try:
+        parse_cases(args.cases)
+    except ValueError as error:
+        ap.error(str(error))
+    if not 1 <= args.grid <= 9:
+        ap.error("--grid: a level 1..9")
+    if args.device == "cpu" and not args.out:
+        ap.error("--device cpu tests the driver: give --out")
+    if args.device == "gpu" and args.anchor == "pyscf" and "anchor" in args.sides:
+        print("note: the anchor is PySCF on the CPU (--anchor pyscf), not GPU4PySCF", flush=True)
+    run(args)
+
+
+if __name__ == "__main__":
+    main()
