@@ -32,11 +32,17 @@ from hartree.integrals.os_program import (
 )
 from hartree.integrals.rys_program import Exponent, Loop, Recurrence, Sym, leaves
 
-#: pair classes with more cartesian pairs than this print the rolled schedule.  NVRTC 12
-#: (sm_90, no GPU) on the unrolled text: (fd) 2 s and 4 s (S/T/μ/V, gradient), (ff) 4 s and
-#: 10 s, (gg) 17 s and 28 s, (hh) 122 s and 148 s, (ii) 347 s with 72 kB of local memory a
-#: thread; the rolled text takes a few seconds.  Not yet timed on a GPU.
-UNROLL_PAIRS = 60
+#: pair classes with more cartesian pairs than this print the rolled schedule.  NVRTC 13
+#: (sm_90), CPU seconds of one gradient kernel's compile: unrolled (dp) 1.3, (dd) 2.6, (fp)
+#: 2.6, (fd) 6.9; rolled with its loops kept rolled (``#pragma unroll 1``) (dp) 2.3, (fd)
+#: 2.6, (ff) 3.3; the hand-written kernels this replaced (dp) 1.6, (dd) 4.1, (fp) 2.4, (fd)
+#: 2.4, (ff) 3.0.  Above 36 pairs the rolled text is the faster to compile; either way a
+#: one-electron call takes milliseconds (H100: S, T, V of Tamoxifen/def2-TZVP 5.6 ms).
+UNROLL_PAIRS = 36
+
+#: before every loop of the rolled schedule: NVRTC would otherwise unroll the loops with
+#: constant bounds (la, lb are the class's) and compile (ff) 2.5 times longer
+_ROLLED = "#pragma unroll 1"
 
 #: CUDA spelling of the coefficients ({a}: the axis x, y, z; rolled: arrays indexed by d)
 _COEFFICIENTS = {c: c.upper() + "{a}" if c in ("pa", "pb", "ua", "ub", "bc") else c for c in BASES["s"] + BASES["v"]}
@@ -125,6 +131,7 @@ class Printed:
             n = 3 * (la + ki + 2) * (lb + kj + 2)
             self.decls += [
                 f"  double t_{kind}[3][{la + ki + 2}][{lb + kj + 2}];  // padded: row and column 0 stay 0",
+                _ROLLED,
                 f"  for (int q = 0; q < {n}; ++q) (&t_{kind}[0][0][0])[q] = 0.0;",
             ]
 
@@ -182,7 +189,10 @@ class Printed:
         for s in statements:
             if isinstance(s, Loop):
                 stop = s.stop + 1 if s.inclusive else s.stop
-                lines += [f"{pad}for (int {s.var} = {s.start}; {s.var} < {_index(stop, self.env)}; ++{s.var}) {{"]
+                lines += [
+                    _ROLLED,
+                    f"{pad}for (int {s.var} = {s.start}; {s.var} < {_index(stop, self.env)}; ++{s.var}) {{",
+                ]
                 lines += self._loops(s.body, pad + "  ") + [pad + "}"]
             else:
                 value = lambda n: _element(n, self.env)  # noqa: E731
@@ -195,7 +205,7 @@ class Printed:
         """The loops over the cartesian pairs (PySCF order), exponents padded by one."""
         (pairs,) = self.program.sums
         nb = ncart(self.lb)
-        lines = [f"{pad}for (int ax = {self.la + 1}, ai = 0; ax >= 1; --ax)"]
+        lines = [_ROLLED, f"{pad}for (int ax = {self.la + 1}, ai = 0; ax >= 1; --ax)"]
         lines += [f"{pad}for (int ay = {self.la + 2} - ax, az = 1; ay >= 1; --ay, ++az, ++ai)"]
         lines += [f"{pad}for (int bx = {self.lb + 1}, bi = 0; bx >= 1; --bx)"]
         lines += [f"{pad}for (int by = {self.lb + 2} - bx, bz = 1; by >= 1; --by, ++bz, ++bi) {{"]
