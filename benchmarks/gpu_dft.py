@@ -24,7 +24,8 @@ at the SCF's convergence level when the grids are the same.
 
 Measured per case and code, each code in its own process (benchmarks/side_by_side.py) after a
 water warm-up in the basis (kernels compiled): the SCF's wall time (grid, guess, cycles) and
-cycles, the analytic gradient's wall time (no grid response in either code) and their sum;
+cycles, the analytic gradient's wall time (no grid response in either code; --no-gradient
+skips it in both) and their sum;
 then, on the converged density, one warm XC evaluation (E_xc, V_xc: hartree's KohnSham with
 its AO cache built, GPU4PySCF's ``_numint.nr_rks``) and one J/K build (hartree's engine.jk,
 GPU4PySCF's ``get_jk``), best of --repeat, whose ratio is the XC share of a cycle against
@@ -108,7 +109,7 @@ def warm_up_hartree_dft(basis_name, xc, level, device, done=set()):  # noqa: B00
     return time.perf_counter() - t0
 
 
-def hartree_dft(name, basis_name, xc, level, device, repeat):
+def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True):
     """hartree's RKS SCF and gradient of the case on ``device``, then one XC evaluation and
     one J/K build on the converged density."""
     import hartree
@@ -128,7 +129,7 @@ def hartree_dft(name, basis_name, xc, level, device, repeat):
         ),
         device,
     )  # fmt: skip
-    t_grad, grad = _timed(lambda: scf_gradient(res, gradient_engine(res)), device)
+    t_grad, grad = _timed(lambda: scf_gradient(res, gradient_engine(res)), device) if with_gradient else (None, None)
     engine = gradient_engine(res) or make_engine(mol, basis, SCREENING, "cpu", None)
     xp = engine.array_module()
     dm = xp.asarray(res.density)  # (1, nao, nao): the total density
@@ -146,8 +147,8 @@ def hartree_dft(name, basis_name, xc, level, device, repeat):
         "cycles": cycles,
         "scf_s": t_scf,
         "gradient_s": t_grad,
-        "total_s": t_scf + t_grad,
-        "gradient": np.asarray(grad.gradient),
+        "total_s": None if t_grad is None else t_scf + t_grad,
+        "gradient": None if grad is None else np.asarray(grad.gradient),
         "grid_points": int(res.dft["grid_points"]),
         "xc_integration": res.dft.get("xc_integration"),
         "stages_s": {k: float(v) for k, v in timings.items() if not k.endswith("_builds")},
@@ -228,7 +229,7 @@ def warm_up_anchor_dft(basis_name, xc, anchor, done=set()):  # noqa: B006 (a per
     return time.perf_counter() - t0
 
 
-def anchor_dft(name, basis_name, xc, level, anchor, repeat):
+def anchor_dft(name, basis_name, xc, level, anchor, repeat, with_gradient=True):
     """The anchor's RKS SCF and gradient of the case, then one XC evaluation (nr_rks) and one
     J/K build (get_jk) on the converged density."""
     from hartree.basis import load_basis
@@ -239,7 +240,7 @@ def anchor_dft(name, basis_name, xc, level, anchor, repeat):
     mol = case_molecule(name)
     mf = anchor_rks(mol, load_basis(mol, basis_name), xc, level, anchor)
     t_scf, energy = _timed(mf.kernel, device)
-    t_grad, grad = _timed(lambda: mf.nuc_grad_method().kernel(), device)
+    t_grad, grad = _timed(lambda: mf.nuc_grad_method().kernel(), device) if with_gradient else (None, None)
     dm = mf.make_rdm1()
     with_k = parse_functional(xc).hf_exchange != 0.0
     t_xc = _best(lambda: mf._numint.nr_rks(mf.mol, mf.grids, mf.xc, dm), device, repeat)
@@ -251,8 +252,8 @@ def anchor_dft(name, basis_name, xc, level, anchor, repeat):
         "cycles": int(getattr(mf, "cycles", -1)),
         "scf_s": t_scf,
         "gradient_s": t_grad,
-        "total_s": t_scf + t_grad,
-        "gradient": np.asarray(grad.get() if hasattr(grad, "get") else grad),
+        "total_s": None if t_grad is None else t_scf + t_grad,
+        "gradient": None if grad is None else np.asarray(grad.get() if hasattr(grad, "get") else grad),
         "grid_points": int((weights != 0).sum()),
         "grid_points_padded": int(weights.size),
         "xc_s": t_xc,
@@ -276,9 +277,10 @@ def compare(row):
     if "energy" not in h or "energy" not in a:
         return row
     row["energy_diff"] = h["energy"] - a["energy"]
-    row["gradient_max_diff"] = float(np.abs(np.asarray(h["gradient"]) - np.asarray(a["gradient"])).max())
+    if h.get("gradient") is not None and a.get("gradient") is not None:
+        row["gradient_max_diff"] = float(np.abs(np.asarray(h["gradient"]) - np.asarray(a["gradient"])).max())
+        row["ratio_total"] = h["total_s"] / a["total_s"]
     row["ratio_scf"] = h["scf_s"] / a["scf_s"]
-    row["ratio_total"] = h["total_s"] / a["total_s"]
     row["ratio_xc"] = h["xc_s"] / a["xc_s"]
     return row
 
@@ -372,7 +374,7 @@ def run(args):
             ):
                 if side not in args.sides:
                     continue
-                res = attempt(proc, fn, name, basis_name, args.xc, args.grid, where, args.repeat)
+                res = attempt(proc, fn, name, basis_name, args.xc, args.grid, where, args.repeat, not args.no_gradient)
                 row[side] = res
                 compare(row)
                 print(f"  {side}: {summary(res)}", flush=True)
@@ -407,6 +409,7 @@ def main():
     ap.add_argument("--anchor", default="gpu4pyscf", choices=ANCHORS)
     ap.add_argument("--sides", default="hartree,anchor", help="which codes run: hartree, anchor or both")
     ap.add_argument("--repeat", type=int, default=3, help="warm XC and J/K evaluations timed (best kept)")
+    ap.add_argument("--no-gradient", action="store_true", help="SCF only (no gradient in either code)")
     ap.add_argument("--out", default=None, help="record path without extension (default: results/gpu_dft_<gpu>)")
     ap.add_argument("--report", nargs="+", default=None, metavar="JSON", help="merge these records; no measurement")
     args = ap.parse_args()
