@@ -10,9 +10,11 @@ Stratmann partition, pruning, :func:`make_grid`), functionals (names -> libxc th
 bundled libxc, family, exact exchange, range separation, VV10), numint (AO values and their
 first and second derivatives on points, ρ, ∇ρ, τ, E_xc and V_xc; :func:`make_xc_cache`),
 ao_cache (screened blocks of a grid and their AO values, kept between SCF cycles within a
-memory budget), ao_kernels (numba: AO values of blocks, the pointwise sums around the
-GEMMs), xc_gradient (the nuclear gradient of E_xc, :func:`xc_gradient`), grid_response
-(derivatives of the grid's weights).
+memory budget), xc_integrate (the XC loop written once for numpy and cupy, and the
+XCKernels protocol of a device), xc_kernels and ao_kernels (the CPU's kernels: numba, PySCF's
+libxc), xc_gpu (the GPU's: xc_gpu.cu, cuBLAS GEMMs) and libxc_gpu (libxc built for CUDA
+through its C API), xc_gradient (the nuclear gradient of E_xc, :func:`xc_gradient`),
+grid_response (derivatives of the grid's weights).
 PySCF is needed for the functionals (the ``dft`` extra) and imported only when one is asked
 for; see docs/dft.md.
 """
