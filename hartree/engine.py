@@ -26,7 +26,6 @@ adds it here and to both engines, with a test in ``tests/test_engine_contract.py
   :mod:`hartree.integrals.three_center` and :mod:`hartree.gpu.eri3c` directly), e.g.
   ``int2c2e(aux_basis)`` -> (naux, naux) and ``int3c2e(aux_basis, aux_shells, out=None)`` ->
   (nao, nao, naux_batch) for a range of auxiliary shells;
-* range-separated Coulomb: a keyword ``omega`` (bohr^-1) on ``jk`` for erf(omega r)/r;
 * AO values and derivatives on grid points (DFT): ``ao_values(points, deriv=0)`` ->
   (nderiv, npoints, nao) for points (npoints, 3) in bohr.
 
@@ -128,7 +127,12 @@ class IntegralEngine(Protocol):
 
     # ------------------------------------------------------------------ two-electron
     def jk(
-        self, dms: Array, with_j: bool = True, with_k: bool = True, threshold: float | None = None
+        self,
+        dms: Array,
+        with_j: bool = True,
+        with_k: bool = True,
+        threshold: float | None = None,
+        omega: float = 0.0,
     ) -> tuple[Array | None, Array | None]:
         """Coulomb and exchange matrices of symmetric densities, direct with screening:
 
@@ -138,6 +142,8 @@ class IntegralEngine(Protocol):
         (J, K) with the shape of ``dms`` (None for a matrix not asked for), in the module
         ``dms`` came in.  threshold: this call's screening threshold in hartree (default and
         lower bound: ``screening_threshold``; looser values serve early SCF cycles).
+        omega (bohr^-1): 0 for the operator 1/r12; > 0 for erf(omega r12)/r12, < 0 for
+        erfc(|omega| r12)/r12 (PySCF's convention; range-separated hybrids).
         """
         ...
 

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import InputError
+
 if TYPE_CHECKING:
     from hartree.basis import Basis
     from hartree.molecule import Molecule
@@ -176,16 +178,27 @@ class GPUEngine:
         return f"{backends[0].name} (emulated GPU kernels on the CPU{many})"
 
     def jk(
-        self, dms: Array, with_j: bool = True, with_k: bool = True, threshold: float | None = None
+        self,
+        dms: Array,
+        with_j: bool = True,
+        with_k: bool = True,
+        threshold: float | None = None,
+        omega: float = 0.0,
     ) -> tuple[Array | None, Array | None]:
         """J_μν = Σ (μν|λσ) D_λσ and K_μν = Σ (μλ|νσ) D_λσ for each density.
 
         dms: (nset, nao, nao) or (nao, nao), symmetric.  Returns (J, K) of the same
         shape (None for the one not asked for), numpy if dms is numpy else cupy.
         threshold: this call's screening threshold (default and lower bound: the engine's
-        ``screening_threshold``; the pair data were screened with that one).
+        ``screening_threshold``; the pair data were screened with that one).  omega: the
+        attenuated operators are not on the GPU yet: InputError for omega != 0.
         """
         from .memory import batched_jk
+
+        if omega != 0.0:
+            raise InputError(
+                f"erf-attenuated J/K (omega {omega:g}) are not implemented on the GPU yet; use --device cpu"
+            )
 
         builder = self._jk_builder()
         on_host = isinstance(dms, np.ndarray) and builder.xp is not np

@@ -116,17 +116,25 @@ class CPUEngine:
         return eri_full(self.basis, self.shell_pairs())
 
     def jk(
-        self, dms: np.ndarray, with_j: bool = True, with_k: bool = True, threshold: float | None = None
+        self,
+        dms: np.ndarray,
+        with_j: bool = True,
+        with_k: bool = True,
+        threshold: float | None = None,
+        omega: float = 0.0,
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Coulomb J and exchange K of symmetric densities, direct with screening.
 
         dms: (nao, nao) or (nset, nao, nao).  Returns (J, K) with the shape of ``dms``;
         a matrix not asked for is None.  threshold: this call's screening threshold
-        (default and lower bound: the engine's ``screening_threshold``).
+        (default and lower bound: the engine's ``screening_threshold``).  omega (bohr^-1):
+        0 for 1/r12, > 0 for erf(omega r12)/r12, < 0 for erfc(|omega| r12)/r12.
         """
         pairs = self.shell_pairs()
         thr = self.screening_threshold if threshold is None else max(float(threshold), self.screening_threshold)
-        return _jk(self.basis, dms, with_j=with_j, with_k=with_k, threshold=thr, pairs=pairs, order=self._order)
+        return _jk(
+            self.basis, dms, with_j=with_j, with_k=with_k, threshold=thr, pairs=pairs, order=self._order, omega=omega
+        )
 
     # ---------------------------------------------------------------- first derivatives
     def one_electron_gradient(self, density: np.ndarray, energy_weighted_density: np.ndarray) -> np.ndarray:

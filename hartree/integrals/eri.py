@@ -100,7 +100,7 @@ def _schwarz(pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s, lmax, nth
 
 
 @numba.njit(parallel=True, cache=True)
-def _eri_full(pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc, pure, c2s, lmax, nthreads, rys_table):
+def _eri_full(pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc, pure, c2s, lmax, nthreads, rys_table, omega):
     nao = ao_loc[-1]
     npair = pair_shells.shape[0]
     eri = np.zeros((nao, nao, nao, nao))
@@ -132,6 +132,7 @@ def _eri_full(pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc, pure, c2s, 
                     term_i,
                     term_c,
                     rys_table,
+                    omega,
                 )
                 k = 0
                 for a in range(oa, oa + na):
@@ -152,12 +153,13 @@ def _eri_full(pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc, pure, c2s, 
     return eri
 
 
-def eri_full(basis, pairs=None):
+def eri_full(basis, pairs=None, omega=0.0):
     """Full ERI tensor (mu nu|lambda sigma), shape (nao, nao, nao, nao), hartree.
 
     Chemists' notation, final AO basis of ``basis``.  Every unique shell quartet is
     computed once (no screening) and copied to its 8 symmetric images; meant for small
     systems and tests (memory nao^4 * 8 bytes).  ``pairs``: a ShellPairs to reuse.
+    omega > 0 (bohr^-1): the integrals of erf(omega r12)/r12 instead.
     """
     if pairs is None:
         pairs = ShellPairs.build(basis)
@@ -173,4 +175,5 @@ def eri_full(basis, pairs=None):
         pairs.lmax,
         numba.get_num_threads(),
         pairs.rys_table,
+        float(omega),
     )

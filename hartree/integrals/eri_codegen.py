@@ -42,7 +42,15 @@ import sys
 from hartree import cache
 from hartree.integrals.eri_prim import _BOYS_NTAYLOR as BOYS_NTAYLOR
 from hartree.integrals.eri_prim import BOYS_GRID, BOYS_TMAX
-from hartree.integrals.rys_program import Accumulate, Recurrence, components_range, contracted_program
+from hartree.integrals.rys_program import (
+    ATTENUATION,
+    ATTENUATION_ROOT,
+    Accumulate,
+    Recurrence,
+    components_range,
+    contracted_program,
+    spell,
+)
 
 #: Bump when the emitted code changes meaning.
 GEN_VERSION = 2
@@ -177,9 +185,11 @@ def _transfer_factor(term, ab):
     return " * ".join(fac)
 
 
-def class_source(la, lb, lc, ld):
+def class_source(la, lb, lc, ld, attenuated=False):
     """Source text of the unrolled kernel for class (la lb | lc ld): the numba printing of
-    :func:`hartree.integrals.rys_program.contracted_program`."""
+    :func:`hartree.integrals.rys_program.contracted_program`.  attenuated: the variant of
+    erf(omega r12)/r12, with ``omega`` (bohr^-1) as the last argument and the statements of
+    :data:`~hartree.integrals.rys_program.ATTENUATION` printed into the quartet's frame."""
     program = contracted_program((la, lb, lc, ld))
     n, m = la + lb, lc + ld
     ltot = n + m
@@ -192,7 +202,7 @@ def class_source(la, lb, lc, ld):
     # error_model="numpy": no ZeroDivisionError checks (branches) in the primitive loop
     L = [
         "@numba.njit(cache=True, fastmath=_FM, error_model='numpy')",
-        f"def {name}(P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table):",
+        f"def {name}(P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table{_omega_arg(attenuated)}):",
         f'    """Cartesian ({la}{lb}|{lc}{ld}) block into out; {nr} Rys root(s)."""',
     ]
     for ie in range(len(es)):
@@ -207,6 +217,8 @@ def class_source(la, lb, lc, ld):
         "        py = pp[p, 2]",
         "        pz = pp[p, 3]",
     ]
+    if attenuated:
+        L.insert(3, "    om2 = omega * omega")
     if n > 0:
         L += ["        pax = pp[p, 4]", "        pay = pp[p, 5]", "        paz = pp[p, 6]", "        hz = 0.5 * izeta"]
     L += [
@@ -224,7 +236,12 @@ def class_source(la, lb, lc, ld):
         L += [f"{ind}qcx = pp[q, 4]", f"{ind}qcy = pp[q, 5]", f"{ind}qcz = pp[q, 6]", f"{ind}he = 0.5 * pp[q, 8]"]
     if ltot > 0:
         L += [f"{ind}eta_s = eta * izpe", f"{ind}zeta_s = zeta * izpe"]
+    if attenuated:
+        L += [f"{ind}{spell(t, _NUMBA_NAMES)} = {spell(e, _NUMBA_NAMES)}" for t, e in ATTENUATION]
     L += _roots_lines(nr, ltot, ind)
+    if attenuated and ltot > 0:
+        t, e = ATTENUATION_ROOT
+        L += [f"{ind}{t}{r} = {spell(e, {**_NUMBA_NAMES, 'u': f'u{r}'})}" for r in range(nr)]
     if ltot == 0:
         L.append(f"{ind}s0_0 += w0 * pref")
     else:
@@ -259,6 +276,15 @@ def class_source(la, lb, lc, ld):
     return "\n".join(L) + "\n"
 
 
+#: numba spelling of the names of rys_program.ATTENUATION in the frame above
+_NUMBA_NAMES = {"omega2": "om2", "rho": "zeta * eta * izpe", "T": "t", "sqrt": "math.sqrt"}
+
+
+def _omega_arg(attenuated):
+    """', omega' after the last argument of the attenuated variant's functions, else ''."""
+    return ", omega" if attenuated else ""
+
+
 # constants of eri_prim's Boys table, spelled out in the emitted text
 BOYS_TMAX_S = repr(float(BOYS_TMAX))
 BOYS_GRID_S = repr(float(BOYS_GRID))
@@ -278,33 +304,35 @@ _FM = {{"contract", "reassoc", "nsz"}}
 '''
 
 
-def _dispatch_source(classes):
+def _dispatch_source(classes, attenuated=False):
     """cart_block_gen(cid, ...) -> True when class id ``cid`` has a generated kernel."""
+    om = _omega_arg(attenuated)
     L = [
         '@numba.njit(cache=True, inline="always")',
         "def cart_block_gen(cid, P, Q, pair_start, pp, pair_ab, out, roots, weights,",
-        "                   rys_table):",
+        f"                   rys_table{om}):",
         '    """Run the generated kernel of class id cid; False when there is none."""',
     ]
     kw = "if"
     for la, lb, lc, ld in classes:
         L += [
             f"    {kw} cid == {class_id(la, lb, lc, ld)}:",
-            (f"        cart_{la}{lb}{lc}{ld}(P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table)"),
+            (f"        cart_{la}{lb}{lc}{ld}(P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table{om})"),
         ]
         kw = "elif"
     L += ["    else:", "        return False", "    return True"]
     return "\n".join(L) + "\n"
 
 
-def module_source(classes=None):
-    """Full text of the generated module (kernels, dispatcher, J/K driver)."""
-    from hartree.integrals.eri_codegen_driver import DRIVER_SOURCE
+def module_source(classes=None, attenuated=False):
+    """Full text of the generated module (kernels, dispatcher, J/K driver); attenuated: the
+    variant of erf(omega r12)/r12, every function taking ``omega`` (bohr^-1) last."""
+    from hartree.integrals.eri_codegen_driver import driver_source
 
     classes = default_classes() if classes is None else classes
     parts = [_HEADER.format(version=GEN_VERSION, classes=classes)]
-    parts += ["\n" + class_source(*c) for c in classes]
-    parts += ["\n" + _dispatch_source(classes), "\n" + DRIVER_SOURCE]
+    parts += ["\n" + class_source(*c, attenuated=attenuated) for c in classes]
+    parts += ["\n" + _dispatch_source(classes, attenuated), "\n" + driver_source(attenuated)]
     return "\n".join(parts)
 
 
@@ -326,12 +354,14 @@ def cache_dir():
 _LOADED = {}
 
 
-def load_module(classes=None):
-    """Import (generating first if needed) the module for ``classes`` (default set)."""
+def load_module(classes=None, attenuated=False):
+    """Import (generating first if needed) the module for ``classes`` (default set); with
+    ``attenuated`` the variant of erf(omega r12)/r12 (a separate module, compiled only when
+    asked for)."""
     classes = tuple(default_classes() if classes is None else classes)
-    if classes in _LOADED:
-        return _LOADED[classes]
-    text = module_source(list(classes))
+    if (classes, attenuated) in _LOADED:
+        return _LOADED[(classes, attenuated)]
+    text = module_source(list(classes), attenuated)
     key = module_key(text)
     # the entry's content must equal ``text`` (checked by hash), else it is written anew
     path = cache.get_or_build("eri_gen", key, ".py", data=text.encode(), prefix="eri_classes_")
@@ -340,5 +370,5 @@ def load_module(classes=None):
     mod = importlib.util.module_from_spec(spec)
     sys.modules[modname] = mod
     spec.loader.exec_module(mod)
-    _LOADED[classes] = mod
+    _LOADED[(classes, attenuated)] = mod
     return mod

@@ -14,6 +14,10 @@ two ways:
   generated kernels are needed for one bra/ket order only;
 * the cartesian block comes from the generated kernel of its class when there is one,
   otherwise from the generic eri_kernel.cart_block; the cart -> spherical step is shared.
+
+``{OMEGA}`` marks where the attenuated variant (erf(omega r12)/r12, eri_codegen's
+``attenuated``) passes its argument ``omega`` on: :func:`driver_source` fills it in, with
+nothing for the kernels of 1/r12 (whose text stays as it was).
 """
 
 DRIVER_SOURCE = '''
@@ -26,13 +30,13 @@ from hartree.integrals.jk import _digest, _quartet_dmax, _quartet_scale
 @numba.njit(cache=True, inline="always")
 def quartet_block_gen(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s,
                       roots, weights, g, coef, acc, h1, out, tmp, abpow, term_i, term_c,
-                      rys_table):
+                      rys_table{OMEGA}):
     """eri_kernel.quartet_block, through the generated kernel of the class when there is
     one (bra pair class >= ket pair class)."""
     la, lb = shell_l[pair_shells[P, 0]], shell_l[pair_shells[P, 1]]
     lc, ld = shell_l[pair_shells[Q, 0]], shell_l[pair_shells[Q, 1]]
     cid = (la * (la + 1) // 2 + lb) * 64 + lc * (lc + 1) // 2 + ld
-    if cart_block_gen(cid, P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table):
+    if cart_block_gen(cid, P, Q, pair_start, pp, pair_ab, out, roots, weights, rys_table{OMEGA}):
         na = (la + 1) * (la + 2) // 2
         nb = (lb + 1) * (lb + 2) // 2
         nc = (lc + 1) * (lc + 2) // 2
@@ -40,7 +44,7 @@ def quartet_block_gen(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure,
     else:
         na, nb, nc, nd = cart_block_call(P, Q, pair_shells, pair_start, pair_ab, pp,
                                          shell_l, roots, weights, g, coef, acc, h1, out,
-                                         abpow, term_i, term_c, rys_table)
+                                         abpow, term_i, term_c, rys_table{OMEGA})
     if not pure or (la < 2 and lc < 2):
         return na, nb, nc, nd
     return spherical_(out, tmp, la, lb, lc, ld, c2s)
@@ -48,20 +52,20 @@ def quartet_block_gen(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure,
 
 @numba.njit(cache=True)
 def quartet_block_gen_call(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l, pure, c2s,
-                           lmax, rys_table):
+                           lmax, rys_table{OMEGA}):
     """One block (a copy) through quartet_block_gen, for tests."""
     (roots, weights, g, acc, h1, out, tmp, abpow, term_i, term_c,
      coef) = alloc_scratch(lmax)
     na, nb, nc, nd = quartet_block_gen(P, Q, pair_shells, pair_start, pair_ab, pp, shell_l,
                                        pure, c2s, roots, weights, g, coef, acc, h1, out,
-                                       tmp, abpow, term_i, term_c, rys_table)
+                                       tmp, abpow, term_i, term_c, rys_table{OMEGA})
     return out[:na * nb * nc * nd].copy().reshape((na, nb, nc, nd))
 
 
 @numba.njit(parallel=True, cache=True)
 def jk_direct_gen(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l, ao_loc,
                   pure, c2s, lmax, dms, dshell, with_j, with_k, threshold, nthreads,
-                  rys_table):
+                  rys_table{OMEGA}):
     """jk._jk_direct with the generated kernels: half matrices A, B (nset, nao, nao)."""
     nset, nao = dms.shape[0], dms.shape[1]
     npl = order.shape[0]
@@ -105,9 +109,14 @@ def jk_direct_gen(order, q_sorted, pair_shells, pair_start, pair_ab, pp, shell_l
                 na, nb, nc, nd = quartet_block_gen(P, Q, pair_shells, pair_start, pair_ab,
                                                    pp, shell_l, pure, c2s, roots, weights,
                                                    g, coef, acc, h1, out, tmp, abpow,
-                                                   term_i, term_c, rys_table)
+                                                   term_i, term_c, rys_table{OMEGA})
                 _digest(out, na, nb, nc, nd, ao_loc[sa], ao_loc[sb], ao_loc[sc],
                         ao_loc[sd], _quartet_scale(sa, sb, sc, sd, P, Q), dms, jt, kt,
                         with_j, with_k)
     return jbuf.sum(axis=0) if with_j else jbuf[0], kbuf.sum(axis=0) if with_k else kbuf[0]
 '''
+
+
+def driver_source(attenuated=False):
+    """DRIVER_SOURCE with ``{OMEGA}`` filled in: ', omega' for the attenuated variant."""
+    return DRIVER_SOURCE.replace("{OMEGA}", ", omega" if attenuated else "")

@@ -189,6 +189,7 @@ def cart_block(
     term_i,
     term_c,
     rys_table,
+    omega=0.0,
 ):
     """Cartesian ERIs (ab|cd) of shell pairs P = (a, b), Q = (c, d) into out (C order
     a, b, c, d), generic in l; returns (na, nb, nc, nd) cartesian counts."""
@@ -197,19 +198,19 @@ def cart_block(
     la, lb, lc, ld = shell_l[sa], shell_l[sb], shell_l[sc], shell_l[sd]
     class_block(
         P, Q, P, Q, la, lb, lc, ld, pair_start, pp, pair_ab, roots, weights, g, coef, acc, h1, out, abpow,
-        term_i, term_c, rys_table,
+        term_i, term_c, rys_table, omega,
     )  # fmt: skip
     return (la + 1) * (la + 2) // 2, (lb + 1) * (lb + 2) // 2, (lc + 1) * (lc + 2) // 2, (ld + 1) * (ld + 2) // 2
 
 
 @numba.njit(cache=True, inline="always")
 def class_block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start, pp, pair_ab, roots, weights, g, coef, acc, h1, out,
-                abpow, term_i, term_c, rys_table):  # fmt: skip
+                abpow, term_i, term_c, rys_table, omega=0.0):  # fmt: skip
     """Cartesian (ab|cd) of the class (la lb|lc ld) given (any l, also one raised or lowered
     from the shells': the derivative integrals), C order a, b, c, d, into out: bra primitives
     from the pair-table rows of Pd, ket from Qd, transfers by A-B of pair P and C-D of
-    pair Q."""
-    ne, nf = primitive_sum(Pd, Qd, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table)
+    pair Q.  omega > 0 (bohr^-1): erf(omega r12)/r12 (eri_prim.primitive_sum)."""
+    ne, nf = primitive_sum(Pd, Qd, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table, omega)
     nab = (la + 1) * (la + 2) // 2 * ((lb + 1) * (lb + 2) // 2)
     ncd = (lc + 1) * (lc + 2) // 2 * ((ld + 1) * (ld + 2) // 2)
     # horizontal transfers (eq. 3): acc (e, f) -> h1 (ab, f) -> out (ab, cd)
@@ -293,6 +294,7 @@ def quartet_block(
     term_i,
     term_c,
     rys_table,
+    omega=0.0,
 ):
     """ERIs (ab|cd) of shell pairs P = (a, b) and Q = (c, d) in the final AO basis.
 
@@ -300,6 +302,7 @@ def quartet_block(
     ``pure``), hartree, and returns (na, nb, nc, nd).  The other arrays are scratch from
     alloc_scratch (passed one by one: no tuples or array rebinding in the hot path, which
     would cost reference-count traffic); ``rys_table``: rys.rys_table_array().
+    omega > 0 (bohr^-1): the integrals of erf(omega r12)/r12 (eri_prim.primitive_sum).
     """
     na, nb, nc, nd = cart_block(
         P,
@@ -320,6 +323,7 @@ def quartet_block(
         term_i,
         term_c,
         rys_table,
+        omega,
     )
     la = shell_l[pair_shells[P, 0]]
     lc = shell_l[pair_shells[Q, 0]]
@@ -351,6 +355,7 @@ def quartet_block_call(
     term_i,
     term_c,
     rys_table,
+    omega=0.0,
 ):
     """quartet_block as an ordinary (not inlined) function, for callers that are not hot
     (Schwarz factors, full tensor, tests): compiled once instead of inlined in each."""
@@ -376,6 +381,7 @@ def quartet_block_call(
         term_i,
         term_c,
         rys_table,
+        omega,
     )
 
 
@@ -399,6 +405,7 @@ def cart_block_call(
     term_i,
     term_c,
     rys_table,
+    omega=0.0,
 ):
     """cart_block as an ordinary function: the fallback of the generated J/K driver for
     classes without a generated kernel (rare, expensive quartets, where one call costs
@@ -422,4 +429,5 @@ def cart_block_call(
         term_i,
         term_c,
         rys_table,
+        omega,
     )

@@ -220,11 +220,13 @@ def _flush(nk, nmax, mmax, coef, g, acc, e0, ne, f0, nf):
 
 
 @numba.njit(cache=True, inline="always")
-def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table):
+def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g, acc, rys_table, omega=0.0):
     """Contracted cartesian (e0|f0) block of bra pair P and ket pair Q into acc.
 
     acc[e * nf + f], e over the cartesian components of l_a..l_a+l_b (L-major),
-    f over l_c..l_c+l_d.  Returns (ne, nf).
+    f over l_c..l_c+l_d.  Returns (ne, nf).  omega > 0 (bohr^-1): the integrals of
+    erf(omega r12)/r12 instead (:data:`hartree.integrals.rys_program.ATTENUATION`: theta per
+    primitive quartet, the rule at theta T, roots times theta, prefactor times sqrt(theta)).
     """
     nmax = la + lb
     mmax = lc + ld
@@ -253,6 +255,11 @@ def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g,
             t = zeta * eta * izpe * (pqx * pqx + pqy * pqy + pqz * pqz)
             # 2 pi^(5/2) / (zeta eta sqrt(zeta + eta)) c_ab c_cd
             pref = cab * pp[q, PP_COEF] * pp[q, PP_INVZETA] * math.sqrt(izpe)
+            theta = 1.0
+            if omega > 0.0:  # rys_program.ATTENUATION
+                theta = omega * omega / (omega * omega + zeta * eta * izpe)
+                t = theta * t
+                pref = math.sqrt(theta) * pref
             if nr <= 2:
                 rys_low(nr, t, roots, weights, fm, need_u)
             else:
@@ -268,7 +275,7 @@ def primitive_sum(P, Q, la, lb, lc, ld, pair_start, pp, roots, weights, coef, g,
             he = 0.5 * pp[q, PP_INVZETA]
             qcx, qcy, qcz = pp[q, PP_PAX], pp[q, PP_PAX + 1], pp[q, PP_PAX + 2]
             for r in range(nr):
-                u = roots[r]
+                u = theta * roots[r]  # rys_program.ATTENUATION_ROOT (theta = 1: 1/r12)
                 j = U(nk)
                 eo = eta * izpe * u
                 zo = zeta * izpe * u

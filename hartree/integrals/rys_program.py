@@ -56,6 +56,19 @@ Three schedules of the same rules exist, and the printers print the ones their k
 :func:`table_program` (the cooperative kernels' shared tables) is the on-demand schedule
 for one axis with a :class:`Store` per value.
 
+Attenuated Coulomb operators (range-separated hybrids).  For erf(ω r12)/r12 the Boys
+functions of a primitive quartet become θ^(m+1/2) F_m(θT) with θ = ω²/(ω² + ρ),
+ρ = ζη/(ζ+η) (Gill & Adamson, Chem. Phys. Lett. 261, 105 (1996); Ahlrichs, Phys. Chem.
+Chem. Phys. 8, 3072 (2006)): from erf(ωr)/r = 2/sqrt(π) ∫_0^ω exp(-s² r²) ds the s-type
+integral is 2π^(5/2)/(ζη sqrt(ζ+η)) K_AB K_CD sqrt(θ) F_0(θT), and the recurrences of the
+higher Boys functions follow with θ^m F_m(θT) = Σ_r w_r(θT) (θ u_r(θT))^m.  So the Rys rule
+is taken at θT, each root u is replaced by θu in eqs. (2)-(3) and the prefactor of eq. (1)
+is multiplied by sqrt(θ); eqs. (4)-(7) are unchanged.  This is :data:`ATTENUATION` (per
+primitive quartet) and :data:`ATTENUATION_ROOT` (per root), statements of the quartet's
+frame that both printers print into a separate variant of their kernels (``attenuated``),
+so that the kernels of 1/r12 keep their text.  erfc(ω r12)/r12 = 1/r12 - erf(ω r12)/r12 is
+the difference of the two (the engines' ``omega < 0``, PySCF's convention).
+
 Cartesian → spherical is not part of a program: the numba J/K driver applies it per quartet
 (``eri_kernel.spherical_``) and the GPU engine as matrix products on J/K.
 """
@@ -63,6 +76,7 @@ Cartesian → spherical is not part of a program: the numba J/K driver applies i
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -72,6 +86,29 @@ AXES = "xyz"
 
 #: the coefficients a term may carry: eqs. (2), (3), (6), (7)
 COEFFICIENTS = ("c00", "c0p", "b10", "b01", "b00", "AB", "CD")
+
+
+#: the erf attenuation in the frame of a primitive quartet (module docstring): (target,
+#: expression) in the names omega2 (ω², bohr^-2), rho (ζη/(ζ+η)), theta (θ), T (the Boys
+#: argument ρ|P-Q|²) and pref (the prefactor of eq. (1)); ``sqrt`` the square root.  The
+#: printers spell the names in their language (:func:`spell`).
+ATTENUATION = (
+    ("theta", "omega2 / (omega2 + rho)"),
+    ("T", "theta * T"),
+    ("pref", "sqrt(theta) * pref"),
+)
+#: the same, for each Rys root u of the rule at θT
+ATTENUATION_ROOT = ("u", "theta * u")
+
+
+def spell(expression: str, names: dict[str, str]) -> str:
+    """``expression`` of :data:`ATTENUATION` with each name replaced by its spelling."""
+    return re.sub(r"[A-Za-z_][A-Za-z_0-9]*", lambda m: names.get(m.group(0), m.group(0)), expression)
+
+
+def attenuation_theta(omega: float, rho):
+    """θ = ω²/(ω² + ρ) of :data:`ATTENUATION` (numpy or float; for references and tests)."""
+    return omega * omega / (omega * omega + rho)
 
 
 def nroots(cls) -> int:

@@ -143,7 +143,9 @@ KINDS: tuple[IntegralKind, ...] = (
     ),
     IntegralKind(
         "eri_erf", "erf(ω r12)/r12, (ab|cd)", 4, 0, _RYS + "; roots of T ω²/(ω² + ρ), weights × ω/sqrt(ω² + ρ)", False,
-        note="range-separated hybrids: the Rys rule at a scaled T and prefactor",
+        note="range-separated hybrids: the Rys rule at a scaled T and prefactor (rys_program.ATTENUATION). "
+        "CPU written: hartree.integrals.jk.jk(omega=...) and CPUEngine.jk(omega=...) (erf for omega > 0, "
+        "erfc for omega < 0); planned until the GPU kernels print the rule too",
     ),
     IntegralKind(
         "ao_values", "φ_a(r_g) and its derivatives at points r_g", 1, 1, "direct evaluation of the shells", False,
