@@ -19,8 +19,8 @@ libxc names and hartree's aliases svwn, pbe, b3lyp, ...) and runs Kohn-Sham DFT:
 closed-shell singlet, UKS otherwise or with the keyword ``unrestricted`` (``--unrestricted``),
 on the grid of ``grid_level`` (``--grid``, 1..9, default 3).  Refused with one InputError:
 the method names rks, uks and roks (a functional is named instead; ROKS is not implemented),
-range-separated hybrids and VV10 functionals (:func:`hartree.scf.ks.checked_functional`),
-``grid_level``, ``unrestricted`` or ``grid_response`` with Hartree-Fock, and any functional
+range-separated hybrids (:func:`hartree.scf.ks.checked_functional`), ``grid_response`` with
+a VV10 functional, ``grid_level``, ``unrestricted`` or ``grid_response`` with Hartree-Fock, and any functional
 when PySCF (the ``dft`` extra, for libxc) is missing.
 
 Dispersion (keyword ``dispersion``, ``--dispersion``: 'd3bj', 'd3zero' or 'd4'; an SCF
@@ -100,7 +100,7 @@ def is_functional(method):
 
 def checked_functional(method, where=None):
     """The :class:`hartree.dft.Functional` of the method name ``method``, or one InputError:
-    rks/uks/roks named as methods, unknown names, range-separated hybrids, VV10, a missing
+    rks/uks/roks named as methods, unknown names, range-separated hybrids, a missing
     PySCF (module docstring)."""
     from .scf.ks import checked_functional as ks_functional
 
@@ -182,16 +182,21 @@ def gradient_options(method, molecule, options, where=None):
     """(method for :func:`hartree.scf.run`, SCF options, grid_response) of a gradient:
     :func:`method_options` and the keyword ``grid_response`` (bool, default False) for
     :func:`hartree.gradients.scf_gradient`; InputError, one line, for ``grid_response``
-    with Hartree-Fock (through :func:`method_options`)."""
+    with Hartree-Fock (through :func:`method_options`) and with a VV10 functional (its
+    grid response is not implemented)."""
     scf, out = method_options(method, molecule, options, where)
-    return scf, out, bool(options.get("grid_response", False))
+    grid_response = bool(options.get("grid_response", False))
+    if grid_response and "xc" in out and checked_functional(out["xc"]).vv10 is not None:
+        prefix = f"{where}: " if where else ""
+        raise InputError(f"{prefix}grid_response with the VV10 functional {out['xc']!r} is not implemented")
+    return scf, out, grid_response
 
 
 def check_gradient_method(method, what, where=None):
     """One InputError line, before any work, when the method name ``method`` has no analytic
     gradient for ``what`` ('--gradient', 'hartree opt', ...): a name that is neither
     Hartree-Fock nor a functional :func:`checked_functional` accepts (range-separated hybrids,
-    VV10, roks, unknown names).  RI-MP2 is each caller's own refusal.  Returns None."""
+    roks, unknown names).  RI-MP2 is each caller's own refusal.  Returns None."""
     if not is_functional(method):
         return
     prefix = f"{where}: " if where else ""

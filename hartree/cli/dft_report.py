@@ -3,8 +3,9 @@
 ``dft_table`` lays out ``SCFResult.dft`` (:meth:`hartree.scf.ks.KohnSham.summary`): the
 functional as named and its libxc components with factors and libxc's references, the
 exact-exchange fraction, the grid (level, number of points) and the electron count the grid
-integrates for the final density, beside the molecule's.  The energy components, E_xc
-among them, are in the report's energy table (:func:`hartree.cli.report.energy_table`).
+integrates for the final density, beside the molecule's, and for VV10 functionals b, C and
+the VV10 grid.  The energy components, E_xc and E_nlc among them, are in the report's
+energy table (:func:`hartree.cli.report.energy_table`).
 ``dispersion_table`` lays out ``SCFResult.dispersion`` (model, parameters, package; the
 energy is a row of the energy table).  ``dft_line`` is the header line of ``hartree opt``
 and ``hartree freq`` with a functional or a dispersion correction, ``method_label`` the
@@ -38,6 +39,14 @@ def dft_table(result):
     nelec = float(info["electrons_integrated"])
     expected = int(result.molecule.nelectron)
     table.add_row("electrons on the grid", f"{nelec:.8f} (exact {expected}, error {nelec - expected:+.1e})")
+    vv10 = info.get("vv10")
+    if vv10:  # VV10 non-local correlation on its own grid (hartree.dft.vv10)
+        table.add_row(
+            "VV10", f"b = {vv10['b']:g}, C = {vv10['C']:g} (Vydrov and Van Voorhis, J. Chem. Phys. 133, 244103 (2010))"
+        )
+        table.add_row("VV10 grid", f"level {vv10['grid_level']}, {vv10['grid_points']} points")
+        n_nlc = float(vv10["electrons_integrated"])
+        table.add_row("electrons on it", f"{n_nlc:.8f} (error {n_nlc - expected:+.1e})")
     return table
 
 

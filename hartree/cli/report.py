@@ -112,6 +112,8 @@ def energy_table(result):
     rows = [("one-electron", comps["one_electron"]), ("Coulomb", comps["coulomb"])]
     if "xc" in comps:  # Kohn-Sham: the scaled exact exchange and E_xc
         rows += [("exact exchange", comps["exchange"]), ("exchange-correlation", comps["xc"])]
+        if "vv10" in comps:  # VV10 non-local correlation (hartree.dft.vv10)
+            rows.append(("VV10 non-local correlation", comps["vv10"]))
     else:
         rows.append(("exchange", comps["exchange"]))
     rows.append(("nuclear repulsion", comps["nuclear_repulsion"]))

@@ -19,7 +19,8 @@ class GradientResult:
                 (core Hamiltonian with the Hellmann-Feynman term, and overlap with the
                 energy-weighted density), two_electron (Kohn-Sham: Coulomb and the exact
                 exchange scaled by the functional's fraction), exchange_correlation
-                (Kohn-Sham only: dE_xc/dR on the SCF's grid), dispersion (only with a
+                (Kohn-Sham only: dE_xc/dR on the SCF's grid), vv10 (VV10 functionals
+                only: dE_nlc/dR on the SCF's VV10 grid), dispersion (only with a
                 dispersion correction: dE_disp/dR); they sum to ``gradient``
     scf         the converged :class:`hartree.scf.result.SCFResult` differentiated
     wall_time   seconds of the gradient alone (the SCF's time is in ``scf.wall_time``)

@@ -36,8 +36,14 @@ and its sum over atoms is not zero, by an amount of the grid's error (measured: 
 of the energy by 1e-4 there and by 2e-6 to 9e-6 at level 3).  ``grid_response=True`` adds it
 (the Becke weights' derivatives, Johnson, Gill and Pople, J. Chem. Phys. 98, 5612 (1993)),
 which makes the gradient the exact derivative of the SCF energy on its moving grid.  Range-separated
-hybrids and VV10 have no Kohn-Sham SCF yet, hence no gradient.  The XC term runs on the
-host with numpy whatever the engine (a GPU SCF's density comes to the host).
+hybrids have no Kohn-Sham SCF yet, hence no gradient.  The XC term runs on the host with
+numpy whatever the engine (a GPU SCF's density comes to the host).  VV10 functionals add
+
+    + dE_nlc/dR                                                                      (3')
+
+(:func:`hartree.dft.vv10.nlc_gradient`, component ``vv10``) on the SCF's VV10 grid
+(``SCFResult.dft['vv10']['grid_level']``), always with that grid held fixed: its grid
+response is not implemented, so ``grid_response=True`` with a VV10 functional is refused.
 
 A dispersion correction (``SCFResult.dispersion``: D3(BJ), D3(zero) or D4, Hartree-Fock or
 Kohn-Sham; :mod:`hartree.dft.dispersion`) depends on the nuclei only, so its gradient is added
@@ -118,6 +124,30 @@ def xc_term(result, grid_response=False):
     return xc_gradient(result.molecule, result.basis, _kohn_sham_grid(result), dm, functional, grid_response)
 
 
+def vv10_term(result):
+    """dE_nlc/dR, eq. (3'), of a converged RKS/UKS SCFResult of a VV10 functional: numpy
+    (natm, 3), Eh/bohr, on the SCF's VV10 grid held fixed (the total density)."""
+    from hartree.dft import make_grid
+    from hartree.dft.vv10 import nlc_gradient
+    from hartree.scf.ks import checked_functional
+
+    record = (getattr(result, "dft", None) or {}).get("vv10") or {}
+    if "grid_level" not in record:
+        raise InputError("this VV10 result does not record its VV10 grid (SCFResult.dft['vv10']); rerun the SCF")
+    dm = to_numpy(result.density)
+    total = dm[0] if result.method == "rks" and dm.ndim == 3 else (dm if dm.ndim == 2 else dm[0] + dm[1])
+    grid = make_grid(result.molecule, level=int(record["grid_level"]))
+    return nlc_gradient(result.molecule, result.basis, grid, total, checked_functional(result.xc))
+
+
+def _refuse_vv10_grid_response(functional, xc):
+    if functional.vv10 is not None:
+        raise InputError(
+            f"grid_response with the VV10 functional {xc!r} is not implemented; "
+            "ask for the gradient without it (the grids held fixed)"
+        )
+
+
 def dispersion_term(result):
     """dE_disp/dR, eq. (4), of a result with a dispersion correction (``SCFResult.dispersion``:
     its model and functional): numpy (natm, 3), Eh/bohr, from the dftd3 or dftd4 package."""
@@ -153,7 +183,10 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
     if kohn_sham:
         from hartree.scf.ks import checked_functional
 
-        cx = float(checked_functional(result.xc).hf_exchange)
+        functional = checked_functional(result.xc)
+        cx = float(functional.hf_exchange)
+        if grid_response:
+            _refuse_vv10_grid_response(functional, result.xc)
     if engine is None:
         engine = CPUEngine(mol, basis)
     da, db = _densities(result)
@@ -170,6 +203,8 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
     }
     if kohn_sham:
         parts["exchange_correlation"] = xc_term(result, grid_response)
+        if functional.vv10 is not None:
+            parts["vv10"] = vv10_term(result)
     if getattr(result, "dispersion", None):
         parts["dispersion"] = dispersion_term(result)
     total = sum(parts.values())
@@ -202,6 +237,10 @@ def gradient(
 
     if grid_response and str(method).lower() not in ("rks", "uks"):  # before the SCF, not after it
         raise InputError("grid_response is for Kohn-Sham gradients (rks, uks); Hartree-Fock has no grid")
+    if grid_response and scf_options.get("xc"):
+        from hartree.scf.ks import checked_functional
+
+        _refuse_vv10_grid_response(checked_functional(scf_options["xc"]), scf_options["xc"])
     opts = {**GRADIENT_SCF_DEFAULTS, **scf_options}
     result = run(molecule, basis, method, device=device, gpus=gpus, **opts)
     engine = gradient_engine(result, gpus, opts.get("screening_threshold", 1e-13))

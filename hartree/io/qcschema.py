@@ -20,7 +20,8 @@ primitives) and the orbitals, enough to rebuild them for plotting.
   ``extras.hartree.ao_labels``.
 * Kohn-Sham DFT: ``model.method`` is the functional as named (e.g. "b3lyp"),
   ``extras.hartree.scf_method`` "rks" or "uks"; ``scf_two_electron_energy`` is the Coulomb
-  energy plus the scaled exact exchange, ``scf_xc_energy`` E_xc, and ``extras.hartree.dft``
+  energy plus the scaled exact exchange, ``scf_xc_energy`` E_xc (semilocal), for VV10
+  functionals ``scf_vv10_energy`` the non-local correlation E_nlc, and ``extras.hartree.dft``
   the functional's libxc components and references, the grid (level, points) and the
   electron count it integrated (:meth:`hartree.scf.ks.KohnSham.summary`).
 * A dispersion correction (D3(BJ), D3(zero), D4; :mod:`hartree.dft.dispersion`) is
@@ -219,6 +220,7 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
         "scf_two_electron_energy": float(components["coulomb"] + components["exchange"]),
         "scf_iterations": int(result.iterations),
         **({"scf_xc_energy": float(components["xc"])} if "xc" in components else {}),
+        **({"scf_vv10_energy": float(components["vv10"])} if "vv10" in components else {}),
         **({"scf_dispersion_correction_energy": float(components["dispersion"])} if "dispersion" in components else {}),
         "scf_dipole_moment": _floats(result.dipole),
         "calcinfo_nbasis": int(mo_coeff.shape[-2]),

@@ -55,8 +55,9 @@ def spin_square(dm, s, nalpha, nbeta):
 
 def energy_components(terms, nuclear_repulsion):
     """The energy dict of SCFResult: one_electron, coulomb, exchange (Kohn-Sham: the scaled
-    exact exchange), xc (Kohn-Sham only: E_xc), nuclear_repulsion, total (Eh)."""
-    out = {k: float(terms[k]) for k in ("one_electron", "coulomb", "exchange", "xc") if k in terms}
+    exact exchange), xc (Kohn-Sham only: E_xc, semilocal), vv10 (VV10 functionals only: the
+    non-local correlation E_nlc), nuclear_repulsion, total (Eh)."""
+    out = {k: float(terms[k]) for k in ("one_electron", "coulomb", "exchange", "xc", "vv10") if k in terms}
     out["nuclear_repulsion"] = float(nuclear_repulsion)
     out["total"] = sum(out.values())
     return out

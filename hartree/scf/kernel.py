@@ -201,7 +201,7 @@ class _State:
                 clock.lap("other")
             exc, vxc = ks(dm)
             self.fock = self.fock + vxc
-            self.terms["xc"] = exc
+            self.terms.update(ks.terms)  # E_xc, and E_nlc apart as "vv10" (exc is their sum)
             if clock is not None:
                 clock.lap("xc")
         self.energy = sum(self.terms.values()) + enuc

@@ -21,6 +21,13 @@ electron count come to the host.  Without a GPU build of libxc the densities go 
 for PySCF's libxc and the potentials back, and :meth:`KohnSham.note` says so; past the
 memory budget the AO values of the remaining blocks are recomputed in every cycle, never an
 out-of-memory crash (:class:`hartree.dft.ao_cache.AOCache`).
+
+VV10 (b97m-v, libxc's vv10, ...): the non-local correlation E_nlc of the total density and
+its potential V_nlc (:class:`hartree.dft.vv10.NonLocal`) are added to E_xc and to every
+spin's V_xc, on a second, coarser grid (level ``nlc_grid_level``, default
+:data:`hartree.dft.vv10.NLC_GRID_LEVEL` = 1) with its own AO cache on the same device;
+:attr:`KohnSham.terms` keeps the semilocal E_xc and E_nlc apart for the energy components
+('xc' and 'vv10').
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from ..errors import InputError
 
 def checked_functional(xc):
     """The :class:`hartree.dft.Functional` of the name ``xc``, or InputError (one line) when
-    it is not parsable or needs what the SCF does not have yet (range separation, VV10)."""
+    it is not parsable or needs what the SCF does not have yet (range separation)."""
     from ..dft import parse_functional
 
     f = parse_functional(xc)
@@ -42,8 +49,6 @@ def checked_functional(xc):
             f"functional {xc!r} is range separated (omega {f.omega:g}); range-separated "
             "hybrids need erf-attenuated two-electron integrals, not implemented yet"
         )
-    if f.vv10 is not None:
-        raise InputError(f"functional {xc!r} includes VV10 non-local correlation, not evaluated yet")
     return f
 
 
@@ -62,12 +67,15 @@ class KohnSham:
     for numpy, :class:`hartree.dft.xc_gpu.GPUKernels` on the current GPU for cupy).  Call with
     ``dm`` (nset, nao, nao) in the kernel's layout (RKS: the total density, nset 1; UKS:
     alpha and beta) in any array module; returns (E_xc in Eh, V_xc (nset, nao, nao) in the
-    same array module).  ``nelec`` holds the electron count the grid integrated for the last
-    density (float, UKS: the sum).
+    same array module), E_xc including VV10's E_nlc.  ``nelec`` holds the electron count the
+    grid integrated for the last density (float, UKS: the sum); ``terms`` the last energy's
+    parts, {'xc': semilocal E_xc} plus 'vv10': E_nlc for a VV10 functional (Eh).
+    nlc_grid_level: the VV10 grid's level (module docstring).
     """
 
-    def __init__(self, molecule, basis, xc, grid_level=3, kernels=None):
+    def __init__(self, molecule, basis, xc, grid_level=3, kernels=None, nlc_grid_level=None):
         from ..dft import make_grid
+        from ..dft.vv10 import NLC_GRID_LEVEL
 
         self.functional = checked_functional(xc)
         self.name = xc
@@ -78,6 +86,12 @@ class KohnSham:
         self.nelec = float("nan")
         self._kernels = kernels
         self._ao_cache = None  # the AO values on the grid, kept from the first evaluation on
+        self.terms = {}
+        self.nlc_grid = self._nlc = self.nlc_grid_level = None
+        self.nlc_nelec = float("nan")
+        if self.functional.vv10 is not None:
+            self.nlc_grid_level = NLC_GRID_LEVEL if nlc_grid_level is None else int(nlc_grid_level)
+            self.nlc_grid = make_grid(molecule, level=self.nlc_grid_level)
 
     @staticmethod
     def _kernels_for(xp, nset):
@@ -106,6 +120,16 @@ class KohnSham:
         )
         self.nelec = float(nelec) if restricted else float(nelec[0] + nelec[1])
         vxc = vxc[None] if restricted else vxc
+        self.terms = {"xc": float(exc)}
+        if self.nlc_grid is not None:  # VV10 of the total density, in every spin's potential
+            if self._nlc is None:
+                from ..dft.vv10 import NonLocal
+
+                self._nlc = NonLocal(self.basis, self.nlc_grid, self.functional, kernels=self._ao_cache.kernels)
+            enlc, vnlc, self.nlc_nelec = self._nlc(here[0] if restricted else here[0] + here[1])
+            self.terms["vv10"] = enlc
+            vxc = vxc + vnlc
+        exc = sum(self.terms.values())
         return float(exc), (vxc if kxp is xp else xp.asarray(to_numpy(vxc)))
 
     def device_summary(self):
@@ -153,6 +177,22 @@ class KohnSham:
             "grid_points": int(len(self.grid.weights)),
             "electrons_integrated": float(self.nelec),
             "xc_integration": self.device_summary(),
+            **({} if self.nlc_grid is None else {"vv10": self.vv10_summary()}),
+        }
+
+    def vv10_summary(self):
+        """VV10's part of :meth:`summary`: b, C, the NLC grid's level and points, the
+        electron count it integrated, the last E_nlc (Eh); None without VV10."""
+        if self.nlc_grid is None:
+            return None
+        b, c = self.functional.vv10
+        return {
+            "b": float(b),
+            "C": float(c),
+            "grid_level": int(self.nlc_grid_level),
+            "grid_points": int(len(self.nlc_grid.weights)),
+            "electrons_integrated": float(self.nlc_nelec),
+            "energy": float(self.terms.get("vv10", float("nan"))),
         }
 
     def note(self):
@@ -164,6 +204,8 @@ class KohnSham:
             f"grid level {self.grid_level}, {len(self.grid.weights)} points, "
             f"{self.nelec:.8f} electrons integrated"
         )
+        if self.nlc_grid is not None:
+            line += f"; VV10 on grid level {self.nlc_grid_level} ({len(self.nlc_grid.weights)} points)"
         cache = self._ao_cache
         if cache is None or cache.kernels.name == "cpu":
             return line

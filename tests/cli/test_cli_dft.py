@@ -169,7 +169,7 @@ def test_keyword_mapping():
         ("roks", {}, "ROKS (restricted open-shell Kohn-Sham) is not implemented"),
         ("rks", {}, "name the functional"),
         ("wb97x", {}, "range separated"),
-        ("b97m-v", {}, "VV10"),
+        ("wb97x-v", {}, "range separated"),
         ("no-such", {}, "unknown method 'no-such'"),
         ("1e999*b88", {}, "not a finite number"),
     ]:
@@ -182,7 +182,6 @@ def test_keyword_mapping():
 REFUSED = [
     (["run", "{w}", "-m", "cam-b3lyp"], "range separated"),
     (["run", "{w}", "-m", "wb97m-v"], "range separated"),
-    (["run", "{w}", "-m", "b97m-v"], "VV10 non-local correlation"),
     (["run", "{w}", "-m", "roks"], "ROKS (restricted open-shell Kohn-Sham) is not implemented"),
     (["run", "{w}", "-m", "cam-b3lyp", "--gradient"], "range separated"),
     (
@@ -196,7 +195,7 @@ REFUSED = [
     (["opt", "{w}", "-m", "wb97x"], "hartree opt: functional 'wb97x' is range separated"),
     (["opt", "{w}", "-m", "roks"], "hartree opt: ROKS (restricted open-shell Kohn-Sham) is not implemented"),
     (["opt", "{w}", "-m", "rhf", "--grid-response"], "--grid-response applies only to DFT functionals"),
-    (["freq", "{w}", "-m", "b97m-v"], "hartree freq: functional 'b97m-v' includes VV10 non-local correlation"),
+    (["freq", "{w}", "-m", "wb97x-v"], "hartree freq: functional 'wb97x-v' is range separated"),
     (["freq", "{w}", "-m", "uhf", "--grid", "2"], "--grid applies only to DFT functionals"),
     (["batch", "{w}", "-m", "cam-b3lyp", "--task", "opt", "--out", "{d}/out"], "--task opt: functional 'cam-b3lyp'"),
 ]

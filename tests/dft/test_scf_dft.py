@@ -1,6 +1,6 @@
 """Kohn-Sham SCF (hartree.scf.run with method 'rks'/'uks' and xc): total energies against
 PySCF's dft.RKS/UKS on the identical grid (hartree's points and weights given to PySCF), and
-the refusals (ROKS, range-separated hybrids, VV10, checkpoints).  Gradients:
+the refusals (ROKS, range-separated hybrids, checkpoints).  VV10: tests/dft/test_scf_vv10.py.  Gradients:
 tests/gradients/test_ks_gradient.py."""
 
 import numpy as np
@@ -125,9 +125,9 @@ def test_options_refusals(method, kw, words):
         SCFOptions(method=method, **kw)
 
 
-@pytest.mark.parametrize(("xc", "words"), [("cam-b3lyp", "range separated"), ("b97m-v", "VV10")])
+@pytest.mark.parametrize(("xc", "words"), [("cam-b3lyp", "range separated"), ("wb97m-v", "range separated")])
 def test_functional_refusals(xc, words):
-    """Range-separated hybrids and VV10 stop before any work, with one line."""
+    """Range-separated hybrids (with VV10 or without) stop before any work, with one line."""
     mol = Molecule.from_string("H 0 0 0; H 0 0 1.4", unit="bohr")
     with pytest.raises(InputError, match=words):
         run(mol, "sto-3g", "rks", xc=xc, device="cpu")
