@@ -8,7 +8,7 @@ functionals: tests/dft/test_scf_vv10.py."""
 import numpy as np
 import pytest
 
-from hartree.device import emulator
+from hartree.device import cuda_source, emulator, nvrtc
 from hartree.dft import make_grid, parse_functional
 from hartree.dft.vv10 import CudaPairs, NonLocal, nlc_gradient, pair_sums, vv10_parameters
 from hartree.errors import InputError
@@ -164,3 +164,27 @@ def test_parameters_from_functionals_and_refusals():
         vv10_parameters(parse_functional("pbe"))
     with pytest.raises(InputError, match="positive"):
         vv10_parameters((0.0, 0.01))
+
+
+@pytest.mark.skipif(not nvrtc.available(), reason="libnvrtc not found (pip install nvidia-cuda-nvrtc)")
+def test_cuda_kernel_compiles_for_sm90_without_spills():
+    """vv10.cu compiles through NVRTC for sm_90 without a stack frame (48 registers)."""
+    result = nvrtc.compile_source(cuda_source.read("hartree.dft", "vv10.cu"), arch="sm_90", output="cubin")
+    res = nvrtc.cubin_resources(result.image)
+    assert "vv10_pairs" in res and all(r["frame_bytes"] == 0 for r in res.values()), res
+
+
+@pytest.mark.gpu
+def test_gpu_scf_equals_cpu():
+    """A whole b97m-v RKS SCF of water/cc-pVTZ (grid level 3, VV10 grid level 1) on the GPU
+    engine: the CPU's energy and E_nlc to 1e-9 Eh, E_nlc and V_nlc computed on the device."""
+    from hartree.scf import run
+    from tests.helpers import water
+
+    opts = dict(xc="b97m-v", grid_level=3, conv_tol=1e-11, conv_tol_grad=1e-7)
+    cpu = run(water(), "cc-pvtz", "rks", device="cpu", **opts)
+    gpu = run(water(), "cc-pvtz", "rks", device="gpu", **opts)
+    assert cpu.converged and gpu.converged
+    print(f"RKS b97m-v water/cc-pVTZ: GPU - CPU = {gpu.energy - cpu.energy:.2e} Eh; {gpu.notes[-1]}")
+    assert abs(gpu.energy - cpu.energy) < 1e-9
+    assert abs(gpu.energy_components["vv10"] - cpu.energy_components["vv10"]) < 1e-9
