@@ -264,7 +264,7 @@ def jk(basis, dms, with_j=True, with_k=True, threshold=1e-13, pairs=None, order=
     if generated is None:
         generated = omega == 0.0
     driver = load_module(attenuated=omega > 0.0).jk_direct_gen if generated else _jk_direct
-    extra = (omega,) if omega > 0.0 else ()
+    extra = (omega,) if omega > 0.0 or not generated else ()  # one compiled signature of _jk_direct
     a, b = driver(
         order[0],
         order[1],
