@@ -80,6 +80,7 @@ class AOCache:
       starts (nblock + 1,)         block b is points starts[b]:starts[b+1]
       shells, shell_start          block b's shells are shells[shell_start[b]:shell_start[b+1]]
       ao_index                     list of (k_b,) AO indices of block b (its functions, in order)
+      flat_index                   [b]: flat indices of block b's sub-matrix of (nao, nao), or None
       ncached                      the first ncached blocks are kept; cached_bytes their size
       notes                        sentences for SCFResult.notes (a budget cut by the device)
     """
@@ -165,22 +166,17 @@ class AOCache:
         self.shells = np.flatnonzero(reach.ravel()) % max(basis.nshell, 1)
         self.shell_start = np.concatenate([[0], np.cumsum(reach.sum(axis=1))]).astype(np.int64)
         self.ao_index = [np.flatnonzero(row[ao_shell]) for row in reach]  # shells in increasing order
-        # flat indices into (nao, nao) of each block's (k, k) sub-matrix; None when the block
-        # holds every function (then the whole matrix is used as it is).  Kept on the host;
-        # a device keeps the (k,) AO indices and forms them when used (flat_index).
+        # flat_index[b]: flat indices into (nao, nao) of block b's (k, k) sub-matrix (int64, in
+        # the kernels' array module), None when the block holds every function (then the whole
+        # matrix is used as it is).  Kept on the host; a device keeps the (k,) AO indices and
+        # forms them when asked (k² indices per block would take as much memory as a fifth of
+        # the values).
+        nao = self.nao
         if self.kernels.xp is np:
-            self._flat = [None if i.size == self.nao else (i[:, None] * self.nao + i).ravel() for i in self.ao_index]
+            self.flat_index = [None if i.size == nao else (i[:, None] * nao + i).ravel() for i in self.ao_index]
         else:
             xp = self.kernels.xp
-            self._flat = [None if i.size == self.nao else xp.asarray(i) for i in self.ao_index]
-
-    def flat_index(self, b: int):
-        """Flat indices (k_b², int64, in the kernels' array module) of block b's (k_b, k_b)
-        sub-matrix within (nao, nao), or None when the block holds every function."""
-        f = self._flat[b]
-        if f is None or self.kernels.xp is np:
-            return f
-        return (f[:, None] * self.nao + f).ravel()
+            self.flat_index = _FlatIndex([None if i.size == nao else xp.asarray(i) for i in self.ao_index], nao)
 
     def _arrays(self, b0: int, b1: int, data):
         buffer, offsets = data
@@ -204,3 +200,18 @@ class AOCache:
                 b1 += 1
             yield range(b0, b1), self._arrays(b0, b1, self.kernels.block_values(self, b0, b1))
             b0 = b1
+
+
+class _FlatIndex:
+    """flat_index of a device cache: item b is (i[:, None] * nao + i).ravel() of the block's
+    AO indices i (on the device), formed when asked; None for a block of every function."""
+
+    def __init__(self, indices, nao: int):
+        self.indices, self.nao = indices, int(nao)
+
+    def __getitem__(self, b: int):
+        i = self.indices[b]
+        return None if i is None else (i[:, None] * self.nao + i).ravel()
+
+    def __len__(self):
+        return len(self.indices)

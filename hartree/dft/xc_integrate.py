@@ -175,7 +175,7 @@ def _chunk_densities(cache, blocks, arrays, spans, dms, family: str):
         k = ao.shape[1]
         if k == 0:
             continue
-        fidx = cache.flat_index(b)
+        fidx = cache.flat_index[b]
         out = xp.empty((ngrad, ao.shape[2]))  # contiguous for the kernels
         for s in range(nset):
             sub = dms[s] if fidx is None else dflat[s].take(fidx).reshape(k, k)
@@ -206,7 +206,7 @@ def _chunk_potential(cache, blocks, arrays, spans, coef, wt, vhalf) -> None:
         block = ao[0] @ aow.T
         if wt is not None:  # ½ Σ_x ∂_xφ (w_τ ∂_xφ)^T, symmetric itself
             block += 0.5 * (ao[1:4] @ (ao[1:4] * wt[sl]).transpose(0, 2, 1)).sum(axis=0)
-        fidx = cache.flat_index(b)
+        fidx = cache.flat_index[b]
         if fidx is None:
             vhalf += block
         else:
