@@ -355,7 +355,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
     if options.xc is not None:
         from .ks import KohnSham
 
-        ks = KohnSham(molecule, basis, options.xc, options.grid_level)
+        ks = KohnSham(molecule, basis, options.xc, options.grid_level, nlc_grid_level=options.nlc_grid_level)
         clock.lap("grid")
     mo = (guess.mo_coeff, guess.mo_occ) if guess.mo_coeff is not None else None
     builder = _IncrementalJK(

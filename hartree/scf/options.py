@@ -38,8 +38,10 @@ class SCFOptions:
     Kohn-Sham DFT: method 'rks' (closed shells) or 'uks' with ``xc`` a functional name
     (:func:`hartree.dft.parse_functional`: 'svwn', 'pbe', 'b3lyp', ...) on the grid of
     ``grid_level`` (1..9, PySCF's levels); 'rhf'/'uhf'/'rohf' are Hartree-Fock and take no
-    ``xc``.  ROKS, range-separated hybrids, VV10 and checkpoints of DFT runs are refused
-    (InputError; docs/dft.md).
+    ``xc``.  Functionals with VV10 integrate it on the coarser grid of ``nlc_grid_level``
+    (1..9, default 1: :data:`hartree.dft.vv10.NLC_GRID_LEVEL`; unused by other functionals).
+    ROKS, range-separated hybrids and checkpoints of DFT runs are refused (InputError;
+    docs/dft.md).
 
     ``dispersion`` ('d3bj' | 'd3zero' | 'd4' | None) does not change the SCF: :func:`hartree.scf.run`
     adds the correction of :mod:`hartree.dft.dispersion` to the converged energy (the kernel
@@ -81,6 +83,7 @@ class SCFOptions:
     cartesian: bool = False  # used by run() when it loads a basis by name
     xc: str | None = None  # exchange-correlation functional of 'rks'/'uks' (docs/dft.md)
     grid_level: int = 3  # integration grid of the XC part, 1..9 (hartree.dft.make_grid)
+    nlc_grid_level: int = 1  # grid of VV10 functionals' non-local part, 1..9 (hartree.dft.vv10)
     dispersion: str | None = None  # 'd3bj' | 'd3zero' | 'd4': added by run() after the SCF
 
     def __post_init__(self):
@@ -139,6 +142,8 @@ class SCFOptions:
             )
         if isinstance(self.grid_level, bool) or self.grid_level not in range(1, 10):
             raise InputError(f"grid_level must be an integer from 1 to 9, got {self.grid_level!r}")
+        if isinstance(self.nlc_grid_level, bool) or self.nlc_grid_level not in range(1, 10):
+            raise InputError(f"nlc_grid_level must be an integer from 1 to 9, got {self.nlc_grid_level!r}")
         if self.xc is not None and (self.checkpoint or self.guess_from):
             # a checkpoint records the method, not the functional or the grid: a restart
             # could cross functionals (or HF and DFT) unnoticed, so none is read or written

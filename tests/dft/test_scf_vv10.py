@@ -137,3 +137,26 @@ def test_cli_report_and_json(tmp_path):
     parts = ("scf_one_electron_energy", "scf_two_electron_energy", "scf_xc_energy", "scf_vv10_energy")
     assert abs(sum(props[k] for k in parts) + props["nuclear_repulsion_energy"] - props["return_energy"]) < 1e-10
     assert props["scf_vv10_energy"] > 0.0 and doc["extras"]["hartree"]["dft"]["vv10"]["grid_level"] == 1
+
+
+def test_vv10_grid_level_option():
+    """nlc_grid_level=2: the SCF's E_nlc is NonLocal's on the level-2 grid for the converged
+    density (1e-12 Eh), and the gradient's vv10 component nlc_gradient's on it (1e-12
+    Eh/bohr); a level outside 1..9 is refused."""
+    from hartree.dft.vv10 import NLC_GRID_LEVEL, NonLocal, nlc_gradient
+    from hartree.scf import SCFOptions
+
+    assert SCFOptions(method="rks", xc="b97m-v").nlc_grid_level == NLC_GRID_LEVEL
+    mol = Molecule.from_string("H 0 0 0; H 0 0.2 1.4", unit="bohr")
+    basis = load_basis(mol, "sto-3g")
+    res = run(mol, basis, "rks", xc="b97m-v", grid_level=1, nlc_grid_level=2, device="cpu", **TIGHT)
+    grid = make_grid(mol, level=2)
+    assert res.dft["vv10"]["grid_level"] == 2 and res.dft["vv10"]["grid_points"] == grid.npoints
+    dm = np.asarray(res.density)
+    dm = dm[0] if dm.ndim == 3 else dm
+    e_nlc = NonLocal(basis, grid, (6.0, 0.01))(dm)[0]
+    assert abs(res.energy_components["vv10"] - e_nlc) < 1e-12
+    g = scf_gradient(res).components["vv10"]
+    assert np.abs(g - nlc_gradient(mol, basis, grid, dm, (6.0, 0.01))).max() < 1e-12
+    with pytest.raises(InputError, match="nlc_grid_level must be an integer from 1 to 9"):
+        run(mol, basis, "rks", xc="b97m-v", nlc_grid_level=0, device="cpu")
