@@ -160,3 +160,21 @@ def test_vv10_grid_level_option():
     assert np.abs(g - nlc_gradient(mol, basis, grid, dm, (6.0, 0.01))).max() < 1e-12
     with pytest.raises(InputError, match="nlc_grid_level must be an integer from 1 to 9"):
         run(mol, basis, "rks", xc="b97m-v", nlc_grid_level=0, device="cpu")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["run", "-m", "b97m-v", "--gradient", "--grid-response"], ["opt", "-m", "vv10", "--grid-response"]],
+    ids=["run", "opt"],
+)
+def test_cli_refuses_the_grid_response_of_vv10(tmp_path, argv):
+    """hartree run --gradient --grid-response and hartree opt --grid-response with a VV10
+    functional: one line, exit code 2, before any SCF (nothing printed or written)."""
+    from hartree.cli.main import EXIT_INPUT
+    from tests.cli.conftest import WATER_XYZ, run_main
+
+    path = tmp_path / "w.xyz"
+    path.write_text(WATER_XYZ)
+    code, stdout, err = run_main([argv[0], str(path), "-b", "sto-3g", *argv[1:]])
+    assert code == EXIT_INPUT and "grid_response with the VV10 functional" in err and err.count("\n") == 1, err
+    assert stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == ["w.xyz"]
