@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+import numba
 import numpy as np
 
 from ..constants import ANGSTROM_IN_BOHR
@@ -56,8 +57,8 @@ __all__ = [
 
 #: Weights below this (bohr^3) are dropped from a grid by default.
 WEIGHT_THRESHOLD = 1e-15
-#: Points per chunk of the partition (the (natm, natm, chunk) work array stays small).
-_CHUNK_BYTES = 32 * 1024 * 1024
+#: Points per block of the partition kernel (its (natm, block) work arrays stay in cache).
+_BLOCK = 128
 #: Region boundaries in r / R_Bragg of the pruning (SG-1 values): H-He, Li-Ne, heavier.
 _PRUNE_ALPHAS = ((0.25, 0.5, 1.0, 4.5), (0.1667, 0.5, 0.9, 3.5), (0.1, 0.4, 0.8, 2.5))
 #: Stratmann's a (eq. 14)
@@ -201,19 +202,61 @@ def size_adjustment(numbers: np.ndarray, kind: str | None = "treutler") -> np.nd
     return np.clip(0.25 * (1.0 / chi - chi), -0.5, 0.5)
 
 
-def _becke_g(nu: np.ndarray) -> np.ndarray:
-    """Becke's f(f(f(ν))), f(ν) = 3ν/2 - ν³/2 (eqs. 19-20); s(ν) = (1 - g)/2 (eq. 21)."""
-    for _ in range(3):
-        nu = nu * (1.5 - 0.5 * nu * nu)
-    return nu
+@numba.njit(parallel=True, cache=True)
+def _partition_kernel(points, owner, atom_coords, inv_r, adjust, stratmann, out):
+    """out[p] = P_owner[p](r_p) / Σ_k P_k(r_p) (see :func:`becke_partition`), blocks of
+    _BLOCK points in parallel.  inv_r (natm, natm) 1/R_ij, adjust a_ij (natm, natm),
+    stratmann: Stratmann's g (eq. 14) if true, else Becke's f(f(f(ν))) (eqs. 19-20).
 
-
-def _stratmann_g(nu: np.ndarray) -> np.ndarray:
-    """Stratmann-Scuseria-Frisch g(ν) = (35t - 35t³ + 21t^5 - 5t^7)/16 with t = ν/a for
-    |ν| < a, ±1 beyond (eq. 14, a = 0.64); s(ν) = (1 - g)/2."""
-    t = np.clip(nu / _STRATMANN_A, -1.0, 1.0)
-    t2 = t * t
-    return t * (35.0 + t2 * (-35.0 + t2 * (21.0 - 5.0 * t2))) / 16.0
+    Within a block the loops run over its points (vectorised): for each pair i < j in
+    lexicographic order P_i *= s(ν_ij) and P_j *= s(ν_ji) = 1 - s(ν_ij), so each P_i is the
+    product over j in ascending order and Σ_k P_k the sum in ascending k, which are the
+    operations (and rounding) of the former numpy version."""
+    npts = points.shape[0]
+    natm = atom_coords.shape[0]
+    nblock = (npts + _BLOCK - 1) // _BLOCK
+    for b in numba.prange(nblock):
+        p0 = b * _BLOCK
+        m = min(_BLOCK, npts - p0)
+        dist = np.empty((natm, m))
+        cell = np.ones((natm, m))
+        for a in range(natm):
+            for p in range(m):
+                dx = points[p0 + p, 0] - atom_coords[a, 0]
+                dy = points[p0 + p, 1] - atom_coords[a, 1]
+                dz = points[p0 + p, 2] - atom_coords[a, 2]
+                dist[a, p] = np.sqrt(dx * dx + dy * dy + dz * dz)
+        for i in range(natm):
+            di = dist[i]
+            ci = cell[i]
+            for j in range(i + 1, natm):
+                dj = dist[j]
+                cj = cell[j]
+                rinv = inv_r[i, j]
+                aij = adjust[i, j]
+                if stratmann:
+                    for p in range(m):
+                        mu = (di[p] - dj[p]) * rinv
+                        nu = mu + aij * (1.0 - mu * mu)
+                        t = min(max(nu / _STRATMANN_A, -1.0), 1.0)
+                        t2 = t * t
+                        g = t * (35.0 + t2 * (-35.0 + t2 * (21.0 - 5.0 * t2))) / 16.0
+                        ci[p] *= 0.5 * (1.0 - g)
+                        cj[p] *= 0.5 * (1.0 + g)
+                else:
+                    for p in range(m):
+                        mu = (di[p] - dj[p]) * rinv
+                        g = mu + aij * (1.0 - mu * mu)
+                        g = g * (1.5 - 0.5 * g * g)
+                        g = g * (1.5 - 0.5 * g * g)
+                        g = g * (1.5 - 0.5 * g * g)
+                        ci[p] *= 0.5 * (1.0 - g)
+                        cj[p] *= 0.5 * (1.0 + g)
+        for p in range(m):
+            total = 0.0
+            for a in range(natm):
+                total += cell[a, p]
+            out[p0 + p] = cell[owner[p0 + p], p] / total
 
 
 def becke_partition(
@@ -222,36 +265,31 @@ def becke_partition(
     """Cell function of each point's own atom, w_owner(r) = P_owner(r) / Σ_k P_k(r), (n,).
 
     P_i(r) = Π_{j≠i} s(ν_ij),  s = (1 - g(ν))/2,  ν_ij = μ_ij + a_ij (1 - μ_ij²),
-    μ_ij = (r_i - r_j)/R_ij (Becke 1988, eqs. 11, 13, 21, 22, A2); g from :func:`_becke_g` or
-    :func:`_stratmann_g`, both odd, so s(ν_ji) = (1 + g(ν_ij))/2 and only pairs i < j are
-    evaluated.  points (n, 3) and atom_coords (natm, 3) in bohr, adjust the a_ij
-    (natm, natm) of :func:`size_adjustment`, owner int (n,) atom index of each point.
+    μ_ij = (r_i - r_j)/R_ij (Becke 1988, eqs. 11, 13, 21, 22, A2); g is Becke's f(f(f(ν))),
+    f(ν) = 3ν/2 - ν³/2 (eqs. 19-20), or Stratmann, Scuseria and Frisch's
+    (35t - 35t³ + 21t^5 - 5t^7)/16 with t = ν/a clipped to [-1, 1] (eq. 14, a = 0.64); both
+    are odd, so s(ν_ji) = (1 + g(ν_ij))/2 and only pairs i < j are evaluated.  No pair is
+    screened: O(natm² n) work, in the numba kernel :func:`_partition_kernel` (parallel over
+    blocks of points; numba's thread count).  points (n, 3) and atom_coords (natm, 3) in
+    bohr, adjust the a_ij (natm, natm) of :func:`size_adjustment`, owner int (n,) atom index
+    of each point.
     """
-    g_of = {"becke": _becke_g, "stratmann": _stratmann_g}.get(scheme)
-    if g_of is None:
+    if scheme not in ("becke", "stratmann"):
         raise InputError(f"unknown partition {scheme!r}; use 'becke' or 'stratmann'")
+    # writable C arrays, so that read-only inputs (Grid's, Molecule's) share one compiled kernel
+    points = np.require(points, np.float64, ["C", "W"])
+    atom_coords = np.require(atom_coords, np.float64, ["C", "W"])
     natm = atom_coords.shape[0]
     out = np.empty(points.shape[0])
     if natm == 1:
         out[:] = 1.0
         return out
     i, j = np.triu_indices(natm, k=1)
-    inv_r = 1.0 / np.linalg.norm(atom_coords[i] - atom_coords[j], axis=-1)
-    a_ij = adjust[i, j]
-    chunk = max(64, _CHUNK_BYTES // (8 * natm * natm))
-    diagonal = np.arange(natm)
-    for p0 in range(0, points.shape[0], chunk):
-        pts = points[p0 : p0 + chunk]
-        dist = np.linalg.norm(pts[None, :, :] - atom_coords[:, None, :], axis=-1)  # (natm, m)
-        mu = (dist[i] - dist[j]) * inv_r[:, None]  # (npair, m)
-        g = g_of(mu + a_ij[:, None] * (1.0 - mu * mu))
-        s = np.empty((natm, natm, pts.shape[0]))
-        s[i, j] = 0.5 * (1.0 - g)
-        s[j, i] = 0.5 * (1.0 + g)
-        s[diagonal, diagonal] = 1.0
-        cell = s.prod(axis=1)  # P_i, (natm, m)
-        own = cell[owner[p0 : p0 + chunk], np.arange(pts.shape[0])]
-        out[p0 : p0 + chunk] = own / cell.sum(axis=0)
+    inv_r = np.zeros((natm, natm))
+    inv_r[i, j] = 1.0 / np.linalg.norm(atom_coords[i] - atom_coords[j], axis=-1)
+    adjust = np.require(adjust, np.float64, ["C", "W"])
+    owner = np.require(owner, np.int64, ["C", "W"])
+    _partition_kernel(points, owner, atom_coords, inv_r, adjust, scheme == "stratmann", out)
     return out
 
 

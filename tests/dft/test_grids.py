@@ -1,5 +1,6 @@
 """Molecular integration grids: point for point against PySCF's grids of the same level,
-exact integrals of Gaussian densities, the electron count of a PySCF SCF density."""
+the numba partition against a numpy transcription of the same formulas, exact integrals of
+Gaussian densities, the electron count of a PySCF SCF density."""
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hartree.dft.grids import (
 )
 from hartree.dft.numint import ao_values
 from hartree.errors import InputError
+from hartree.molecule import Molecule
 from tests.helpers import to_pyscf, water
 
 
@@ -78,6 +80,49 @@ def test_partition_is_a_partition_of_unity(scheme):
     np.testing.assert_allclose(adjust, -adjust.T, atol=0)
     total = sum(becke_partition(points, mol.coords, adjust, np.full(500, ia), scheme) for ia in range(mol.natm))
     np.testing.assert_allclose(total, 1.0, rtol=0, atol=1e-14)
+
+
+def numpy_partition(points, atom_coords, adjust, owner, scheme):
+    """Slow reference of becke_partition (hartree's numpy version before the numba kernel):
+    P_i = Π_{j≠i} s(ν_ij) over a (natm, natm, n) array, Becke 1988 eqs. 11, 13, 19-22, A2,
+    or Stratmann et al. 1996 eq. 14 (a = 0.64)."""
+    natm = atom_coords.shape[0]
+    i, j = np.triu_indices(natm, k=1)
+    inv_r = 1.0 / np.linalg.norm(atom_coords[i] - atom_coords[j], axis=-1)
+    dist = np.linalg.norm(points[None, :, :] - atom_coords[:, None, :], axis=-1)  # (natm, n)
+    mu = (dist[i] - dist[j]) * inv_r[:, None]
+    nu = mu + adjust[i, j][:, None] * (1.0 - mu * mu)
+    if scheme == "becke":
+        g = nu
+        for _ in range(3):
+            g = g * (1.5 - 0.5 * g * g)
+    else:
+        t = np.clip(nu / 0.64, -1.0, 1.0)
+        t2 = t * t
+        g = t * (35.0 + t2 * (-35.0 + t2 * (21.0 - 5.0 * t2))) / 16.0
+    s = np.empty((natm, natm, points.shape[0]))
+    s[i, j] = 0.5 * (1.0 - g)
+    s[j, i] = 0.5 * (1.0 + g)
+    s[np.arange(natm), np.arange(natm)] = 1.0
+    cell = s.prod(axis=1)
+    return cell[owner, np.arange(points.shape[0])] / cell.sum(axis=0)
+
+
+@pytest.mark.parametrize("scheme", ["becke", "stratmann"])
+@pytest.mark.parametrize("size_adjust", ["treutler", "becke", None])
+def test_partition_kernel_equals_numpy_reference(scheme, size_adjust):
+    mol = Molecule.from_string("O 0 0 0; H 0.96 0 0; C -0.5 1.3 0.2; N 0.3 -1.1 1.4; Cl 2.1 1.0 -0.8; H -1.2 -0.4 -1.0")
+    rng = np.random.default_rng(7)
+    points = rng.normal(scale=2.5, size=(1000, 3))  # 1000: several blocks and a partial one
+    owner = rng.integers(0, mol.natm, size=1000)
+    adjust = size_adjustment(mol.numbers, size_adjust)
+    ours = becke_partition(points, mol.coords, adjust, owner, scheme)
+    ref = numpy_partition(points, mol.coords, adjust, owner, scheme)
+    np.testing.assert_allclose(ours, ref, rtol=1e-14, atol=0)
+    grid = make_grid(mol, level=1)  # read-only inputs (the Grid's) work too
+    ours = becke_partition(grid.coords, mol.coords, adjust, grid.atoms, scheme)
+    ref = numpy_partition(grid.coords, mol.coords, adjust, grid.atoms, scheme)
+    np.testing.assert_allclose(ours, ref, rtol=1e-14, atol=0)
 
 
 @pytest.mark.parametrize("radial", ["treutler", "mura-knowles"])
