@@ -154,10 +154,14 @@ class IntegralEngine(Protocol):
         included).  density D, energy-weighted density W: (nao, nao), symmetric."""
         ...
 
-    def two_electron_gradient(self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float) -> Any:
+    def two_electron_gradient(
+        self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float, omega: float = 0.0
+    ) -> Any:
         """1/2 Σ Γ_mnls d(mn|ls)/dR per atom: numpy (natm, 3), hartree/bohr, with
         Γ_mnls = DJ_mn DJ_ls - exchange_factor/2 Σ_s (DK^s_ml DK^s_ns + DK^s_ms DK^s_nl);
         coulomb_density DJ (nao, nao), exchange_densities DK (nset, nao, nao), symmetric
         (RHF: DJ = D, DK = [D], factor 1/2; UHF and ROHF: DJ = Da + Db, DK = [Da, Db],
-        factor 1).  Quartets screened at ``screening_threshold``."""
+        factor 1).  Quartets screened at ``screening_threshold``.  omega (bohr^-1): 0 for
+        1/r12, > 0 for erf(omega r12)/r12 (range-separated hybrids; engines without the
+        attenuated kernels raise InputError)."""
         ...

@@ -262,11 +262,18 @@ class GPUEngine:
                 self._one_gradient = OneElectronGradientGPU(self.basis, self.molecule, self.backends()[0])
             return self._one_gradient.gradient(density, energy_weighted_density)
 
-    def two_electron_gradient(self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float) -> Any:
+    def two_electron_gradient(
+        self, coulomb_density: Array, exchange_densities: Array, exchange_factor: float, omega: float = 0.0
+    ) -> Any:
         """1/2 Σ Γ d(mn|ls)/dR per atom, numpy (natm, 3), hartree/bohr, by the gradient
         kernels (:class:`hartree.gpu.gradient.DirectGradient`) over the J/K builder's pairs
         and quartet lists; on several devices the quartet classes are shared out among
-        them (:class:`hartree.gpu.multi.MultiGradient`)."""
+        them (:class:`hartree.gpu.multi.MultiGradient`).  omega != 0 (erf-attenuated): not
+        on the GPU yet, InputError."""
+        if omega != 0.0:
+            raise InputError(
+                f"erf-attenuated ERI gradients (omega {omega:g}) are not implemented on the GPU yet; use --device cpu"
+            )
         builder = self._jk_builder()
         with self.use():
             if self._gradient is None:

@@ -23,7 +23,10 @@ tighter than an energy run (``GRADIENT_SCF_DEFAULTS``).
 
 Kohn-Sham (RKS, UKS; Pople, Gill and Johnson, Chem. Phys. Lett. 199, 557 (1992)): the same
 eq. (1) with W of the Kohn-Sham orbitals (canonical, as RHF/UHF), the exchange part of Gamma
-scaled by the functional's exact-exchange fraction c_x (0 for LDA and GGA functionals), and
+scaled by the functional's exact-exchange fraction c_x (0 for LDA and GGA functionals); a
+range-separated hybrid's (alpha + beta) K - beta K_lr(omega) (:func:`hartree.scf.ks.exchange_terms`)
+adds a second eq. (2) with the erf(omega r12)/r12 integrals, its exchange part only (CPU
+engine; any other engine refuses before any work), and
 
     + dE_xc/dR                                                                         (3)
 
@@ -179,27 +182,31 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         raise InputError("grid_response is for Kohn-Sham gradients (rks, uks); Hartree-Fock has no grid")
     t0 = time.perf_counter()
     mol, basis = result.molecule, result.basis
-    cx = 1.0
-    if kohn_sham:
-        from hartree.scf.ks import checked_functional
-
-        functional = checked_functional(result.xc)
-        cx = float(functional.hf_exchange)
-        if grid_response:
-            _refuse_vv10_grid_response(functional, result.xc)
+    exchange = {0.0: 1.0}  # the exchange as {omega: factor} (hartree.scf.ks.exchange_terms)
     if engine is None:
         engine = CPUEngine(mol, basis)
+    if kohn_sham:
+        from hartree.scf.ks import check_engine, checked_functional, exchange_terms
+
+        functional = checked_functional(result.xc)
+        check_engine(functional, engine, result.xc)  # erf-attenuated ERI derivatives: CPU only
+        exchange = dict(exchange_terms(functional))
+        if grid_response:
+            _refuse_vv10_grid_response(functional, result.xc)
     da, db = _densities(result)
     w = energy_weighted_density(result, engine)
     d = da + db
     if result.method in ("rhf", "rks"):
-        dk, factor = d[None], 0.5 * cx
+        dk, factor = d[None], 0.5
     else:
-        dk, factor = np.stack([da, db]), cx
+        dk, factor = np.stack([da, db]), 1.0
+    two = np.asarray(engine.two_electron_gradient(d, dk, factor * exchange.pop(0.0, 0.0)))
+    for omega, c in exchange.items():  # range separated: the erf part, no Coulomb density
+        two = two + np.asarray(engine.two_electron_gradient(np.zeros_like(d), dk, factor * c, omega=omega))
     parts = {
         "nuclear_repulsion": mol.nuclear_repulsion_gradient(),
         "one_electron": np.asarray(engine.one_electron_gradient(d, w)),
-        "two_electron": np.asarray(engine.two_electron_gradient(d, dk, factor)),
+        "two_electron": two,
     }
     if kohn_sham:
         parts["exchange_correlation"] = xc_term(result, grid_response)

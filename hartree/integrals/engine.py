@@ -145,15 +145,15 @@ class CPUEngine:
         return gradient_terms.one_electron_term(self.molecule, self.basis, density, energy_weighted_density)
 
     def two_electron_gradient(
-        self, coulomb_density: np.ndarray, exchange_densities: np.ndarray, exchange_factor: float
+        self, coulomb_density: np.ndarray, exchange_densities: np.ndarray, exchange_factor: float, omega: float = 0.0
     ) -> np.ndarray:
         """1/2 Σ Γ d(mn|ls)/dR per atom, (natm, 3), hartree/bohr
         (:func:`hartree.integrals.gradient_terms.two_electron_term`), screened at
-        ``screening_threshold``."""
+        ``screening_threshold``; omega (bohr^-1) >= 0: 0 for 1/r12, > 0 for erf(omega r12)/r12."""
         from hartree.integrals import gradient_terms
 
         pairs = self.shell_pairs()
         return gradient_terms.two_electron_term(
             self.molecule, self.basis, pairs, self._order, coulomb_density, exchange_densities, exchange_factor,
-            self.screening_threshold,
+            self.screening_threshold, omega,
         )  # fmt: skip

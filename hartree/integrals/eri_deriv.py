@@ -26,8 +26,10 @@ d/dD = -(d/dA + d/dB + d/dC).
 
 Quartets are screened by Q_P Q_Q max|Gamma| < threshold with the Schwarz factors of the
 energy (Haser & Ahlrichs, J. Comput. Chem. 10, 104 (1989)).  Densities are cartesian
-(``cart_loc`` order).  This generic kernel is the reference for per-class kernels printed
-from :mod:`hartree.integrals.rys_program` (not written yet).
+(``cart_loc`` order).  The erf-attenuated operator (omega > 0, range-separated hybrids)
+goes through the same steps: eq. (3) holds for any operator of r12 alone.  This generic
+kernel is the reference for per-class kernels printed from
+:mod:`hartree.integrals.rys_program` (not written yet).
 """
 
 import math
@@ -89,11 +91,11 @@ def weighted_pair_tables(basis, pairs):
 
 @numba.njit(cache=True)
 def _block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g, coef, acc, h1, out,
-           abpow, term_i, term_c, rys_table):  # fmt: skip
+           abpow, term_i, term_c, rys_table, omega):  # fmt: skip
     """:func:`hartree.integrals.eri_kernel.class_block` out of line (compiled once, not six
-    times into the driver)."""
+    times into the driver); omega > 0: the erf(omega r12)/r12 operator."""
     class_block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g, coef, acc, h1, out,
-                abpow, term_i, term_c, rys_table)  # fmt: skip
+                abpow, term_i, term_c, rys_table, omega)  # fmt: skip
 
 
 @numba.njit(cache=True, inline="always")
@@ -152,7 +154,7 @@ def _gamma_block(gam, gamt, dj, dk, k_factor, oa, ob, oc, od, na, nb, nc, nd):
 
 @numba.njit(cache=True, parallel=True)
 def _eri_gradient(order, q_sorted, pair_shells, pair_start3, pp3, pair_ab, shell_l, shell_atom, cart_loc,
-                  lmax, dj, dk, k_factor, dshell, threshold, natm, nthreads, rys_table):  # fmt: skip
+                  lmax, dj, dk, k_factor, dshell, threshold, natm, nthreads, rys_table, omega):  # fmt: skip
     """Per-atom dE_2/dX (natm, 3), eq. (2), threads over the Schwarz-sorted pairs."""
     npair = pair_shells.shape[0]
     npl = order.shape[0]
@@ -210,24 +212,24 @@ def _eri_gradient(order, q_sorted, pair_shells, pair_start3, pp3, pair_ab, shell
                     gc[x] = 0.0
                 # d/dA: (a+1 b|cd) with 2 alpha, (a-1 b|cd)
                 _block(P + npair, Q, P, Q, la + 1, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
-                       coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
+                       coef, acc, h1, up, abpow, term_i, term_c, rys_table, omega)  # fmt: skip
                 if la > 0:
                     _block(P, Q, P, Q, la - 1, lb, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
-                           coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
+                           coef, acc, h1, down, abpow, term_i, term_c, rys_table, omega)  # fmt: skip
                 _contract_deriv(up, down, gam, 1, la, nb * nc * nd, ga)
                 # d/dB: (a b+1|cd) with 2 beta, (a b-1|cd)
                 _block(P + 2 * npair, Q, P, Q, la, lb + 1, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
-                       coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
+                       coef, acc, h1, up, abpow, term_i, term_c, rys_table, omega)  # fmt: skip
                 if lb > 0:
                     _block(P, Q, P, Q, la, lb - 1, lc, ld, pair_start3, pp3, pair_ab, roots, weights, g,
-                           coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
+                           coef, acc, h1, down, abpow, term_i, term_c, rys_table, omega)  # fmt: skip
                 _contract_deriv(up, down, gam, na, lb, nc * nd, gb)
                 # d/dC: the bra of (cd|ab)
                 _block(Q + npair, P, Q, P, lc + 1, ld, la, lb, pair_start3, pp3, pair_ab, roots, weights, g,
-                       coef, acc, h1, up, abpow, term_i, term_c, rys_table)  # fmt: skip
+                       coef, acc, h1, up, abpow, term_i, term_c, rys_table, omega)  # fmt: skip
                 if lc > 0:
                     _block(Q, P, Q, P, lc - 1, ld, la, lb, pair_start3, pp3, pair_ab, roots, weights, g,
-                           coef, acc, h1, down, abpow, term_i, term_c, rys_table)  # fmt: skip
+                           coef, acc, h1, down, abpow, term_i, term_c, rys_table, omega)  # fmt: skip
                 _contract_deriv(up, down, gamt, 1, lc, nd * na * nb, gc)
                 ia, ib, ic, id_ = shell_atom[sa], shell_atom[sb], shell_atom[sc], shell_atom[sd]
                 for x in range(3):
@@ -238,14 +240,18 @@ def _eri_gradient(order, q_sorted, pair_shells, pair_start3, pp3, pair_ab, shell
     return buf.sum(axis=0)
 
 
-def eri_gradient(basis, pairs, order, dj_cart, dk_cart, k_factor, natm, threshold=1e-12):
+def eri_gradient(basis, pairs, order, dj_cart, dk_cart, k_factor, natm, threshold=1e-12, omega=0.0):
     """Per-atom gradient of E_2 (eq. (2)), (natm, 3), hartree/bohr.
 
     basis: hartree Basis; pairs: its :class:`hartree.integrals.eri.ShellPairs`; order: its
     :func:`hartree.integrals.jk.schwarz_order`; dj_cart (ncart, ncart) and dk_cart
     (nk, ncart, ncart): the densities of eq. (1) in the cartesian AO basis, symmetric;
-    k_factor: eq. (1); threshold: hartree (screening of the module docstring).
+    k_factor: eq. (1); threshold: hartree (screening of the module docstring).  omega
+    (bohr^-1): 0 for 1/r12, > 0 for erf(omega r12)/r12 (the rule of
+    :mod:`hartree.integrals.rys_program`; its Schwarz factors bounded by those of 1/r12).
     """
+    if omega < 0.0:
+        raise ValueError("eri_gradient takes omega >= 0 (erfc is 1/r12 minus erf)")
     lmax = pairs.lmax
     if lmax > MAX_L_DERIV:
         raise ValueError(f"ERI derivatives support l <= {MAX_L_DERIV}, basis has l = {lmax}")
@@ -257,5 +263,5 @@ def eri_gradient(basis, pairs, order, dj_cart, dk_cart, k_factor, natm, threshol
     return _eri_gradient(
         order[0], order[1], pairs.pair_shells, start3, pp3, pairs.pair_ab, np.array(basis.shell_l, dtype=np.int64),
         np.array(basis.shell_atom, dtype=np.int64), loc, int(lmax), dj, dk, float(k_factor), dshell,
-        float(threshold), int(natm), numba.get_num_threads(), pairs.rys_table,
+        float(threshold), int(natm), numba.get_num_threads(), pairs.rys_table, float(omega),
     )  # fmt: skip

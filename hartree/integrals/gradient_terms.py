@@ -39,13 +39,14 @@ def one_electron_term(molecule, basis, density, energy_weighted_density) -> np.n
 
 
 def two_electron_term(
-    molecule, basis, pairs, order, coulomb_density, exchange_densities, exchange_factor, threshold
+    molecule, basis, pairs, order, coulomb_density, exchange_densities, exchange_factor, threshold, omega=0.0
 ) -> np.ndarray:
     """1/2 sum Gamma d(mn|ls)/dR per atom, (natm, 3), hartree/bohr, with
     Gamma_mnls = DJ_mn DJ_ls - exchange_factor/2 sum_s (DK^s_ml DK^s_ns + DK^s_ms DK^s_nl) (RHF: DJ = D, DK = [D],
     factor 1/2; UHF and ROHF: DJ = Da + Db, DK = [Da, Db], factor 1); coulomb_density
     (nao, nao), exchange_densities (nset, nao, nao), symmetric; pairs, order: the basis's
-    ShellPairs and their Schwarz order; threshold: hartree."""
+    ShellPairs and their Schwarz order; threshold: hartree; omega (bohr^-1): 0 for 1/r12,
+    > 0 for erf(omega r12)/r12 (:func:`hartree.integrals.eri_deriv.eri_gradient`)."""
     return eri_gradient(
         basis,
         pairs,
@@ -55,4 +56,5 @@ def two_electron_term(
         exchange_factor,
         molecule.natm,
         threshold=threshold,
+        omega=omega,
     )

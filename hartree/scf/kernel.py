@@ -29,10 +29,11 @@ Only scalars (energies, error norms, DIIS inner products) come back per cycle; t
 result's arrays are returned as numpy.
 
 Kohn-Sham DFT (method 'rks'/'uks', options.xc): the same loop on the RHF/UHF layout
-(``options.scheme``) with the exact exchange scaled by c_x (K not built when c_x = 0) and
-E_xc, V_xc of :class:`hartree.scf.ks.KohnSham` added to each state; the grid is built once,
-after the guess.  The XC integration is numpy for now: on the GPU the density goes to the
-host and V_xc back each cycle.
+(``options.scheme``) with the functional's exact exchange, c_x K or, for a range-separated
+hybrid, (alpha + beta) K - beta K_lr(omega) (:func:`hartree.scf.ks.exchange_terms`; K not
+built for a pure functional) and E_xc, V_xc of :class:`hartree.scf.ks.KohnSham` added to
+each state; the grid is built once, after the guess.  The XC integration is numpy for now:
+on the GPU the density goes to the host and V_xc back each cycle.
 """
 
 from __future__ import annotations
@@ -121,12 +122,16 @@ class _IncrementalJK:
     early: a looser screening threshold for the first builds (None: the engine's own
     throughout); :meth:`tighten` ends that phase, and the next build is then a full one at
     the engine's threshold, so that no early screening error is carried forward (the early
-    phase has no periodic full rebuilds for that reason).
+    phase has no periodic full rebuilds for that reason).  exchange: the exchange matrix as
+    ((omega, factor), ...) (:func:`hartree.scf.ks.exchange_terms`; Hartree-Fock ((0, 1),)),
+    built as the one vk, so the incremental update holds for it as for J (each K is linear
+    in D); () builds no K (vk None).
     """
 
-    def __init__(self, engine, incremental, every, clock=None, early=None, with_k=True):
+    def __init__(self, engine, incremental, every, clock=None, early=None, exchange=((0.0, 1.0),)):
         self.engine = engine
-        self.with_k = bool(with_k)  # False: vk is None (a pure functional needs no K)
+        self.exchange = tuple(exchange)
+        self.with_k = bool(self.exchange)  # False: vk is None (a pure functional needs no K)
         self.incremental = bool(incremental) and every > 1
         self.every = int(every)
         self.dm = self.vj = self.vk = None
@@ -146,6 +151,19 @@ class _IncrementalJK:
             self.early = None
             self.dm = None
 
+    def _jk(self, dm, kw):
+        """J of dm and its exchange sum factor K(omega) (``exchange``; None when empty): J
+        with the 1/r12 K in one engine call, each erf-attenuated K in one more."""
+        terms = dict(self.exchange)
+        k0 = terms.pop(0.0, None)
+        vj, vk = self.engine.jk(dm, with_j=True, with_k=k0 is not None, **kw)
+        if k0 is not None and k0 != 1.0:
+            vk = k0 * vk
+        for omega, factor in terms.items():
+            _, klr = self.engine.jk(dm, with_j=False, with_k=True, omega=omega, **kw)
+            vk = factor * klr if vk is None else vk + factor * klr
+        return vj, vk
+
     def build(self, dm, force_full=False):
         """(vj, vk, full) for dm (nset, nao, nao); full says whether it was a full build."""
         # no periodic rebuild in the early phase: the one that ends it is full anyway
@@ -159,10 +177,10 @@ class _IncrementalJK:
             self.clock.lap("other")
         kw = {} if self.early is None else {"threshold": self.early}
         if full:
-            vj, vk = self.engine.jk(dm, with_j=True, with_k=self.with_k, **kw)
+            vj, vk = self._jk(dm, kw)
             self.since_full = 0
         else:
-            dvj, dvk = self.engine.jk(dm - self.dm, with_j=True, with_k=self.with_k, **kw)
+            dvj, dvk = self._jk(dm - self.dm, kw)
             vj, vk = self.vj + dvj, (self.vk + dvk if self.with_k else None)
             self.since_full += 1
         self.dm, self.vj, self.vk = dm, vj, vk
@@ -188,12 +206,12 @@ class _State:
     """Everything about one density: its J/K, Fock, energy and errors.
 
     method: the scheme ('rhf', 'uhf', 'rohf'); ks: the :class:`hartree.scf.ks.KohnSham` of a
-    Kohn-Sham run (c_x-scaled K, V_xc and E_xc added; its time billed to the stage 'xc'),
-    else None."""
+    Kohn-Sham run (V_xc and E_xc added; its time billed to the stage 'xc'), else None.  vk:
+    the exchange matrix with its factors (:class:`_IncrementalJK`), None without one."""
 
     def __init__(self, method, h, s, x, enuc, dm, vj, vk, mo, ks=None, clock=None):
         self.dm, self.vj, self.vk = dm, vj, vk
-        cx = 1.0 if ks is None else ks.hf_exchange
+        cx = 0.0 if vk is None else 1.0  # vk is the exchange sum, factors included (_IncrementalJK)
         self.fock = fk.fock_from_jk(method, h, vj, vk, cx)
         self.terms = fk.energy_terms(method, h, dm, vj, vk, cx)
         if ks is not None:
@@ -311,9 +329,9 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
     method = options.scheme
     ks = None
     if options.xc is not None:
-        from .ks import checked_functional
+        from .ks import check_engine, checked_functional
 
-        checked_functional(options.xc)  # refusals (RSH, VV10) before any work
+        check_engine(checked_functional(options.xc), engine, options.xc)  # refusals before any work
     plan = chk.plan(
         molecule,
         basis,
@@ -364,7 +382,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
         options.full_rebuild_every,
         clock,
         _early_threshold(engine, options),
-        with_k=ks is None or ks.hf_exchange != 0.0,
+        exchange=((0.0, 1.0),) if ks is None else ks.exchange,
     )
 
     def new_state(dm, vj, vk, mo):

@@ -8,9 +8,15 @@ with the exact exchange scaled by the functional's fraction c_x and, from this m
 evaluated by :func:`hartree.dft.xc_energy_potential` on one molecular grid built when the
 SCF starts.  The AO values (and gradients) on that grid do not change between cycles: the
 first evaluation keeps them (:class:`hartree.dft.ao_cache.AOCache`, within its memory
-budget) and every later one reuses them.  Only global hybrids and semilocal functionals:
-range-separated hybrids (they need erf-attenuated two-electron integrals) and VV10
-non-local correlation are refused with an InputError by :func:`checked_functional`.
+budget) and every later one reuses them.
+
+Exact exchange (:func:`exchange_terms`): a global hybrid's c_x K, and a range-separated
+hybrid's alpha K + beta K_sr(ω) = (alpha + beta) K - beta K_lr(ω) (libxc's CAM parameters,
+:mod:`hartree.dft.functionals`; K_lr with the erf(ω r12)/r12 operator, built by
+``engine.jk(omega=ω)``; Yanai, Tew & Handy, Chem. Phys. Lett. 393, 51 (2004)).  The SCF
+kernel builds the sum, incrementally like J.  Erf-attenuated J/K exist on the CPU engine
+only: :func:`check_engine` refuses a range-separated hybrid on any other engine before any
+work.
 
 Device: the XC integration runs where the SCF's arrays live (:mod:`hartree.dft.xc_integrate`,
 one algorithm with per-device kernels).  With numpy densities (the CPU engine) it is numba
@@ -40,16 +46,37 @@ from ..errors import InputError
 
 def checked_functional(xc):
     """The :class:`hartree.dft.Functional` of the name ``xc``, or InputError (one line) when
-    it is not parsable or needs what the SCF does not have yet (range separation)."""
+    it is not parsable (:func:`hartree.dft.parse_functional`).  Range-separated hybrids run
+    on the CPU engine only (:func:`check_engine`)."""
     from ..dft import parse_functional
 
-    f = parse_functional(xc)
-    if f.omega != 0.0:
+    return parse_functional(xc)
+
+
+def exchange_terms(functional):
+    """The exact exchange of ``functional`` (a :class:`hartree.dft.Functional`) as a tuple of
+    (omega, factor): the SCF's exchange matrix is sum factor K(omega), in Hartree-Fock's
+    units (:mod:`hartree.scf.fock` with c_x = 1), K(0) of 1/r12 and K(omega) of
+    erf(omega r12)/r12 (omega in bohr^-1).  Global hybrid: ((0, c_x),); range separated:
+    alpha K + beta K_sr = (alpha + beta) K - beta K_lr (CAM-B3LYP: 0.19 K + 0.46 K_lr(0.33)),
+    terms with a zero factor left out (LC-ωPBE: K_lr only); pure functional: ()."""
+    f = functional
+    if not f.is_range_separated:
+        return ((0.0, float(f.hf_exchange)),) if f.hf_exchange != 0.0 else ()
+    terms = ((0.0, float(f.alpha + f.beta)), (float(f.omega), float(-f.beta)))
+    return tuple((w, c) for w, c in terms if c != 0.0)
+
+
+def check_engine(functional, engine, name=None):
+    """One InputError line when ``engine`` cannot build the exchange of ``functional``:
+    erf-attenuated K (a range-separated hybrid) runs on the CPU engine only for now."""
+    from ..integrals.engine import CPUEngine
+
+    if functional.is_range_separated and not isinstance(engine, CPUEngine):
         raise InputError(
-            f"functional {xc!r} is range separated (omega {f.omega:g}); range-separated "
-            "hybrids need erf-attenuated two-electron integrals, not implemented yet"
+            f"functional {name or functional.name!r} is range separated (omega {functional.omega:g}): its "
+            "erf-attenuated exchange is implemented on the CPU only; use --device cpu"
         )
-    return f
 
 
 def _reference(text):
@@ -80,6 +107,8 @@ class KohnSham:
         self.functional = checked_functional(xc)
         self.name = xc
         self.hf_exchange = float(self.functional.hf_exchange)
+        #: the exchange as ((omega, factor), ...), :func:`exchange_terms`
+        self.exchange = exchange_terms(self.functional)
         self.basis = basis
         self.grid = make_grid(molecule, level=grid_level)
         self.grid_level = grid_level

@@ -159,8 +159,8 @@ def test_keyword_mapping():
     assert gradient_options("pbe", water, {"grid_response": True}) == ("rks", {"xc": "pbe", "grid_level": 3}, True)
     assert gradient_options("rohf", doublet, {}) == ("rohf", {}, False)
     assert check_gradient_method("b3lyp", "hartree opt") is None and check_gradient_method("uhf", "x") is None
-    with pytest.raises(InputError, match="^in.json: hartree freq: functional 'cam-b3lyp' is range separated"):
-        check_gradient_method("cam-b3lyp", "hartree freq", "in.json")
+    assert check_gradient_method("cam-b3lyp", "hartree freq", "in.json") is None  # range separated: CPU
+    assert method_options("wb97x-v", water, {}) == ("rks", {"xc": "wb97x-v", "grid_level": 3})
     for method, keywords, message in [
         ("rhf", {"grid_level": 2}, "grid_level applies only to DFT functionals"),
         ("rhf", {"unrestricted": True}, "use method 'uhf'"),
@@ -168,8 +168,6 @@ def test_keyword_mapping():
         ("mp2", {}, "not an SCF method"),
         ("roks", {}, "ROKS (restricted open-shell Kohn-Sham) is not implemented"),
         ("rks", {}, "name the functional"),
-        ("wb97x", {}, "range separated"),
-        ("wb97x-v", {}, "range separated"),
         ("no-such", {}, "unknown method 'no-such'"),
         ("1e999*b88", {}, "not a finite number"),
     ]:
@@ -180,10 +178,7 @@ def test_keyword_mapping():
 
 
 REFUSED = [
-    (["run", "{w}", "-m", "cam-b3lyp"], "range separated"),
-    (["run", "{w}", "-m", "wb97m-v"], "range separated"),
     (["run", "{w}", "-m", "roks"], "ROKS (restricted open-shell Kohn-Sham) is not implemented"),
-    (["run", "{w}", "-m", "cam-b3lyp", "--gradient"], "range separated"),
     (
         ["run", "{w}", "-m", "pbe", "--grid-response"],
         "--grid-response (keyword grid_response) applies only to gradients",
@@ -192,12 +187,9 @@ REFUSED = [
     (["run", "{w}", "-m", "rhf", "--grid", "2"], "--grid applies only to DFT functionals"),
     (["run", "{w}", "-m", "uhf", "--unrestricted"], "--unrestricted applies only to DFT functionals"),
     (["run", "{w}", "-m", "b3lyp", "--grid", "10"], "--grid: must be an integer from 1 to 9"),
-    (["opt", "{w}", "-m", "wb97x"], "hartree opt: functional 'wb97x' is range separated"),
     (["opt", "{w}", "-m", "roks"], "hartree opt: ROKS (restricted open-shell Kohn-Sham) is not implemented"),
     (["opt", "{w}", "-m", "rhf", "--grid-response"], "--grid-response applies only to DFT functionals"),
-    (["freq", "{w}", "-m", "wb97x-v"], "hartree freq: functional 'wb97x-v' is range separated"),
     (["freq", "{w}", "-m", "uhf", "--grid", "2"], "--grid applies only to DFT functionals"),
-    (["batch", "{w}", "-m", "cam-b3lyp", "--task", "opt", "--out", "{d}/out"], "--task opt: functional 'cam-b3lyp'"),
 ]
 
 

@@ -1,7 +1,7 @@
 """Kohn-Sham SCF (hartree.scf.run with method 'rks'/'uks' and xc): total energies against
 PySCF's dft.RKS/UKS on the identical grid (hartree's points and weights given to PySCF), and
-the refusals (ROKS, range-separated hybrids, checkpoints).  VV10: tests/dft/test_scf_vv10.py.  Gradients:
-tests/gradients/test_ks_gradient.py."""
+the refusals (ROKS, checkpoints).  VV10: tests/dft/test_scf_vv10.py.  Range-separated
+hybrids: tests/dft/test_scf_rsh.py.  Gradients: tests/gradients/test_ks_gradient.py."""
 
 import numpy as np
 import pytest
@@ -123,14 +123,6 @@ def test_exchange_built_only_for_hybrids(xc, k_built):
 def test_options_refusals(method, kw, words):
     with pytest.raises(InputError, match=words):
         SCFOptions(method=method, **kw)
-
-
-@pytest.mark.parametrize(("xc", "words"), [("cam-b3lyp", "range separated"), ("wb97m-v", "range separated")])
-def test_functional_refusals(xc, words):
-    """Range-separated hybrids (with VV10 or without) stop before any work, with one line."""
-    mol = Molecule.from_string("H 0 0 0; H 0 0 1.4", unit="bohr")
-    with pytest.raises(InputError, match=words):
-        run(mol, "sto-3g", "rks", xc=xc, device="cpu")
 
 
 def test_rks_needs_closed_shell():

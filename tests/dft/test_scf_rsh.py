@@ -1,0 +1,173 @@
+"""Range-separated hybrids (CAM-B3LYP, ωB97X, LC-ωPBE, ωB97X-V) on the CPU: the exchange
+terms against PySCF's, RKS/UKS energies and gradients against PySCF's with hartree's grid
+handed to PySCF, the erf part of the ERI gradient against central differences, the refusal
+on engines without erf-attenuated integrals, and ``hartree run -m cam-b3lyp``.  Water and
+H2O+ (not OH: tests/dft/test_scf_dft.py says why) in STO-3G on grid level 1.  The erf
+integrals run the generic numba driver (not the generated omega module, whose cold compile
+takes minutes)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from hartree.basis import load_basis
+from hartree.dft import make_grid, parse_functional
+from hartree.errors import InputError
+from hartree.gradients import scf_gradient
+from hartree.integrals.engine import CPUEngine
+from hartree.molecule import Molecule
+from hartree.scf import SCFOptions, run
+from hartree.scf.kernel import kernel
+from hartree.scf.ks import check_engine, exchange_terms
+from tests.helpers import to_pyscf
+
+pytest.importorskip("pyscf")
+
+LEVEL = 1
+#: |E_hartree - E_pyscf| allowed (Eh) and |dE/dR| (Eh/bohr)
+TOL, GTOL = 1e-8, 1e-7
+TIGHT = {"conv_tol": 1e-12, "conv_tol_grad": 1e-9}
+WATER = "O 0.0 0.1 0.1173; H 0.1 0.7572 -0.4692; H 0.0 -0.7572 -0.4292"  # distorted, Angstrom
+CATION = "O 0.00 0.05 -0.11; H 0.02 1.43 0.97; H -0.07 -1.49 1.02"  # H2O+, bohr
+#: libxc's LC-ωPBE (PySCF's parser reads 'lc-wpbe' as LC + WPBE and fails)
+LC_WPBE = "HYB_GGA_XC_LC_WPBE"
+
+
+def _molecule(system):
+    if system == "water":
+        return Molecule.from_string(WATER)
+    return Molecule.from_string(CATION, unit="bohr", charge=1)
+
+
+def _pyscf_mf(mol, basis, xc, dm0):
+    """PySCF's converged RKS/UKS of the same libxc functional on hartree's grid(s), started
+    from hartree's converged density (the converged energy does not depend on the start)."""
+    from pyscf import dft
+
+    pmol = to_pyscf(mol, basis)
+    mf = (dft.RKS if mol.multiplicity == 1 else dft.UKS)(pmol)
+    mf.xc = parse_functional(xc).xc_code
+    for attr in ("grids", "nlcgrids"):
+        grid = make_grid(mol, level=LEVEL)
+        grids = dft.gen_grid.Grids(pmol)  # PySCF builds a grid only while coords is None
+        grids.coords, grids.weights = np.array(grid.coords), np.array(grid.weights)
+        setattr(mf, attr, grids)
+    mf.conv_tol, mf.conv_tol_grad = 1e-12, 1e-9
+    mf.kernel(dm0=dm0)
+    assert mf.converged
+    return mf
+
+
+@pytest.mark.parametrize("xc", ["b3lyp", "pbe", "cam-b3lyp", "wb97x", LC_WPBE, "wb97x-v"])
+def test_exchange_terms_equal_pyscfs_coefficients(xc):
+    """sum factor K(omega) equals PySCF's hyb K + (alpha - hyb) K_lr(omega)
+    (NumInt.rsh_and_hybrid_coeff, the coefficients of its get_veff); CAM-B3LYP 0.19 and 0.46."""
+    from pyscf.dft.numint import NumInt
+
+    omega, alpha, hyb = NumInt().rsh_and_hybrid_coeff(parse_functional(xc).xc_code)
+    want = {0.0: hyb} if omega == 0 else {0.0: hyb, omega: alpha - hyb}
+    got = dict(exchange_terms(parse_functional(xc)))
+    assert set(got) == {w for w, c in want.items() if c != 0.0}
+    for w, c in got.items():
+        assert abs(c - want[w]) < 1e-12, (w, c, want)
+    if xc == "cam-b3lyp":
+        assert np.allclose(list(got.items()), [(0.0, 0.19), (0.33, 0.46)], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("system", "xc", "with_gradient"),
+    [
+        ("water", "cam-b3lyp", True),
+        ("water", "wb97x", False),
+        ("water", LC_WPBE, True),
+        ("cation", "cam-b3lyp", True),
+        ("cation", "wb97x", False),
+        ("water", "wb97x-v", False),
+    ],
+    ids=["rks-cam-b3lyp", "rks-wb97x", "rks-lc-wpbe", "uks-cam-b3lyp", "uks-wb97x", "rks-wb97x-v"],
+)
+def test_energy_and_gradient_equal_pyscf(system, xc, with_gradient):
+    """Energies equal PySCF's to 1e-8 Eh (measured 6e-14 to 2e-13), gradients (grid held
+    fixed, PySCF's default) its nuc_grad_method() to 1e-7 Eh/bohr (measured 1.4e-11 to 4e-9:
+    the UKS SCFs' convergence)."""
+    mol = _molecule(system)
+    basis = load_basis(mol, "sto-3g")
+    res = run(mol, basis, "rks" if mol.multiplicity == 1 else "uks", xc=xc, grid_level=LEVEL, device="cpu", **TIGHT)
+    dm = np.asarray(res.density)
+    mf = _pyscf_mf(mol, basis, xc, dm0=dm[0] if res.method == "rks" and dm.ndim == 3 else dm)
+    assert abs(res.energy - mf.e_tot) < TOL, (res.energy, mf.e_tot)
+    if not with_gradient:
+        return
+    g = scf_gradient(res)
+    ref = mf.nuc_grad_method().kernel()
+    assert np.abs(g.gradient - ref).max() < GTOL, np.abs(g.gradient - ref).max()
+
+
+def test_erf_eri_gradient_equals_central_differences():
+    """The erf part of the two-electron gradient, E = -1/4 tr(D K_lr[D]) for a fixed AO
+    density D (RKS exchange, k_factor 1/2), equals central differences of that energy
+    (CPUEngine.jk(omega=0.33)) to 1e-8 Eh/bohr (step 1e-4 bohr), on every atom of water/6-31G."""
+    mol = _molecule("water")
+    basis = load_basis(mol, "6-31g")
+    rng = np.random.default_rng(7)
+    c = rng.normal(size=(basis.nao, 5)) * 0.4
+    d = c @ c.T
+    omega = 0.33
+    got = CPUEngine(mol, basis).two_electron_gradient(np.zeros_like(d), d[None], 0.5, omega=omega)
+    coords = np.array(mol.coords)
+    h = 1e-4
+
+    def energy(xyz):
+        moved = mol.replace(coords=xyz)
+        _, k = CPUEngine(moved, load_basis(moved, "6-31g")).jk(d, with_j=False, omega=omega)
+        return -0.25 * float(np.sum(d * k))
+
+    for atom in range(mol.natm):
+        for x in range(3):
+            plus, minus = coords.copy(), coords.copy()
+            plus[atom, x] += h
+            minus[atom, x] -= h
+            fd = (energy(plus) - energy(minus)) / (2 * h)
+            assert abs(got[atom, x] - fd) < 1e-8, (atom, x, got[atom, x], fd)
+
+
+def test_other_engines_refuse_before_any_work():
+    """A range-separated hybrid on an engine other than the CPU's (a GPU engine) stops with
+    one InputError line before the engine is used (a bare object would fail at any use);
+    a global hybrid passes the check."""
+    mol = _molecule("water")
+    basis = load_basis(mol, "sto-3g")
+    with pytest.raises(InputError, match=r"^functional 'cam-b3lyp' is range separated \(omega 0.33\).*CPU only"):
+        kernel(mol, basis, SCFOptions(method="rks", xc="cam-b3lyp", grid_level=LEVEL), object())
+    assert check_engine(parse_functional("b3lyp"), object()) is None
+    with pytest.raises(InputError, match="CPU only; use --device cpu"):
+        check_engine(parse_functional("wb97x"), object())
+
+
+def test_cli_run_cam_b3lyp(tmp_path):
+    """``hartree run -m cam-b3lyp`` runs, its JSON energy equals the Python API's (1e-10)."""
+    from tests.cli.conftest import WATER_XYZ, run_main
+
+    (tmp_path / "water.xyz").write_text(WATER_XYZ)
+    out = tmp_path / "water.json"
+    argv = ["run", str(tmp_path / "water.xyz"), "-b", "sto-3g", "-m", "cam-b3lyp", "--grid", "1"]
+    code, stdout, err = run_main([*argv, "--conv-tol", "1e-10", "--device", "cpu", "--json", str(out)])
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    mol = Molecule.from_string(WATER_XYZ)
+    ref = run(mol, "sto-3g", "rks", xc="cam-b3lyp", grid_level=1, device="cpu", conv_tol=1e-10)
+    assert abs(doc["properties"]["return_energy"] - ref.energy) < 1e-9
+    assert "cam-b3lyp" in stdout.lower()
+
+
+@pytest.mark.gpu
+def test_cli_refuses_cam_b3lyp_on_the_gpu(tmp_path):
+    """On a GPU, ``hartree run -m cam-b3lyp --device gpu`` stops with one line, exit code 2."""
+    from hartree.cli.main import EXIT_INPUT
+    from tests.cli.conftest import WATER_XYZ, run_main
+
+    (tmp_path / "water.xyz").write_text(WATER_XYZ)
+    argv = ["run", str(tmp_path / "water.xyz"), "-b", "sto-3g", "-m", "cam-b3lyp", "--device", "gpu"]
+    code, stdout, err = run_main(argv)
+    assert code == EXIT_INPUT and "range separated" in err and err.count("\n") == 1, err
