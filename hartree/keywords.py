@@ -19,9 +19,11 @@ libxc names and hartree's aliases svwn, pbe, b3lyp, ...) and runs Kohn-Sham DFT:
 closed-shell singlet, UKS otherwise or with the keyword ``unrestricted`` (``--unrestricted``),
 on the grid of ``grid_level`` (``--grid``, 1..9, default 3).  Refused with one InputError:
 the method names rks, uks and roks (a functional is named instead; ROKS is not implemented),
-range-separated hybrids (:func:`hartree.scf.ks.checked_functional`), ``grid_response`` with
-a VV10 functional, ``grid_level``, ``unrestricted`` or ``grid_response`` with Hartree-Fock, and any functional
-when PySCF (the ``dft`` extra, for libxc) is missing.
+``grid_response`` with a VV10 functional, ``grid_level``, ``unrestricted`` or
+``grid_response`` with Hartree-Fock, and any functional when PySCF (the ``dft`` extra, for
+libxc) is missing.  Range-separated hybrids (cam-b3lyp, wb97x, wb97x-v, ...) run energies
+and gradients on the CPU; on a GPU the SCF refuses them before any work
+(:func:`hartree.scf.ks.check_engine`: no erf-attenuated GPU kernels yet).
 
 Dispersion (keyword ``dispersion``, ``--dispersion``: 'd3bj', 'd3zero' or 'd4'; an SCF
 option, added by :func:`hartree.scf.run` after the SCF, with its gradient in every gradient):
@@ -100,8 +102,7 @@ def is_functional(method):
 
 def checked_functional(method, where=None):
     """The :class:`hartree.dft.Functional` of the method name ``method``, or one InputError:
-    rks/uks/roks named as methods, unknown names, range-separated hybrids, a missing
-    PySCF (module docstring)."""
+    rks/uks/roks named as methods, unknown names, a missing PySCF (module docstring)."""
     from .scf.ks import checked_functional as ks_functional
 
     prefix = f"{where}: " if where else ""
@@ -195,8 +196,8 @@ def gradient_options(method, molecule, options, where=None):
 def check_gradient_method(method, what, where=None):
     """One InputError line, before any work, when the method name ``method`` has no analytic
     gradient for ``what`` ('--gradient', 'hartree opt', ...): a name that is neither
-    Hartree-Fock nor a functional :func:`checked_functional` accepts (range-separated hybrids,
-    roks, unknown names).  RI-MP2 is each caller's own refusal.  Returns None."""
+    Hartree-Fock nor a functional :func:`checked_functional` accepts (roks, unknown names).
+    RI-MP2 is each caller's own refusal.  Returns None."""
     if not is_functional(method):
         return
     prefix = f"{where}: " if where else ""
