@@ -401,6 +401,22 @@ def get_or_build(kind, key, suffix, build=None, data=None, prefix="", expect_sha
     return path
 
 
+def import_generated(key, text, prefix):
+    """The Python module of generated source ``text``, imported from its verified ``eri_gen``
+    entry (written first when missing or different from ``text``), as
+    ``_hartree_<prefix><digest>`` so that numba caches its functions beside the entry."""
+    import importlib.util
+    import sys
+
+    path = get_or_build("eri_gen", key, ".py", data=text.encode(), prefix=prefix)
+    name = f"_hartree_{prefix}{digest(key)[:16]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _write(path, kind, key, data, build):
     """Entry then record, each atomically (the entry's lock is held)."""
     if (data is None) == (build is None):

@@ -35,9 +35,7 @@ build product: never committed, never edited.  Cold compile of the default set (
 l <= 2, total l <= 4) plus the driver: ~40 s CPU; cached by numba afterwards.
 """
 
-import importlib.util
 import math
-import sys
 
 from hartree import cache
 from hartree.integrals.eri_prim import _BOYS_NTAYLOR as BOYS_NTAYLOR
@@ -363,12 +361,6 @@ def load_module(classes=None, attenuated=False):
         return _LOADED[(classes, attenuated)]
     text = module_source(list(classes), attenuated)
     key = module_key(text)
-    # the entry's content must equal ``text`` (checked by hash), else it is written anew
-    path = cache.get_or_build("eri_gen", key, ".py", data=text.encode(), prefix="eri_classes_")
-    modname = f"_hartree_eri_classes_{cache.digest(key)[:16]}"
-    spec = importlib.util.spec_from_file_location(modname, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = mod
-    spec.loader.exec_module(mod)
+    mod = cache.import_generated(key, text, prefix="eri_classes_")  # rewritten when unlike ``text``
     _LOADED[(classes, attenuated)] = mod
     return mod

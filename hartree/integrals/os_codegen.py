@@ -31,9 +31,6 @@ compiled code beside it (``eri_gen/__pycache__``).  The generated file is a buil
 never committed, never edited.
 """
 
-import importlib.util
-import sys
-
 from hartree import cache
 from hartree.integrals.os_program import (
     BASES,
@@ -466,12 +463,6 @@ def load_module():
         return _LOADED[0]
     text = module_source()
     key = module_key(text)
-    # the entry's content must equal ``text`` (checked by hash), else it is written anew
-    path = cache.get_or_build("eri_gen", key, ".py", data=text.encode(), prefix="one_electron_")
-    modname = f"_hartree_one_electron_{cache.digest(key)[:16]}"
-    spec = importlib.util.spec_from_file_location(modname, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = mod
-    spec.loader.exec_module(mod)
+    mod = cache.import_generated(key, text, prefix="one_electron_")  # rewritten when unlike ``text``
     _LOADED.append(mod)
     return mod
