@@ -29,7 +29,11 @@ Dispersion (keyword ``dispersion``, ``--dispersion``: 'd3bj', 'd3zero' or 'd4'; 
 option, added by :func:`hartree.scf.run` after the SCF, with its gradient in every gradient):
 Hartree-Fock and functionals alike, with the parameters of the dftd3/dftd4 packages;
 :func:`method_options` refuses, before any work, a method the package has no parameters for
-(:mod:`hartree.dft.dispersion`).
+(:mod:`hartree.dft.dispersion`).  A method name may carry the model as a suffix, as chemists
+write it (:func:`split_dispersion`): b3lyp-d3bj, b3lyp-d3(bj), pbe0-d4, rhf-d3bj, and -d3 for
+the zero-damping D3 (Grimme 2010's original).  Refused in one line: a name that libxc knows
+as one functional fitted with its own dispersion (wb97x-d3 is libxc's ωB97X-D3, not ωB97X
+with D3), and a suffix with a different ``dispersion`` keyword.
 
 Gradients (``--gradient``, driver ``gradient``, ``hartree opt``, ``hartree freq``, batch
 tasks gradient/opt/freq, ASE forces) exist for every SCF method here (RHF, UHF, ROHF, RKS,
@@ -95,9 +99,43 @@ def _aliases():
     return ALIASES
 
 
+#: dispersion suffixes of method names -> hartree's model names (:func:`split_dispersion`)
+DISPERSION_SUFFIXES = (("-d3(bj)", "d3bj"), ("-d3bj", "d3bj"), ("-d3zero", "d3zero"), ("-d3", "d3zero"), ("-d4", "d4"))
+
+
+def _libxc_name(name):
+    """libxc's code of ``name`` when hartree's aliases or PySCF's parser know it, else None."""
+    from .dft.functionals import parse_functional
+
+    try:
+        return parse_functional(name).xc_code
+    except InputError:
+        return None
+
+
+def split_dispersion(method):
+    """(method name, dispersion model or None): 'b3lyp-d3bj' -> ('b3lyp', 'd3bj'),
+    'rhf-d4' -> ('rhf', 'd4'), 'pbe' -> ('pbe', None); lower case.  InputError, one line,
+    for a name that libxc knows as one functional with its own dispersion parameters
+    (wb97x-d3 is libxc's WB97X_D3, not ωB97X plus D3)."""
+    name = str(method).lower()
+    for suffix, model in DISPERSION_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            base = name[: -len(suffix)]
+            whole = None if base in HF_METHODS else _libxc_name(name.replace("-", "_"))
+            if whole is not None:
+                raise InputError(
+                    f"method {method!r} is libxc's functional {whole}, fitted with its own dispersion "
+                    "correction, which hartree does not provide; choose another functional"
+                )
+            return base, model
+    return name, None
+
+
 def is_functional(method):
-    """True when the method name is read as a functional (not rhf, uhf, rohf or mp2)."""
-    return str(method).lower() not in (*HF_METHODS, "mp2")
+    """True when the method name is read as a functional (not rhf, uhf, rohf or mp2, with or
+    without a dispersion suffix)."""
+    return split_dispersion(method)[0] not in (*HF_METHODS, "mp2")
 
 
 def checked_functional(method, where=None):
@@ -106,7 +144,7 @@ def checked_functional(method, where=None):
     from .scf.ks import checked_functional as ks_functional
 
     prefix = f"{where}: " if where else ""
-    name = str(method).lower()
+    name = split_dispersion(method)[0]
     if name == "roks":
         raise InputError(
             f"{prefix}ROKS (restricted open-shell Kohn-Sham) is not implemented; name the functional "
@@ -157,7 +195,15 @@ def method_options(method, molecule, options, where=None):
     :func:`scf_options` (not changed; the copy returned has no :data:`METHOD_KEYWORDS`).
     InputError, one line naming ``where``, for the refusals of the module docstring."""
     prefix = f"{where}: " if where else ""
-    name = str(method).lower()
+    name, suffix_model = split_dispersion(method)
+    if suffix_model is not None:
+        given = options.get("dispersion")
+        if given is not None and given != suffix_model:
+            raise InputError(
+                f"{prefix}method {method!r} names the dispersion {suffix_model} and the dispersion {given!r} "
+                "was also given: name one"
+            )
+        options = {**options, "dispersion": suffix_model}
     out = {k: v for k, v in options.items() if k not in METHOD_KEYWORDS}
     if name == "mp2":
         raise InputError(f"{prefix}method 'mp2' is not an SCF method; RI-MP2 runs with hartree run --method mp2")

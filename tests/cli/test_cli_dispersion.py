@@ -103,6 +103,45 @@ def test_run_gradient_adds_the_dispersion_gradient(tmp_path):
     assert doc["extras"]["hartree"]["dispersion"]["three_body"] is True and "E(RHF-D4/sto-3g)" in stdout
 
 
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [
+        ("b3lyp-d3bj", ("rks", "b3lyp", "d3bj")),
+        ("B3LYP-D3(BJ)", ("rks", "b3lyp", "d3bj")),
+        ("pbe0-d3", ("rks", "pbe0", "d3zero")),
+        ("pbe-d3zero", ("rks", "pbe", "d3zero")),
+        ("r2scan-d4", ("rks", "r2scan", "d4")),
+        ("rhf-d4", ("rhf", None, "d4")),
+        ("b3lyp", ("rks", "b3lyp", None)),
+    ],
+)
+def test_method_names_carry_the_dispersion_suffix(method, expected):
+    """``--method b3lyp-d3bj`` is ``--method b3lyp --dispersion d3bj`` (and -d3(bj), -d3 for
+    zero damping, -d3zero, -d4, on HF too)."""
+    from hartree.keywords import method_options
+
+    scf, options = method_options(method, WATER, {})
+    assert (scf, options.get("xc"), options.get("dispersion")) == expected
+    again, same = method_options(method, WATER, {"dispersion": expected[2]} if expected[2] else {})
+    assert (again, same) == (scf, options)  # the same model given twice is no conflict
+
+
+def test_method_suffix_runs_as_the_keyword(tmp_path):
+    """``hartree run -m rhf-d3bj``: energy = RHF energy of the API + PySCF's D3(BJ) energy
+    (1e-10 Eh), the label names the model."""
+    (tmp_path / "water.json").write_text(json.dumps(WATER.to_qcschema()))
+    out = tmp_path / "e.json"
+    code, stdout, err = run_main(
+        ["run", str(tmp_path / "water.json"), "-b", "sto-3g", "-m", "rhf-d3bj", "--json", str(out), *CPU]
+    )
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    e_ref, _ = _pyscf_dispersion(WATER, "hf", "d3bj")
+    plain = run(WATER, "sto-3g", "rhf", device="cpu")
+    assert abs(doc["properties"]["return_energy"] - (plain.energy + e_ref)) < 1e-10
+    assert "E(RHF-D3BJ/sto-3g)" in stdout
+
+
 def test_qcengine_batch_and_ase_pass_it_through(tmp_path):
     """On a tilted H2 (PBE, grid level 1, keyword dispersion d3bj): QCEngine's gradient, a
     batch gradient task (``--dispersion`` of the command line over an input without it) and
@@ -214,6 +253,9 @@ REFUSED = [
     (["freq", "{w}", "-m", "svwn", "--dispersion", "d4"], "no D4 dispersion parameters for 'svwn'"),
     (["batch", "{w}", "--dispersion", "d5", "--out", "{d}/out"], "--dispersion must be one of d3bj, d3zero, d4"),
     (["run", "{j}"], "keywords.dispersion must be a string"),
+    (["run", "{w}", "-m", "b3lyp-d3bj", "--dispersion", "d4"], "names the dispersion d3bj and the dispersion 'd4'"),
+    (["run", "{w}", "-m", "svwn-d3bj"], "no D3(BJ) dispersion parameters for 'svwn' in dftd3"),
+    (["run", "{w}", "-m", "wb97x-d3"], "is libxc's functional WB97X_D3, fitted with its own dispersion"),
 ]
 
 
