@@ -19,11 +19,12 @@ libxc names and hartree's aliases svwn, pbe, b3lyp, ...) and runs Kohn-Sham DFT:
 closed-shell singlet, UKS otherwise or with the keyword ``unrestricted`` (``--unrestricted``),
 on the grid of ``grid_level`` (``--grid``, 1..9, default 3).  Refused with one InputError:
 the method names rks, uks and roks (a functional is named instead; ROKS is not implemented),
-``grid_response`` with a VV10 functional, ``grid_level``, ``unrestricted`` or
-``grid_response`` with Hartree-Fock, and any functional when PySCF (the ``dft`` extra, for
-libxc) is missing.  Range-separated hybrids (cam-b3lyp, wb97x, wb97x-v, ...) run energies
-and gradients on the CPU; on a GPU the SCF refuses them before any work
-(:func:`hartree.scf.ks.check_engine`: no erf-attenuated GPU kernels yet).
+``grid_response`` with a VV10 functional, ``nlc_grid_level`` (``--nlc-grid``, the grid of
+VV10's non-local part, default 1) with a functional without VV10, ``grid_level``,
+``nlc_grid_level``, ``unrestricted`` or ``grid_response`` with Hartree-Fock, and any
+functional when PySCF (the ``dft`` extra, for libxc) is missing.  Range-separated hybrids
+(cam-b3lyp, wb97x, wb97x-v, ...) run energies and gradients on the CPU; on a GPU the SCF
+refuses them before any work (:func:`hartree.scf.ks.check_engine`: no erf-attenuated GPU kernels yet).
 
 Dispersion (keyword ``dispersion``, ``--dispersion``: 'd3bj', 'd3zero' or 'd4'; an SCF
 option, added by :func:`hartree.scf.run` after the SCF, with its gradient in every gradient):
@@ -208,7 +209,8 @@ def method_options(method, molecule, options, where=None):
     if name == "mp2":
         raise InputError(f"{prefix}method 'mp2' is not an SCF method; RI-MP2 runs with hartree run --method mp2")
     if name in HF_METHODS:
-        given = [k for k in ("grid_level", "unrestricted", "grid_response") if k in options and options[k] is not False]
+        dft = ("grid_level", "nlc_grid_level", "unrestricted", "grid_response")
+        given = [k for k in dft if k in options and options[k] is not False]
         if given:
             raise InputError(
                 f"{prefix}{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to DFT "
@@ -216,7 +218,9 @@ def method_options(method, molecule, options, where=None):
             )
         _check_dispersion(name, options, prefix)
         return name, out
-    checked_functional(name, where)
+    functional = checked_functional(name, where)
+    if "nlc_grid_level" in options and functional.vv10 is None:
+        raise InputError(f"{prefix}nlc_grid_level (--nlc-grid) applies only to VV10 functionals, not to {name!r}")
     _check_dispersion(name, options, prefix)
     closed = molecule.multiplicity == 1 and molecule.nelectron % 2 == 0
     scf = "rks" if closed and not options.get("unrestricted") else "uks"

@@ -12,8 +12,9 @@ command line wins over the file, and the file wins over the defaults.
   command line only when the file names no basis (else one InputError);
 * ``keywords``: ``conv_tol`` is ``--conv-tol``, ``max_cycle`` ``--max-cycle``,
   ``level_shift`` ``--level-shift``, ``guess`` ``--guess``, ``cartesian`` ``--cartesian``,
-  ``device`` ``--device``, ``grid_level`` ``--grid``, ``unrestricted`` ``--unrestricted`` and
-  ``grid_response`` ``--grid-response`` (DFT functionals only), ``dispersion``
+  ``device`` ``--device``, ``grid_level`` ``--grid``, ``nlc_grid_level`` ``--nlc-grid`` (VV10
+  functionals), ``unrestricted`` ``--unrestricted`` and ``grid_response`` ``--grid-response``
+  (DFT functionals only), ``dispersion``
   ``--dispersion`` (Hartree-Fock and functionals); the others (``conv_tol_grad``,
   ``diis_space``, ``damping``, ...) have no option and go to the SCF as written.
 
@@ -44,6 +45,7 @@ OPTION_KEYWORDS = {
     "cartesian": "cartesian",
     "device": "device",
     "grid": "grid_level",
+    "nlc_grid": "nlc_grid_level",
     "unrestricted": "unrestricted",
     "grid_response": "grid_response",
     "dispersion": "dispersion",
@@ -56,7 +58,8 @@ QCSchema AtomicInput files (.json; v1 "qcschema_input" or v2 "qcschema_atomic_in
   the file gives the molecule, the driver (energy, or gradient: the same as --gradient),
   model.method (rhf, uhf, rohf, mp2 or a functional), model.basis and keywords (SCF
   options: conv_tol, conv_tol_grad, max_cycle, guess, level_shift, cartesian, device,
-  diis_space, damping, ...; grid_level, unrestricted and grid_response for functionals;
+  diis_space, damping, ...; grid_level, unrestricted and grid_response for functionals,
+  nlc_grid_level for VV10 functionals;
   dispersion: d3bj, d3zero or d4).
   Options given on the command line override the file, and the file overrides the
   defaults; --basis is needed only when the file names no basis. Drivers hessian and
@@ -139,7 +142,12 @@ def resolve(args, record):
 
 
 #: the DFT options of the command line: (flag, argparse dest)
-DFT_FLAGS = (("--grid", "grid"), ("--unrestricted", "unrestricted"), ("--grid-response", "grid_response"))
+DFT_FLAGS = (
+    ("--grid", "grid"),
+    ("--nlc-grid", "nlc_grid"),
+    ("--unrestricted", "unrestricted"),
+    ("--grid-response", "grid_response"),
+)
 
 
 def check_dft_flags(args, name):
@@ -188,16 +196,20 @@ def gradient_method(args, molecule):
     check_dft_flags(args, args.method)
     given = set(getattr(args, "given", None) or ())
     keywords = {key: getattr(args, dest) for dest, key in OPTION_KEYWORDS.items() if dest in given}
-    keywords = {k: v for k, v in keywords.items() if k in ("grid_level", "unrestricted", "grid_response", "dispersion")}
+    dft = ("grid_level", "nlc_grid_level", "unrestricted", "grid_response", "dispersion")
+    keywords = {k: v for k, v in keywords.items() if k in dft}
     return gradient_options(args.method, molecule, keywords)
 
 
 def dft_keywords(options, grid_response):
     """The DFT settings a gradient job records in its JSON keywords: xc, grid_level and
-    grid_response (functionals), dispersion (when set; Hartree-Fock too)."""
+    grid_response (functionals), nlc_grid_level (when given), dispersion (when set;
+    Hartree-Fock too)."""
     out = {}
     if "xc" in options:
         out = {"xc": options["xc"], "grid_level": options["grid_level"], "grid_response": bool(grid_response)}
+        if "nlc_grid_level" in options:
+            out["nlc_grid_level"] = options["nlc_grid_level"]
     if options.get("dispersion"):
         out["dispersion"] = options["dispersion"]
     return out
@@ -212,8 +224,8 @@ def grid_level(text):
 
 
 def add_dft_arguments(group):
-    """Add ``--grid``, ``--unrestricted`` and ``--grid-response`` (DFT functionals; the last
-    for gradients) and ``--dispersion`` (Hartree-Fock too) to an argparse group of
+    """Add ``--grid``, ``--nlc-grid`` (VV10), ``--unrestricted`` and ``--grid-response`` (DFT
+    functionals; the last for gradients) and ``--dispersion`` (Hartree-Fock too) to an argparse group of
     ``hartree run``, ``opt`` and ``freq``."""
     group.add_argument(
         "--grid",
@@ -222,6 +234,15 @@ def add_dft_arguments(group):
         action=Given,
         metavar="N",
         help="DFT integration grid, 1 (coarse) .. 9 (fine), PySCF's levels (default: 3)",
+    )
+    group.add_argument(
+        "--nlc-grid",
+        type=grid_level,
+        default=None,
+        action=Given,
+        metavar="N",
+        help="grid of the VV10 non-local correlation of b97m-v, wb97x-v, wb97m-v, ..., 1 .. 9 (default: 1, "
+        "as PySCF's nlcgrids)",
     )
     group.add_argument(
         "--unrestricted",

@@ -71,6 +71,7 @@ KEYWORDS = {
     "lindep_threshold": "number",
     "cartesian": "boolean",
     "grid_level": "integer",
+    "nlc_grid_level": "integer",
     "unrestricted": "boolean",
     "grid_response": "boolean",
     "dispersion": "string",  # 'd3bj' | 'd3zero' | 'd4' (SCFOptions.dispersion)

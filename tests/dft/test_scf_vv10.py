@@ -132,8 +132,9 @@ def test_grid_response_with_vv10_is_refused():
 
 
 def test_cli_report_and_json(tmp_path):
-    """hartree run -m b97m-v: the report shows the VV10 row, b and C and the VV10 grid; the
-    JSON (valid QCSchema) has scf_vv10_energy, and its energy fields add up to the total."""
+    """hartree run -m b97m-v --nlc-grid 2: the report shows the VV10 row, b and C and the
+    VV10 grid of level 2; the JSON (valid QCSchema) has scf_vv10_energy, and its energy fields
+    add up to the total."""
     from qcelemental.models.v1 import AtomicResult
 
     from tests.cli.conftest import WATER_XYZ, run_main
@@ -141,16 +142,42 @@ def test_cli_report_and_json(tmp_path):
     path = tmp_path / "w.xyz"
     path.write_text(WATER_XYZ)
     out = tmp_path / "w.json"
-    code, stdout, err = run_main(["run", str(path), "-b", "sto-3g", "-m", "b97m-v", "--grid", "1", "--json", str(out)])
+    code, stdout, err = run_main(
+        ["run", str(path), "-b", "sto-3g", "-m", "b97m-v", "--grid", "1", "--nlc-grid", "2", "--json", str(out)]
+    )
     assert code == 0, err
-    for text in ("VV10 non-local correlation", "b = 6, C = 0.01", "VV10 grid", "level 1"):
+    for text in ("VV10 non-local correlation", "b = 6, C = 0.01", "VV10 grid", "level 2"):
         assert text in stdout, text
     doc = json.loads(out.read_text())
     AtomicResult(**doc)
     props = doc["properties"]
     parts = ("scf_one_electron_energy", "scf_two_electron_energy", "scf_xc_energy", "scf_vv10_energy")
     assert abs(sum(props[k] for k in parts) + props["nuclear_repulsion_energy"] - props["return_energy"]) < 1e-10
-    assert props["scf_vv10_energy"] > 0.0 and doc["extras"]["hartree"]["dft"]["vv10"]["grid_level"] == 1
+    assert props["scf_vv10_energy"] > 0.0 and doc["extras"]["hartree"]["dft"]["vv10"]["grid_level"] == 2
+    assert doc["keywords"]["nlc_grid_level"] == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "-m", "pbe", "--nlc-grid", "2"], "nlc_grid_level (--nlc-grid) applies only to VV10 functionals"),
+        (["opt", "-m", "b3lyp", "--nlc-grid", "2"], "nlc_grid_level (--nlc-grid) applies only to VV10 functionals"),
+        (["run", "-m", "rhf", "--nlc-grid", "2"], "--nlc-grid applies only to DFT functionals"),
+        (["run", "-m", "b97m-v", "--nlc-grid", "0"], "argument --nlc-grid: must be an integer from 1 to 9"),
+    ],
+    ids=["pbe", "opt-b3lyp", "rhf", "range"],
+)
+def test_cli_refuses_a_vv10_grid_without_vv10(tmp_path, argv, message):
+    """--nlc-grid with a functional without VV10, with Hartree-Fock or outside 1..9: one
+    error line, exit code 2, nothing printed or written."""
+    from hartree.cli.main import EXIT_INPUT
+    from tests.cli.conftest import WATER_XYZ, run_main
+
+    path = tmp_path / "w.xyz"
+    path.write_text(WATER_XYZ)
+    code, stdout, err = run_main([argv[0], str(path), "-b", "sto-3g", *argv[1:]])
+    assert code == EXIT_INPUT and message in err, err
+    assert "Traceback" not in err and stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == ["w.xyz"]
 
 
 def test_vv10_grid_level_option():
