@@ -58,8 +58,8 @@ def open_checkpoint(path, molecule, basis, method, step, scf_options, overwrite=
     """The :class:`DisplacementCheckpoint` of this job at ``path`` (None: no checkpoint);
     refusals (another job's file, a damaged one) raise InputError before any work.  The
     job's fingerprint holds the SCF tolerances and, for Kohn-Sham, the functional, the grid
-    level and grid_response, and a dispersion correction when there is one (Hartree-Fock
-    fingerprints without one are those of earlier versions)."""
+    level and grid_response, the VV10 grid level when given, and a dispersion correction when
+    there is one (Hartree-Fock fingerprints without one are those of earlier versions)."""
     if path is None:
         return None
     tolerances = {k: scf_options[k] for k in ("conv_tol", "conv_tol_grad") if k in scf_options}
@@ -69,6 +69,8 @@ def open_checkpoint(path, molecule, basis, method, step, scf_options, overwrite=
             grid_level=int(scf_options.get("grid_level", 3)),
             grid_response=bool(grid_response),
         )
+    if scf_options.get("nlc_grid_level") is not None:  # only when given: older fingerprints still match
+        tolerances["nlc_grid_level"] = int(scf_options["nlc_grid_level"])
     if scf_options.get("dispersion") is not None:  # only when set: older fingerprints still match
         tolerances["dispersion"] = str(scf_options["dispersion"]).lower()
     job = {

@@ -164,3 +164,21 @@ def test_outputs_and_checkpoints_of_other_jobs(tmp_path, water_xyz):
     assert code == 2 and "belongs to another job" in err
     code, _, err = run_main("freq", water_xyz, "-b", "sto-3g", "--device", "cpu", "--checkpoint", water_xyz)
     assert code == 2 and "is the molecule file" in err
+
+
+def test_checkpoint_fingerprint_holds_the_dft_settings(tmp_path):
+    """A frequency checkpoint of one Kohn-Sham job is refused by a job with another grid,
+    VV10 grid or dispersion (they change every gradient), and read by the same job."""
+    from hartree.basis import load_basis
+    from hartree.errors import InputError
+    from hartree.vibrations.driver import open_checkpoint
+
+    mol = Molecule.from_string(WATER_XYZ)
+    basis = load_basis(mol, "sto-3g")
+    store = tmp_path / "chk.json"
+    job = {"conv_tol": 1e-10, "xc": "b97m-v", "grid_level": 2, "nlc_grid_level": 2}
+    open_checkpoint(store, mol, basis, "rks", 0.001, job).add(0, -76.0, np.zeros((3, 3)), np.zeros(3))
+    assert len(open_checkpoint(store, mol, basis, "rks", 0.001, dict(job)).records) == 1
+    for change in ({"nlc_grid_level": 1}, {"grid_level": 3}, {"dispersion": "d3bj"}):
+        with pytest.raises(InputError, match="belongs to another job"):
+            open_checkpoint(store, mol, basis, "rks", 0.001, {**job, **change})
