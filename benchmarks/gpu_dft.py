@@ -49,26 +49,23 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.records import device_slug, record_path  # noqa: E402
 from benchmarks.side_by_side import (  # noqa: E402
     ANCHORS,
-    DEVICES,
     SCREENING,
-    Side,
+    add_run_arguments,
     anchor_device,
     anchor_label,
-    attempt,
     case_molecule,
+    check_run_arguments,
     cpu_name,
     git_commit,
     gpu_count,
     gpu_name,
     hartree_info,
-    merge_records,
     now,
-    parse_cases,
+    report_records,
+    run_cases,
     synchronize,
-    write_record,
 )
 from hartree.gradients import GRADIENT_SCF_DEFAULTS  # noqa: E402
 
@@ -360,81 +357,32 @@ def _versions(rows):
 
 # ----------------------------------------------------------------------- main
 def run(args):
-    from hartree.basis import load_basis
-
     meta = {"benchmark": BENCHMARK, "date": now(), "commit": git_commit(), "device": args.device,
             "anchor": args.anchor, "xc": args.xc, "grid_level": args.grid, "repeat": args.repeat,
             "sides": args.sides, "command": " ".join(sys.argv), "versions": ""}  # fmt: skip
-    rows, stem = [], args.out
-    with Side("hartree", args.device) as hartree_side, Side(args.anchor, anchor_device(args.anchor)) as anchor_side:
-        for name, basis_name in parse_cases(args.cases):
-            mol = case_molecule(name)
-            row = {"molecule": name, "basis": basis_name, "xc": args.xc, "grid_level": args.grid,
-                   "natm": mol.natm, "nao": load_basis(mol, basis_name).nao}  # fmt: skip
-            rows.append(row)
-            print(f"{name} {basis_name}: {mol.natm} atoms, {row['nao']} functions", flush=True)
-            for side, proc, fn, where in (
-                ("hartree", hartree_side, hartree_dft, args.device),
-                ("anchor", anchor_side, anchor_dft, args.anchor),
-            ):
-                if side not in args.sides:
-                    continue
-                more = (not args.no_gradient, not args.no_parts) if side == "hartree" else (not args.no_gradient,)
-                res = attempt(proc, fn, name, basis_name, args.xc, args.grid, where, args.repeat, *more)
-                row[side] = res
-                compare(row)
-                print(f"  {side}: {summary(res)}", flush=True)
-                if side == "hartree" and "device" in res:
-                    meta["device"] = res["device"]
-                meta["versions"] = _versions(rows)
-                if stem is None and "device" in res:
-                    stem = record_path(BENCHMARK, device_slug(res["device"]))
-                if stem is not None:
-                    write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
-    print(table(rows, meta), flush=True)
-    print(f"wrote {stem}.json and .md" if stem else "no record written", flush=True)
-
-
-def report(args):
-    meta, rows = merge_records(args.report, _key)
-    rows = [compare(r) for r in rows]
-    device = next((r[s]["device"] for r in rows for s in ("hartree", "anchor") if "device" in (r.get(s) or {})), "gpu")
-    meta |= {"device": device, "versions": _versions(rows)}
-    stem = args.out or record_path(BENCHMARK, device_slug(device))
-    write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
-    print(table(rows, meta))
-    print(f"wrote {stem}.json and .md")
+    common = (args.xc, args.grid)
+    calls = {
+        "hartree": (hartree_dft, (*common, args.device, args.repeat, not args.no_gradient, not args.no_parts)),
+        "anchor": (anchor_dft, (*common, args.anchor, args.repeat, not args.no_gradient)),
+    }
+    run_cases(args, BENCHMARK, meta, calls, (compare, table, _versions),
+              row_fields={"xc": args.xc, "grid_level": args.grid}, describe=summary)  # fmt: skip
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default=CASES, help=f"molecule:basis,... (default {CASES})")
+    add_run_arguments(ap, CASES, BENCHMARK)
     ap.add_argument("--xc", default=XC, help=f"functional of both codes (default {XC})")
     ap.add_argument("--grid", type=int, default=GRID, help=f"grid level of both codes (default {GRID})")
-    ap.add_argument("--device", default="gpu", choices=DEVICES, help="hartree's device (cpu: testing)")
-    ap.add_argument("--anchor", default="gpu4pyscf", choices=ANCHORS)
-    ap.add_argument("--sides", default="hartree,anchor", help="which codes run: hartree, anchor or both")
     ap.add_argument("--repeat", type=int, default=3, help="warm XC and J/K evaluations timed (best kept)")
     ap.add_argument("--no-gradient", action="store_true", help="SCF only (no gradient in either code)")
     ap.add_argument("--no-parts", action="store_true", help="no separate XC and J/K timing on hartree's side")
-    ap.add_argument("--out", default=None, help="record path without extension (default: results/gpu_dft_<gpu>)")
-    ap.add_argument("--report", nargs="+", default=None, metavar="JSON", help="merge these records; no measurement")
     args = ap.parse_args()
     if args.report:
-        return report(args)
-    args.sides = [s.strip() for s in args.sides.split(",")]
-    if not args.sides or set(args.sides) - {"hartree", "anchor"}:
-        ap.error("--sides: hartree, anchor or hartree,anchor")
-    try:
-        parse_cases(args.cases)
-    except ValueError as error:
-        ap.error(str(error))
+        return report_records(args, BENCHMARK, _key, (compare, table, _versions))
+    check_run_arguments(ap, args)
     if not 1 <= args.grid <= 9:
         ap.error("--grid: a level 1..9")
-    if args.device == "cpu" and not args.out:
-        ap.error("--device cpu tests the driver: give --out")
-    if args.device == "gpu" and args.anchor == "pyscf" and "anchor" in args.sides:
-        print("note: the anchor is PySCF on the CPU (--anchor pyscf), not GPU4PySCF", flush=True)
     run(args)
 
 

@@ -35,26 +35,22 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.records import device_slug, record_path  # noqa: E402
 from benchmarks.side_by_side import (  # noqa: E402
-    ANCHORS,
-    DEVICES,
-    Side,
+    add_run_arguments,
     anchor_device,
     anchor_info,
     anchor_label,
     anchor_rhf,
-    attempt,
     case_molecule,
+    check_run_arguments,
     git_commit,
     hartree_info,
-    merge_records,
     now,
-    parse_cases,
+    report_records,
+    run_cases,
     synchronize,
     warm_up_anchor,
     warm_up_hartree,
-    write_record,
 )
 from hartree.vibrations import FREQUENCY_SCF_DEFAULTS, harmonic_analysis  # noqa: E402
 
@@ -218,74 +214,32 @@ def _versions(rows):
 
 
 # ----------------------------------------------------------------------- main
-def run(args):
-    from hartree.basis import load_basis
+def _after_case(row):
+    """The line printed when both sides of a case are done."""
+    if "max_abs_dfreq_cm" in row:
+        print(f"  max |Δν| {row['max_abs_dfreq_cm']:.2f} cm-1, max |ΔH| {row['max_abs_dhessian']:.1e}, "
+              f"ratio {row['ratio']:.2f}", flush=True)  # fmt: skip
 
+
+def run(args):
     meta = {"benchmark": BENCHMARK, "date": now(), "commit": git_commit(), "device": args.device,
             "anchor": args.anchor, "sides": args.sides, "command": " ".join(sys.argv), "versions": ""}  # fmt: skip
-    rows, stem = [], args.out
-    with Side("hartree", args.device) as hartree_side, Side(args.anchor, anchor_device(args.anchor)) as anchor_side:
-        for name, basis_name in parse_cases(args.cases):
-            mol = case_molecule(name)
-            row = {"molecule": name, "basis": basis_name, "natm": mol.natm, "nao": load_basis(mol, basis_name).nao}
-            rows.append(row)
-            print(f"{name} {basis_name}: {mol.natm} atoms, {row['nao']} functions", flush=True)
-            for side, proc, fn, where in (
-                ("hartree", hartree_side, hartree_frequencies, args.device),
-                ("anchor", anchor_side, anchor_frequencies, args.anchor),
-            ):
-                if side not in args.sides:
-                    continue
-                res = attempt(proc, fn, name, basis_name, where, args.conv_tol_cpscf)
-                row[side] = res
-                compare(row)
-                print(f"  {side}: " + (res["error"] if "error" in res else f"{res['wall_s']:.1f} s"), flush=True)
-                if side == "hartree" and "device" in res:
-                    meta["device"] = res["device"]
-                meta["versions"] = _versions(rows)
-                if stem is None and "device" in res:
-                    stem = record_path(BENCHMARK, device_slug(res["device"]))
-                if stem is not None:
-                    write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
-            if "max_abs_dfreq_cm" in row:
-                print(f"  max |Δν| {row['max_abs_dfreq_cm']:.2f} cm-1, max |ΔH| {row['max_abs_dhessian']:.1e}, "
-                      f"ratio {row['ratio']:.2f}", flush=True)  # fmt: skip
-    print(table(rows, meta), flush=True)
-    print(f"wrote {stem}.json and .md" if stem else "no record written", flush=True)
-
-
-def report(args):
-    meta, rows = merge_records(args.report, _key)
-    rows = [compare(r) for r in rows]
-    device = next((r[s]["device"] for r in rows for s in ("hartree", "anchor") if "device" in (r.get(s) or {})), "gpu")
-    meta |= {"device": device, "versions": _versions(rows)}
-    stem = args.out or record_path(BENCHMARK, device_slug(device))
-    write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
-    print(table(rows, meta))
-    print(f"wrote {stem}.json and .md")
+    calls = {
+        "hartree": (hartree_frequencies, (args.device, args.conv_tol_cpscf)),
+        "anchor": (anchor_frequencies, (args.anchor, args.conv_tol_cpscf)),
+    }
+    run_cases(args, BENCHMARK, meta, calls, (compare, table, _versions),
+              describe=lambda res: f"{res['wall_s']:.1f} s", after_case=_after_case)  # fmt: skip
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default=CASES, help=f"molecule:basis,... (default {CASES})")
-    ap.add_argument("--device", default="gpu", choices=DEVICES, help="hartree's device (cpu: testing)")
-    ap.add_argument("--anchor", default="gpu4pyscf", choices=ANCHORS)
-    ap.add_argument("--sides", default="hartree,anchor", help="which codes run: hartree, anchor or both")
+    add_run_arguments(ap, CASES, BENCHMARK)
     ap.add_argument("--conv-tol-cpscf", type=float, default=None, help="the anchor's CPHF tolerance (default: its own)")
-    ap.add_argument("--out", default=None, help="record path without extension (default: results/gpu_freq_<gpu>)")
-    ap.add_argument("--report", nargs="+", default=None, metavar="JSON", help="merge these records; no measurement")
     args = ap.parse_args()
     if args.report:
-        return report(args)
-    args.sides = [s.strip() for s in args.sides.split(",")]
-    if not args.sides or set(args.sides) - {"hartree", "anchor"}:
-        ap.error("--sides: hartree, anchor or hartree,anchor")
-    try:
-        parse_cases(args.cases)
-    except ValueError as error:
-        ap.error(str(error))
-    if args.device == "cpu" and not args.out:
-        ap.error("--device cpu tests the driver: give --out")
+        return report_records(args, BENCHMARK, _key, (compare, table, _versions))
+    check_run_arguments(ap, args)
     run(args)
 
 

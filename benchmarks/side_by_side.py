@@ -3,7 +3,8 @@ molecule and basis data, each code in a process of its own.
 
     from benchmarks.side_by_side import Side, anchor_rhf, case_molecule, write_record
 
-Used by gpu_gradient_alanine.py, gpu_opt.py and gpu_freq.py.
+Used by gpu_gradient_alanine.py, gpu_dft.py, gpu_opt.py and gpu_freq.py; the last three
+measure and merge their records with :func:`run_cases` and :func:`report_records`.
 
 One process per code (:class:`Side`): GPU4PySCF and hartree each keep a cupy memory pool
 that the other cannot use, and PySCF's geomeTRIC interface rewrites geomeTRIC's unit
@@ -34,6 +35,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.records import device_slug, record_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -306,6 +309,96 @@ def attempt(side, fn, *args):
         text = " ".join(str(error).split()) or type(error).__name__
         print(f"  {side.name}: {type(error).__name__}: {text}", flush=True)
         return {"error": f"{type(error).__name__}: {text}"}
+
+
+# ----------------------------------------------------------------------- the run
+def add_run_arguments(ap, cases, benchmark):
+    """Add the options every two-sided script shares: --cases (default ``cases``), --device,
+    --anchor, --sides, --out (default results/<benchmark>_<gpu>) and --report."""
+    ap.add_argument("--cases", default=cases, help=f"molecule:basis,... (default {cases})")
+    ap.add_argument("--device", default="gpu", choices=DEVICES, help="hartree's device (cpu: testing)")
+    ap.add_argument("--anchor", default="gpu4pyscf", choices=ANCHORS)
+    ap.add_argument("--sides", default="hartree,anchor", help="which codes run: hartree, anchor or both")
+    ap.add_argument("--out", default=None, help=f"record path without extension (default: results/{benchmark}_<gpu>)")
+    ap.add_argument("--report", nargs="+", default=None, metavar="JSON", help="merge these records; no measurement")
+
+
+def check_run_arguments(ap, args):
+    """After parsing (not with --report): args.sides becomes a list; ap.error (one line,
+    exit code 2) for bad --sides or --cases, and for --device cpu without --out; a note when
+    the anchor is PySCF on the CPU while hartree runs on the GPU."""
+    args.sides = [s.strip() for s in args.sides.split(",")]
+    if not args.sides or set(args.sides) - {"hartree", "anchor"}:
+        ap.error("--sides: hartree, anchor or hartree,anchor")
+    try:
+        parse_cases(args.cases)
+    except ValueError as error:
+        ap.error(str(error))
+    if args.device == "cpu" and not args.out:
+        ap.error("--device cpu tests the driver: give --out")
+    if args.device == "gpu" and args.anchor == "pyscf" and "anchor" in args.sides:
+        print("note: the anchor is PySCF on the CPU (--anchor pyscf), not GPU4PySCF", flush=True)
+
+
+def run_cases(args, benchmark, meta, calls, summarise, *, row_fields=None, describe=None, after_case=None):
+    """Measure every case of ``args.cases`` on the sides of ``args.sides``, each code in its
+    own :class:`Side` process, and rewrite the record after each side of each case.
+
+    calls: {'hartree' | 'anchor': (fn, extra)}: the side runs ``fn(name, basis, *extra)``;
+    summarise: (compare(row) -> row, table(rows, meta) -> Markdown, versions(rows) -> str),
+    the script's own; row_fields: entries put in every row after molecule and basis;
+    describe(res) -> the line printed after a side (default: its error or nothing);
+    after_case(row): called when both sides of a case are done.  The record is
+    results/<benchmark>_<device> unless --out; ``meta['device']`` and ``meta['versions']``
+    are filled in from the results.  Returns the rows."""
+    from hartree.basis import load_basis
+
+    compare, table, versions = summarise
+    rows, stem = [], args.out
+    with Side("hartree", args.device) as hartree_side, Side(args.anchor, anchor_device(args.anchor)) as anchor_side:
+        processes = {"hartree": hartree_side, "anchor": anchor_side}
+        for name, basis_name in parse_cases(args.cases):
+            mol = case_molecule(name)
+            row = {"molecule": name, "basis": basis_name, **(row_fields or {})}
+            row |= {"natm": mol.natm, "nao": load_basis(mol, basis_name).nao}
+            rows.append(row)
+            print(f"{name} {basis_name}: {mol.natm} atoms, {row['nao']} functions", flush=True)
+            for side in ("hartree", "anchor"):
+                if side not in args.sides:
+                    continue
+                fn, extra = calls[side]
+                res = attempt(processes[side], fn, name, basis_name, *extra)
+                row[side] = res
+                compare(row)
+                if "error" not in res and describe is not None:
+                    print(f"  {side}: {describe(res)}", flush=True)
+                if side == "hartree" and "device" in res:
+                    meta["device"] = res["device"]
+                meta["versions"] = versions(rows)
+                if stem is None and "device" in res:
+                    stem = record_path(benchmark, device_slug(res["device"]))
+                if stem is not None:
+                    write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
+            if after_case is not None:
+                after_case(row)
+    print(table(rows, meta), flush=True)
+    print(f"wrote {stem}.json and .md" if stem else "no record written", flush=True)
+    return rows
+
+
+def report_records(args, benchmark, key, summarise):
+    """--report: merge the records ``args.report`` (:func:`merge_records` by ``key``),
+    compare and tabulate the rows again with ``summarise`` (as in :func:`run_cases`) and
+    write them to --out or results/<benchmark>_<device>."""
+    compare, table, versions = summarise
+    meta, rows = merge_records(args.report, key)
+    rows = [compare(r) for r in rows]
+    device = next((r[s]["device"] for r in rows for s in ("hartree", "anchor") if "device" in (r.get(s) or {})), "gpu")
+    meta |= {"device": device, "versions": versions(rows)}
+    stem = args.out or record_path(benchmark, device_slug(device))
+    write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
+    print(table(rows, meta))
+    print(f"wrote {stem}.json and .md")
 
 
 # ----------------------------------------------------------------------- records
