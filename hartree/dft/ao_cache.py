@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grid.cpu import prepare_basis
+from .ao_kernels import ncomp
 from .xc_kernels import BLOCK_POINTS, DEFAULT_BUDGET_BYTES, SCRATCH_BYTES, CPUKernels, default_budget
 
 __all__ = ["AOCache", "BLOCK_POINTS", "DEFAULT_BUDGET_BYTES", "SCRATCH_BYTES", "default_budget", "spatial_blocks"]
@@ -65,7 +66,8 @@ class AOCache:
     """Screened blocks of a grid with their AO values, cached within a memory budget.
 
     basis: the :class:`hartree.basis.Basis`; grid: a :class:`hartree.dft.Grid`; deriv 0
-    (values) or 1 (values and gradients); radii (nshell,) bohr: the screening radius of each
+    (values), 1 (values and gradients) or 2 (and second derivatives: the XC gradient's,
+    :mod:`hartree.dft.xc_grad_integrate`); radii (nshell,) bohr: the screening radius of each
     shell (:func:`hartree.dft.numint.shell_radii` of the same deriv); memory_budget: bytes
     of values kept (None: the kernels' default, on the CPU :func:`default_budget`; 0:
     none); block_points: points per block (0: the kernels'); scratch_bytes: values computed
@@ -96,8 +98,8 @@ class AOCache:
         scratch_bytes: int | None = None,
         kernels=None,
     ):
-        if deriv not in (0, 1):
-            raise ValueError(f"AOCache holds values (deriv 0) or gradients (deriv 1), not deriv {deriv!r}")
+        if deriv not in (0, 1, 2):
+            raise ValueError(f"AOCache holds values (deriv 0), gradients (1) or second derivatives (2), not {deriv!r}")
         if kernels is None:
             kernels = CPUKernels()
         self.kernels = kernels
@@ -105,7 +107,7 @@ class AOCache:
         self.basis, self.grid = basis, grid
         self.deriv = int(deriv)
         self.scratch_bytes = int(kernels.scratch_bytes if scratch_bytes is None else scratch_bytes)
-        self.ncomp = 4 if deriv else 1
+        self.ncomp = ncomp(deriv)
         self.nao = int(basis.nao)
         self.notes = []
         self.prepared = prepare_basis(basis)

@@ -3,9 +3,9 @@
 // basis (the shell values are compiled for l = 0..maxl).
 //
 // Layout (as hartree.dft.ao_kernels on the CPU): a block of m points and k screened
-// functions is stored AO-major, (ncomp, k, m) row-major, ncomp 1 (values) or 4 (values,
-// d/dx, d/dy, d/dz); the blocks of one call lie one after the other in `out`, block j at
-// out_start[j].
+// functions is stored AO-major, (ncomp, k, m) row-major, ncomp 1 (values), 4 (values,
+// d/dx, d/dy, d/dz) or 10 (then d2/dxx, dxy, dxz, dyy, dyz, dzz); the blocks of one call
+// lie one after the other in `out`, block j at out_start[j].
 #define MAXL {maxl}
 
 // One component T of the cartesian functions of a shell of angular momentum L at one point:
@@ -42,6 +42,44 @@ __device__ __forceinline__ void cartesian(const double* px, const double* py, co
   }}
 }}
 
+// Component (A, B) of the second derivatives, T = 4..9 of ao_blocks (A <= B; xx, xy, xz,
+// yy, yz, zz): with n = (i, j, k) and R2 = sum_q 4 a_q^2 c_q exp(-a_q r^2),
+//   d_a d_b phi = x_a x_b P R2 + [delta_ab P + n_a P x_b / x_a + n_b P x_a / x_b] R1
+//                 + n_a (n_b - delta_ab) P / (x_a x_b) R0,
+// in the order of operations of hartree.dft.ao_kernels._second (equal to rounding).
+__device__ __forceinline__ int nonneg(int n) {{ return n > 0 ? n : 0; }}
+
+template <int L, int A, int B>
+__device__ __forceinline__ void cartesian2(const double* px, const double* py, const double* pz, double r0,
+    double r1, double r2, double* cart)
+{{
+  int c = 0;
+#pragma unroll
+  for (int i = L; i >= 0; --i) {{
+#pragma unroll
+    for (int j = L - i; j >= 0; --j) {{
+      const int k = L - i - j;
+      const int na = A == 0 ? i : (A == 1 ? j : k);
+      const int nb = B == 0 ? i : (B == 1 ? j : k);
+      double t = A == B ? px[i] * py[j] * pz[k] : 0.0;
+      if (na)
+        t += na * px[nonneg(i - (A == 0) + (B == 0))] * py[nonneg(j - (A == 1) + (B == 1))]
+             * pz[nonneg(k - (A == 2) + (B == 2))];
+      if (nb)
+        t += nb * px[nonneg(i + (A == 0) - (B == 0))] * py[nonneg(j + (A == 1) - (B == 1))]
+             * pz[nonneg(k + (A == 2) - (B == 2))];
+      double v = px[i + (A == 0) + (B == 0)] * py[j + (A == 1) + (B == 1)] * pz[k + (A == 2) + (B == 2)] * r2
+                 + t * r1;
+      const int sec = na * (nb - (A == B));
+      if (sec)
+        v += sec * px[nonneg(i - (A == 0) - (B == 0))] * py[nonneg(j - (A == 1) - (B == 1))]
+             * pz[nonneg(k - (A == 2) - (B == 2))] * r0;
+      cart[c] = v;
+      ++c;
+    }}
+  }}
+}}
+
 // Store one component of a shell's functions at one point: row[f * m] for its functions f,
 // the cartesian ones as they are or, for pure shells of L >= 2, C_l^T of them
 // (c2s (ncart, 2L+1) row-major: spherical f = sum_c c2s[c, f] cartesian c).
@@ -69,16 +107,17 @@ __device__ __forceinline__ void store(const double* cart, int pure, const double
   }}
 }}
 
-// Values (and, with deriv, gradients) of one shell of angular momentum L at one point:
-// component t goes to row + t * tstride.
-template <int L>
-__device__ __forceinline__ void shell_values(double dx, double dy, double dz, double r0, double r1, int deriv,
-    int pure, const double* __restrict__ c2s, double* __restrict__ row, long long tstride, int m)
+// Values (and, with deriv, gradients; with SECOND, the second derivatives too) of one shell
+// of angular momentum L at one point: component t goes to row + t * tstride.
+template <int L, bool SECOND>
+__device__ __forceinline__ void shell_values(double dx, double dy, double dz, double r0, double r1, double r2,
+    int deriv, int pure, const double* __restrict__ c2s, double* __restrict__ row, long long tstride, int m)
 {{
-  double px[L + 2], py[L + 2], pz[L + 2];
+  constexpr int NP = L + (SECOND ? 3 : 2);
+  double px[NP], py[NP], pz[NP];
   px[0] = py[0] = pz[0] = 1.0;
 #pragma unroll
-  for (int n = 1; n <= L + 1; ++n) {{
+  for (int n = 1; n < NP; ++n) {{
     px[n] = px[n - 1] * dx;
     py[n] = py[n - 1] * dy;
     pz[n] = pz[n - 1] * dz;
@@ -93,13 +132,30 @@ __device__ __forceinline__ void shell_values(double dx, double dy, double dz, do
   store<L>(cart, pure, c2s, row + 2 * tstride, m);
   cartesian<L, 3>(px, py, pz, r0, r1, cart);
   store<L>(cart, pure, c2s, row + 3 * tstride, m);
+  if constexpr (SECOND) {{
+    cartesian2<L, 0, 0>(px, py, pz, r0, r1, r2, cart);
+    store<L>(cart, pure, c2s, row + 4 * tstride, m);
+    cartesian2<L, 0, 1>(px, py, pz, r0, r1, r2, cart);
+    store<L>(cart, pure, c2s, row + 5 * tstride, m);
+    cartesian2<L, 0, 2>(px, py, pz, r0, r1, r2, cart);
+    store<L>(cart, pure, c2s, row + 6 * tstride, m);
+    cartesian2<L, 1, 1>(px, py, pz, r0, r1, r2, cart);
+    store<L>(cart, pure, c2s, row + 7 * tstride, m);
+    cartesian2<L, 1, 2>(px, py, pz, r0, r1, r2, cart);
+    store<L>(cart, pure, c2s, row + 8 * tstride, m);
+    cartesian2<L, 2, 2>(px, py, pz, r0, r1, r2, cart);
+    store<L>(cart, pure, c2s, row + 9 * tstride, m);
+  }}
 }}
 
-// AO values (and gradients) of the screened shells of a range of blocks.
+// AO values (and derivatives) of the screened shells of a range of blocks: deriv 0 or 1
+// (ao_blocks), or 2 (ao_blocks2, SECOND: a kernel of its own, so that the second derivatives'
+// registers do not weigh on the SCF's values and gradients).
 //   CUDA block (j, g): grid block j, shells shell_start[j] + g, + gridDim.y, ... of it;
 //   thread: points threadIdx.x, + blockDim.x, ... of the block.
 // c_q carries libcint's f(l) (hartree.grid.cpu.prepare_basis).
-extern "C" __global__ void ao_blocks(const double* __restrict__ points, const long long* __restrict__ block_start,
+template <bool SECOND>
+__device__ __forceinline__ void ao_values(const double* __restrict__ points, const long long* __restrict__ block_start,
     const long long* __restrict__ shells, const long long* __restrict__ shell_start,
     const long long* __restrict__ shell_col, const long long* __restrict__ block_nao,
     const long long* __restrict__ out_start, int deriv, const int* __restrict__ shell_l,
@@ -125,36 +181,52 @@ extern "C" __global__ void ao_blocks(const double* __restrict__ points, const lo
       const double dy = points[3 * (p0 + p) + 1] - cy;
       const double dz = points[3 * (p0 + p) + 2] - cz;
       const double r2 = dx * dx + dy * dy + dz * dz;
-      double r0 = 0.0, r1 = 0.0;
+      double r0 = 0.0, r1 = 0.0, s2 = 0.0;
       for (int q = q0; q < q1; ++q) {{
         const double a = exponents[q];
         const double e = coefficients[q] * exp(-a * r2);
         r0 += e;
         r1 += -2.0 * a * e;
+        if (SECOND) s2 += 4.0 * a * a * e;
       }}
       switch (l) {{
-        case 0: shell_values<0>(dx, dy, dz, r0, r1, deriv, pure, w, rows + p, tstride, m); break;
-        case 1: shell_values<1>(dx, dy, dz, r0, r1, deriv, pure, w, rows + p, tstride, m); break;
+        case 0: shell_values<0, SECOND>(dx, dy, dz, r0, r1, s2, deriv, pure, w, rows + p, tstride, m); break;
+        case 1: shell_values<1, SECOND>(dx, dy, dz, r0, r1, s2, deriv, pure, w, rows + p, tstride, m); break;
 #if MAXL >= 2
-        case 2: shell_values<2>(dx, dy, dz, r0, r1, deriv, pure, w, rows + p, tstride, m); break;
+        case 2: shell_values<2, SECOND>(dx, dy, dz, r0, r1, s2, deriv, pure, w, rows + p, tstride, m); break;
 #endif
 #if MAXL >= 3
-        case 3: shell_values<3>(dx, dy, dz, r0, r1, deriv, pure, w, rows + p, tstride, m); break;
+        case 3: shell_values<3, SECOND>(dx, dy, dz, r0, r1, s2, deriv, pure, w, rows + p, tstride, m); break;
 #endif
 #if MAXL >= 4
-        case 4: shell_values<4>(dx, dy, dz, r0, r1, deriv, pure, w, rows + p, tstride, m); break;
+        case 4: shell_values<4, SECOND>(dx, dy, dz, r0, r1, s2, deriv, pure, w, rows + p, tstride, m); break;
 #endif
 #if MAXL >= 5
-        case 5: shell_values<5>(dx, dy, dz, r0, r1, deriv, pure, w, rows + p, tstride, m); break;
+        case 5: shell_values<5, SECOND>(dx, dy, dz, r0, r1, s2, deriv, pure, w, rows + p, tstride, m); break;
 #endif
 #if MAXL >= 6
-        case 6: shell_values<6>(dx, dy, dz, r0, r1, deriv, pure, w, rows + p, tstride, m); break;
+        case 6: shell_values<6, SECOND>(dx, dy, dz, r0, r1, s2, deriv, pure, w, rows + p, tstride, m); break;
 #endif
         default: break;
       }}
     }}
   }}
 }}
+
+#define AO_PARAMS const double* __restrict__ points, const long long* __restrict__ block_start, \
+    const long long* __restrict__ shells, const long long* __restrict__ shell_start, \
+    const long long* __restrict__ shell_col, const long long* __restrict__ block_nao, \
+    const long long* __restrict__ out_start, int deriv, const int* __restrict__ shell_l, \
+    const int* __restrict__ shell_nprim, const int* __restrict__ shell_prim_start, \
+    const double* __restrict__ shell_center, const double* __restrict__ exponents, \
+    const double* __restrict__ coefficients, int pure, const double* __restrict__ c2s, \
+    const int* __restrict__ c2s_loc, double* __restrict__ out
+#define AO_ARGS points, block_start, shells, shell_start, shell_col, block_nao, out_start, deriv, shell_l, \
+    shell_nprim, shell_prim_start, shell_center, exponents, coefficients, pure, c2s, c2s_loc, out
+
+extern "C" __global__ void ao_blocks(AO_PARAMS) {{ ao_values<false>(AO_ARGS); }}
+
+extern "C" __global__ void ao_blocks2(AO_PARAMS) {{ ao_values<true>(AO_ARGS); }}
 
 // out[x, p] = sum_i ao[x, i, p] c[i, p], x < nrow: rho = sum_mu (D phi)_mu phi_mu and the
 // grad rho rows (times 1/2).  ao (>= nrow, k, m), c (k, m), out (nrow, m); thread (p, x).
@@ -195,5 +267,74 @@ extern "C" __global__ void scale_rows(const double* __restrict__ ao, const doubl
     double s = coef[p] * ao[(long long)i * m + p];
     for (int x = 1; x < nrow; ++x) s += coef[(long long)x * m + p] * ao[((long long)x * k + i) * m + p];
     out[(long long)i * m + p] = s;
+  }}
+}}
+
+// The per-AO sums of the XC gradient's basis-function term (hartree.dft.xc_gradient, eq. (1),
+// before its factor -2; the same sums as hartree.dft.ao_kernels.contract_gradient):
+//   out[x, index[i]] += sum_p [d_x phi_ip u_ip + sum_y d_xy phi_ip v_y,ip],
+//   u = w_rho c_0 + sum_y w_grad,y c_y,   v_y = w_grad,y c_0 + w_tau c_y,
+// c_0 = D phi, c_y = D d_y phi (c (1 | 4, k, m)); ao (4 | 10, k, m); coef (ncoef, mc): the
+// chunk's weighted rows w_rho (, w_grad x, y, z (, w_tau)), this block's points from column
+// p0; ncoef 1 (LDA), 4 (GGA) or 5 (meta-GGA); out (3, nao), accumulated (the rows index[i]
+// of one block are distinct; blocks follow one another on the stream).
+// One group of LANES threads per AO i (a warp): lanes stride over the points, then a shuffle
+// sum.  Under the serial emulator a group is one thread.
+#ifdef HT_EMULATION
+#define GRAD_LANES 1
+#else
+#define GRAD_LANES 32
+#endif
+extern "C" __global__ void contract_gradient(const double* __restrict__ ao, const double* __restrict__ c,
+    const double* __restrict__ coef, int k, int m, int ncoef, int p0, int mc, const long long* __restrict__ index,
+    int nao, double* __restrict__ out)
+{{
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int i = (int)(t / GRAD_LANES);
+  const int lane = (int)(t % GRAD_LANES);
+  if (i >= k) return;   // whole groups: k rows of GRAD_LANES threads
+  const long long km = (long long)k * m;
+  const double* a = ao + (long long)i * m;
+  const double* ci = c + (long long)i * m;
+  const double* w = coef + p0;
+  double g0 = 0.0, g1 = 0.0, g2 = 0.0;
+  if (ncoef == 1) {{
+    for (int p = lane; p < m; p += GRAD_LANES) {{
+      const double u = w[p] * ci[p];
+      g0 += a[km + p] * u;
+      g1 += a[2 * km + p] * u;
+      g2 += a[3 * km + p] * u;
+    }}
+  }} else {{
+    for (int p = lane; p < m; p += GRAD_LANES) {{
+      const double c0 = ci[p], cx = ci[km + p], cy = ci[2 * km + p], cz = ci[3 * km + p];
+      const double wx = w[mc + p], wy = w[2 * (long long)mc + p], wz = w[3 * (long long)mc + p];
+      const double u = w[p] * c0 + wx * cx + wy * cy + wz * cz;
+      double v0 = wx * c0, v1 = wy * c0, v2 = wz * c0;
+      if (ncoef > 4) {{
+        const double wt = w[4 * (long long)mc + p];
+        v0 += wt * cx;
+        v1 += wt * cy;
+        v2 += wt * cz;
+      }}
+      const double axy = a[5 * km + p], axz = a[6 * km + p], ayz = a[8 * km + p];
+      g0 += a[km + p] * u + a[4 * km + p] * v0 + axy * v1 + axz * v2;
+      g1 += a[2 * km + p] * u + axy * v0 + a[7 * km + p] * v1 + ayz * v2;
+      g2 += a[3 * km + p] * u + axz * v0 + ayz * v1 + a[9 * km + p] * v2;
+    }}
+  }}
+#if GRAD_LANES > 1
+#pragma unroll
+  for (int o = GRAD_LANES / 2; o > 0; o /= 2) {{
+    g0 += __shfl_down_sync(0xffffffffu, g0, o);
+    g1 += __shfl_down_sync(0xffffffffu, g1, o);
+    g2 += __shfl_down_sync(0xffffffffu, g2, o);
+  }}
+#endif
+  if (lane == 0) {{
+    const long long r = index[i];
+    out[r] += g0;
+    out[nao + r] += g1;
+    out[2 * (long long)nao + r] += g2;
   }}
 }}

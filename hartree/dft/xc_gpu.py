@@ -16,7 +16,15 @@ never copied.
 AO values.  ``ao_blocks`` takes one CUDA block per grid block (and gridDim.y groups of its
 shells), one thread per point, and writes the (ncomp, k, m) layout of
 :mod:`hartree.dft.ao_kernels` with the same arithmetic (primitive sums R0, R1, monomials,
-C_l^T), so that the emulated kernel equals the numba one to rounding.
+C_l^T), so that the emulated kernel equals the numba one to rounding.  ``ao_blocks2`` is the
+same with the second derivatives (R2, 10 rows; an AO cache of deriv 2, for the nuclear
+gradient of :mod:`hartree.dft.xc_grad_integrate`), a kernel of its own so that the SCF's
+kernel keeps its registers.
+
+Gradient.  ``contract_gradient`` forms the per-AO sums of the XC gradient's eq. (1) on a
+block (:meth:`GPUKernels.contract_gradient`): one warp per function, its lanes striding over
+the points, a shuffle sum; under the serial emulator a "warp" is one thread (``HT_EMULATION``,
+so the launch asks for one thread per function there).
 
 Functional.  With a GPU build of libxc (:func:`hartree.dft.libxc_gpu.find_library`) the
 functional is evaluated on the device (``XC_FLAGS_ON_DEVICE``; on the emulated backend the
@@ -57,7 +65,7 @@ GPU_SCRATCH_BYTES = 256 * 1024**2
 THREADS = 128
 SHELL_GROUPS = 8
 #: Version of xc_gpu.cu's interface (part of the compile key).
-KERNEL_VERSION = "1"
+KERNEL_VERSION = "2"
 
 _AO_PARAMS = [
     ("const double*", "points"),
@@ -88,6 +96,19 @@ _ROWS_PARAMS = [
     ("double*", "out"),
 ]
 _TAU_PARAMS = [("const double*", "ao"), ("const double*", "c1"), ("int", "k"), ("int", "m"), ("double*", "out")]
+_GRAD_PARAMS = [
+    ("const double*", "ao"),
+    ("const double*", "c"),
+    ("const double*", "coef"),
+    ("int", "k"),
+    ("int", "m"),
+    ("int", "ncoef"),
+    ("int", "p0"),
+    ("int", "mc"),
+    ("const long long*", "index"),
+    ("int", "nao"),
+    ("double*", "out"),
+]
 _SCALE_PARAMS = [
     ("const double*", "ao"),
     ("const double*", "coef"),
@@ -155,9 +176,11 @@ class GPUKernels:
             key = {"kind": "xc_gpu", "maxl": int(maxl), "version": KERNEL_VERSION}
             params = {
                 "ao_blocks": _AO_PARAMS,
+                "ao_blocks2": _AO_PARAMS,
                 "contract_rows": _ROWS_PARAMS,
                 "contract_tau": _TAU_PARAMS,
                 "scale_rows": _SCALE_PARAMS,
+                "contract_gradient": _GRAD_PARAMS,
             }
             with self.backend.use():
                 (self._module,) = self.backend.compile([(text, key, params)])
@@ -230,7 +253,7 @@ class GPUKernels:
             out,
         ]
         with self.backend.use():
-            self._module.launch("ao_blocks", (b1 - b0, groups), THREADS, args)
+            self._module.launch("ao_blocks2" if cache.deriv == 2 else "ao_blocks", (b1 - b0, groups), THREADS, args)
         return out, offsets
 
     def contract_rows(self, ao, c, nrow: int, out) -> None:
@@ -252,6 +275,30 @@ class GPUKernels:
         k, m = int(ao.shape[1]), int(ao.shape[2])
         grid = ((m + THREADS - 1) // THREADS, min(k, 65535))
         self._module.launch("scale_rows", grid, THREADS, [ao, coef, np.int32(k), np.int32(m), np.int32(nrow), out])
+
+    def contract_gradient(self, ao, c, coef, p0: int, index, out) -> None:
+        """out[x, index[i]] += the per-AO sums of the XC gradient's eq. (1) (as
+        :func:`hartree.dft.ao_kernels.contract_gradient`): one warp per AO (one thread on
+        the emulator), a shuffle sum over the block's points."""
+        k, m = int(c.shape[1]), int(c.shape[2])
+        if k == 0:
+            return
+        lanes = 1 if self.name == "emulated" else 32
+        grid = ((k * lanes + THREADS - 1) // THREADS,)
+        args = [
+            ao,
+            self.xp.ascontiguousarray(c),
+            coef,
+            np.int32(k),
+            np.int32(m),
+            np.int32(coef.shape[0]),
+            np.int32(p0),
+            np.int32(coef.shape[1]),
+            index,
+            np.int32(out.shape[1]),
+            out,
+        ]
+        self._module.launch("contract_gradient", grid, THREADS, args)
 
     # ------------------------------------------------------------------ functional
     def eval_xc(self, functional, rho, spin: int):

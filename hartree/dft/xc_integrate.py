@@ -9,7 +9,8 @@ is behind the small protocol :class:`XCKernels` that the cache carries
 * the AO values and gradients of a range of blocks (:meth:`XCKernels.block_values`;
   numba on the CPU, a CUDA kernel on the GPU),
 * three pointwise sums around the GEMMs (:meth:`XCKernels.contract_rows`,
-  :meth:`XCKernels.contract_tau`, :meth:`XCKernels.scale_rows`),
+  :meth:`XCKernels.contract_tau`, :meth:`XCKernels.scale_rows`), and a fourth for the
+  nuclear gradient (:meth:`XCKernels.contract_gradient`, :mod:`hartree.dft.xc_grad_integrate`),
 * the functional: ε and v_ρ, v_σ, v_τ of libxc (:meth:`XCKernels.eval_xc`; PySCF's libxc
   on the host, libxc built for CUDA on the GPU).
 
@@ -73,6 +74,12 @@ class XCKernels(Protocol):
 
     def scale_rows(self, ao, coef, nrow: int, out) -> None:
         """out[i, p] = Σ_{x<nrow} coef[x, p] ao[x, i, p]."""
+
+    def contract_gradient(self, ao, c, coef, p0: int, index, out) -> None:
+        """out[x, index[i]] += Σ_p [ao[1+x, i, p] u_ip + Σ_y ao[xy, i, p] v_y,ip] with
+        u = coef_0 c_0 + Σ_y coef_1+y c_1+y, v_y = coef_1+y c_0 + coef_4 c_1+y (the XC
+        gradient's per-AO sums, :mod:`hartree.dft.xc_grad_integrate`); coef (1 | 4 | 5, n)
+        with this block's points at columns p0.., out (3, nao)."""
 
     def libxc_description(self) -> str:
         """Which libxc evaluated the functional (one phrase, for notes and records)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..resources import available_memory
-from .ao_kernels import block_values, contract_rows, contract_tau, scale_rows
+from .ao_kernels import block_values, contract_gradient, contract_rows, contract_tau, scale_rows
 from .functionals import libxc
 
 __all__ = ["BLOCK_POINTS", "BUDGET_FRACTION", "CPUKernels", "DEFAULT_BUDGET_BYTES", "SCRATCH_BYTES", "default_budget"]
@@ -45,6 +45,7 @@ class CPUKernels:
     contract_rows = staticmethod(contract_rows)
     contract_tau = staticmethod(contract_tau)
     scale_rows = staticmethod(scale_rows)
+    contract_gradient = staticmethod(contract_gradient)
 
     def __init__(self):
         self.notes = []
