@@ -58,7 +58,7 @@ from ..device import cuda_source
 from ..errors import InputError
 from .ao_cache import AOCache
 from .numint import ao_values, densities, shell_radii
-from .xc_gradient import _blocks, _per_ao
+from .xc_gradient import per_ao_terms, point_ranges
 from .xc_integrate import _chunk_densities, _chunk_potential, check_dm
 
 __all__ = ["NLC_GRID_LEVEL", "THRESHOLD", "NonLocal", "nlc_gradient", "pair_sums", "vv10_parameters", "vv10_terms"]
@@ -264,14 +264,19 @@ def _chunks(cache):
         yield blocks, arrays, [slice(int(cache.starts[b]) - q0, int(cache.starts[b + 1]) - q0) for b in blocks]
 
 
-def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0) -> np.ndarray:
+def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0, kernels=None) -> np.ndarray:
     """∂E_nlc/∂R of the total density matrix dm (nao, nao) on the NLC ``grid`` held fixed:
-    float64 (natm, 3), Eh/bohr (module docstring; CPU, numpy and numba).
+    float64 (natm, 3), Eh/bohr (module docstring).
 
     The density on the whole grid first (the pair sums need it), then per block the GGA
     basis-function term of :mod:`hartree.dft.xc_gradient` with VV10's v_n and v_σ.
+    kernels: None, numpy and numba on the host, here (the reference); an
+    :class:`hartree.dft.xc_integrate.XCKernels`, the same on its device
+    (:func:`_nlc_gradient_on`; dm may then be an array of its module).
     """
     b, c = vv10_parameters(vv10)
+    if kernels is not None:
+        return _nlc_gradient_on(molecule, basis, grid, dm, b, c, block_points, kernels)
     dms, unrestricted = check_dm(basis, dm, np)
     if unrestricted:
         raise InputError("nlc_gradient takes the total density matrix (nao, nao), not alpha and beta")
@@ -283,7 +288,7 @@ def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0) -> np.n
     centres = np.asarray(basis.shell_center)
     ao_atom = np.repeat(np.asarray(basis.shell_atom), np.diff(basis.ao_loc))
     blocks = []
-    for p0, p1 in _blocks(grid, block_points, False):
+    for p0, p1 in point_ranges(grid, block_points, False):
         pts = grid.coords[p0:p1]
         nearest = np.sqrt(((pts[None, :, :] - centres[:, None, :]) ** 2).sum(-1).min(axis=1))
         shells = np.flatnonzero(nearest <= radii)
@@ -301,6 +306,37 @@ def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0) -> np.n
             continue
         w = grid.weights[p0:p1]
         ao = ao_values(basis, grid.coords[p0:p1], 2, shells)
-        per_ao = _per_ao(ao, dm[np.ix_(idx, idx)], w * vn[p0:p1], 2.0 * w * vs[p0:p1] * rho[1:4, p0:p1], None)
+        per_ao = per_ao_terms(ao, dm[np.ix_(idx, idx)], w * vn[p0:p1], 2.0 * w * vs[p0:p1] * rho[1:4, p0:p1], None)
         np.add.at(grad, ao_atom[idx], -2.0 * per_ao.T)  # xc_gradient's eq. (1)
     return grad
+
+
+def _nlc_gradient_on(molecule, basis, grid, dm, b: float, c: float, block_points: int, kernels) -> np.ndarray:
+    """nlc_gradient on a device, written once for numpy and cupy: the AO values with second
+    derivatives of the gradient's cache (:func:`hartree.dft.xc_grad_integrate.gradient_cache`,
+    none kept) give n and ∇n on every point (pass 1), the pair sums v_n and v_σ on the device
+    (:func:`vv10_terms` with the kernels' pair function), and pass 2 computes the values again
+    for the per-AO sums of the GGA's eq. (1) (:func:`hartree.dft.xc_grad_integrate.chunk_gradient`);
+    only the (natm, 3) result comes to the host."""
+    from .xc_grad_integrate import atom_gradient, block_index, chunk_gradient, gradient_cache
+
+    xp = kernels.xp
+    dms, unrestricted = check_dm(basis, dm, xp)
+    if unrestricted:
+        raise InputError("nlc_gradient takes the total density matrix (nao, nao), not alpha and beta")
+    cache = gradient_cache(basis, grid, "GGA", kernels, block_points)
+    rho = xp.concatenate(
+        [_chunk_densities(cache, blocks, arrays, spans, dms, "GGA")[0] for blocks, arrays, spans in _chunks(cache)],
+        axis=1,
+    )
+    weights = cache.weights
+    _, vn, vs = vv10_terms(xp.asarray(cache.coords), weights, rho, b, c, _pairs_for(kernels))
+    coef = xp.empty((4, weights.size))  # w_ρ, w_∇ of the GGA (xc_integrate.potential_rows, restricted)
+    coef[0] = weights * vn
+    coef[1:4] = 2.0 * weights * vs * rho[1:4]
+    out = xp.zeros((3, basis.nao))
+    index = block_index(cache)
+    for blocks, arrays, spans in _chunks(cache):  # the values computed again, chunk by chunk
+        q0, q1 = int(cache.starts[blocks.start]), int(cache.starts[blocks.stop])
+        chunk_gradient(cache, blocks, arrays, spans, dms, [xp.ascontiguousarray(coef[:, q0:q1])], index, out)
+    return atom_gradient(basis, int(molecule.natm), out)

@@ -1,7 +1,14 @@
-"""Nuclear gradient of the exchange-correlation energy of a density matrix on a grid (CPU, numpy).
+"""Nuclear gradient of the exchange-correlation energy of a density matrix on a grid.
 
     g = xc_gradient(molecule, basis, grid, dm, "pbe")                  # (natm, 3) Eh/bohr
     g = xc_gradient(molecule, basis, grid, dm, "pbe", grid_response=True)
+    g = xc_gradient(molecule, basis, grid, dm, "pbe", kernels=GPUKernels(CudaBackend()))
+
+Without ``kernels`` the gradient is computed here, with numpy on the host, block by block of
+the grid's points (the reference).  With an :class:`hartree.dft.xc_integrate.XCKernels`
+(the GPU's, its emulation, or the CPU's numba kernels) the basis-function term, eq. (1), runs
+on that device, written once for numpy and cupy (:mod:`hartree.dft.xc_grad_integrate`); the
+grid response, eq. (2), is computed on the host only.
 
 dm as in :func:`hartree.dft.xc_energy_potential`: (nao, nao) total density (restricted) or
 (2, nao, nao) alpha and beta (unrestricted).  The density matrix is held fixed: in an SCF
@@ -46,7 +53,7 @@ from .functionals import Functional, libxc, parse_functional
 from .grids import Grid, size_adjustment
 from .numint import _check_dm, _potential_rows, ao_values, densities, shell_radii
 
-__all__ = ["xc_gradient"]
+__all__ = ["per_ao_terms", "point_ranges", "xc_gradient"]
 
 #: Bytes of AO values (10 rows for GGA and meta-GGA) per block of points.
 _BLOCK_BYTES = 32 * 1024 * 1024
@@ -54,7 +61,7 @@ _BLOCK_BYTES = 32 * 1024 * 1024
 _SECOND = ((4, 5, 6), (5, 7, 8), (6, 8, 9))
 
 
-def _blocks(grid: Grid, block_points: int, by_atom: bool):
+def point_ranges(grid: Grid, block_points: int, by_atom: bool):
     """(p0, p1) ranges of at most block_points points; with by_atom none spans two atoms' grids."""
     if not by_atom:
         return [(p0, min(p0 + block_points, grid.npoints)) for p0 in range(0, grid.npoints, block_points)]
@@ -65,7 +72,7 @@ def _blocks(grid: Grid, block_points: int, by_atom: bool):
     ]
 
 
-def _per_ao(ao: np.ndarray, dm: np.ndarray, wr, wg, wt) -> np.ndarray:
+def per_ao_terms(ao: np.ndarray, dm: np.ndarray, wr, wg, wt) -> np.ndarray:
     """Σ_g [...] of eq. (1) contracted with D over ν, per AO μ of the block: (3, nao_block).
 
     ao (1 or 10, m, k) values and derivatives, dm (k, k) one spin's density, wr (m,), wg
@@ -102,6 +109,7 @@ def xc_gradient(
     partition: str = "becke",
     size_adjust: str | None = "treutler",
     block_points: int = 0,
+    kernels=None,
 ) -> np.ndarray:
     """∂E_xc/∂R of density matrix dm on ``grid``: float64 (natm, 3), Eh/bohr (module docstring).
 
@@ -110,9 +118,15 @@ def xc_gradient(
     :class:`Functional` (its semilocal part; exact exchange and VV10 are not here).
     grid_response: add the derivatives of the points and weights, eq. (2); ``partition`` and
     ``size_adjust`` must then be those the grid was made with (make_grid's defaults here).
-    block_points: points per block (0: chosen from nao).
+    block_points: points per block (0: chosen from nao; with kernels, the kernels' default).
+    kernels: the :class:`hartree.dft.xc_integrate.XCKernels` to compute eq. (1) with
+    (:mod:`hartree.dft.xc_grad_integrate`; dm may then be an array of their module, and only
+    the (natm, 3) result comes to the host); None: numpy on the host, here.  grid_response
+    with kernels is refused (InputError): it runs on the host only.
     """
     functional = parse_functional(functional)
+    if kernels is not None:
+        return _on_device(molecule, basis, grid, dm, functional, grid_response, block_points, kernels)
     family = functional.family
     dms, unrestricted = _check_dm(basis, dm)
     nset = dms.shape[0]
@@ -131,7 +145,7 @@ def xc_gradient(
 
         adjust = size_adjustment(np.asarray(molecule.numbers), size_adjust)
     grad = np.zeros((natm, 3))
-    for p0, p1 in _blocks(grid, block_points, grid_response):
+    for p0, p1 in point_ranges(grid, block_points, grid_response):
         pts = grid.coords[p0:p1]
         weights = grid.weights[p0:p1]
         nearest = np.sqrt(((pts[None, :, :] - centres[:, None, :]) ** 2).sum(-1).min(axis=1))
@@ -150,7 +164,7 @@ def xc_gradient(
             wr, wg, wt = _potential_rows(
                 family, rhos if unrestricted else rhos[0], vrho, vsigma, vtau, weights, s, unrestricted
             )
-            per_ao += _per_ao(ao, sub[s], wr, wg, wt)
+            per_ao += per_ao_terms(ao, sub[s], wr, wg, wt)
         block = np.zeros((natm, 3))
         np.add.at(block, ao_atom[idx], -2.0 * per_ao.T)  # eq. (1)
         grad += block
@@ -161,3 +175,16 @@ def xc_gradient(
             dw = partition_weight_gradient(pts, weights, grid.atoms[p0:p1], atom_coords, adjust, partition)
             grad += dw @ (total * eps)  # the weights move, eq. (2)
     return grad
+
+
+def _on_device(molecule, basis, grid, dm, functional, grid_response, block_points, kernels) -> np.ndarray:
+    """Eq. (1) on the kernels' device (:mod:`hartree.dft.xc_grad_integrate`)."""
+    from ..errors import InputError
+    from .xc_grad_integrate import atom_gradient, gradient_cache, per_ao_gradient
+    from .xc_integrate import check_dm
+
+    if grid_response:
+        raise InputError("the XC gradient's grid response runs on the host only: call xc_gradient without kernels")
+    dms, unrestricted = check_dm(basis, dm, kernels.xp)
+    cache = gradient_cache(basis, grid, functional.family, kernels, block_points)
+    return atom_gradient(basis, int(molecule.natm), per_ao_gradient(cache, dms, functional, unrestricted))

@@ -39,8 +39,11 @@ and its sum over atoms is not zero, by an amount of the grid's error (measured: 
 of the energy by 1e-4 there and by 2e-6 to 9e-6 at level 3).  ``grid_response=True`` adds it
 (the Becke weights' derivatives, Johnson, Gill and Pople, J. Chem. Phys. 98, 5612 (1993)),
 which makes the gradient the exact derivative of the SCF energy on its moving grid.  Range-separated
-hybrids have no Kohn-Sham SCF yet, hence no gradient.  The XC term runs on the host with
-numpy whatever the engine (a GPU SCF's density comes to the host).  VV10 functionals add
+hybrids have no Kohn-Sham SCF yet, hence no gradient.  The XC term runs where the engine
+runs (:func:`xc_kernels`): with a GPU engine on a CUDA device, on that GPU
+(:mod:`hartree.dft.xc_grad_integrate`: the density goes to the device, the (natm, 3) term
+comes back), else with numpy on the host (:mod:`hartree.dft.xc_gradient`); the grid response
+runs on the host on either (a note says so for a GPU engine).  VV10 functionals add
 
     + dE_nlc/dR                                                                      (3')
 
@@ -57,6 +60,7 @@ as it is, from the dftd3 or dftd4 package:
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -115,21 +119,44 @@ def _kohn_sham_grid(result):
     return make_grid(result.molecule, level=int(record["grid_level"]))
 
 
-def xc_term(result, grid_response=False):
+def xc_kernels(result, engine):
+    """The XC kernels of the gradient's XC terms: :class:`hartree.dft.xc_gpu.GPUKernels` on the
+    first device of a GPU engine whose backend is CUDA (as the SCF's XC integration runs on
+    the GPU when its arrays are cupy, :class:`hartree.scf.ks.KohnSham`), else None (the host;
+    an emulated GPU engine's SCF arrays are numpy, so its XC runs on the host too)."""
+    from hartree.gpu.engine import GPUEngine
+
+    if not isinstance(engine, GPUEngine):
+        return None
+    backend = engine.backends()[0]
+    if backend.xp is np:
+        return None
+    from hartree.dft.xc_gpu import GPUKernels
+
+    return GPUKernels(backend, nset=1 if result.method == "rks" else 2)
+
+
+def xc_term(result, grid_response=False, kernels=None):
     """dE_xc/dR, eq. (3), of a converged RKS/UKS SCFResult: numpy (natm, 3), Eh/bohr, on the
-    SCF's grid (held fixed unless ``grid_response``).  The density comes to the host."""
+    SCF's grid (held fixed unless ``grid_response``).  kernels: the
+    :class:`hartree.dft.xc_integrate.XCKernels` of a device to compute it on (the density
+    goes there); None, or with grid_response: numpy on the host."""
     from hartree.dft.xc_gradient import xc_gradient
     from hartree.scf.ks import checked_functional
 
     functional = checked_functional(result.xc)
     dm = to_numpy(result.density)
     dm = dm[0] if result.method == "rks" and dm.ndim == 3 else dm
-    return xc_gradient(result.molecule, result.basis, _kohn_sham_grid(result), dm, functional, grid_response)
+    grid = _kohn_sham_grid(result)
+    if kernels is None or grid_response:
+        return xc_gradient(result.molecule, result.basis, grid, dm, functional, grid_response)
+    return xc_gradient(result.molecule, result.basis, grid, dm, functional, kernels=kernels)
 
 
-def vv10_term(result):
+def vv10_term(result, kernels=None):
     """dE_nlc/dR, eq. (3'), of a converged RKS/UKS SCFResult of a VV10 functional: numpy
-    (natm, 3), Eh/bohr, on the SCF's VV10 grid held fixed (the total density)."""
+    (natm, 3), Eh/bohr, on the SCF's VV10 grid held fixed (the total density); on the
+    device of ``kernels`` when given (:func:`hartree.dft.vv10.nlc_gradient`)."""
     from hartree.dft import make_grid
     from hartree.dft.vv10 import nlc_gradient
     from hartree.scf.ks import checked_functional
@@ -140,7 +167,7 @@ def vv10_term(result):
     dm = to_numpy(result.density)
     total = dm[0] if result.method == "rks" and dm.ndim == 3 else (dm if dm.ndim == 2 else dm[0] + dm[1])
     grid = make_grid(result.molecule, level=int(record["grid_level"]))
-    return nlc_gradient(result.molecule, result.basis, grid, total, checked_functional(result.xc))
+    return nlc_gradient(result.molecule, result.basis, grid, total, checked_functional(result.xc), kernels=kernels)
 
 
 def _refuse_vv10_grid_response(functional, xc):
@@ -208,10 +235,14 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         "one_electron": np.asarray(engine.one_electron_gradient(d, w)),
         "two_electron": two,
     }
+    notes = []
     if kohn_sham:
-        parts["exchange_correlation"] = xc_term(result, grid_response)
-        if functional.vv10 is not None:
-            parts["vv10"] = vv10_term(result)
+        kernels = xc_kernels(result, engine)
+        with contextlib.nullcontext() if kernels is None else kernels.backend.use():  # the engine's first GPU
+            parts["exchange_correlation"] = xc_term(result, grid_response, kernels)
+            if functional.vv10 is not None:
+                parts["vv10"] = vv10_term(result, kernels)
+        notes += _xc_notes(kernels, grid_response)
     if getattr(result, "dispersion", None):
         parts["dispersion"] = dispersion_term(result)
     total = sum(parts.values())
@@ -223,8 +254,17 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         scf=result,
         wall_time=time.perf_counter() - t0,
         device=engine.device,
-        notes=tuple(engine.notes),
+        notes=tuple(engine.notes) + tuple(notes),
     )
+
+
+def _xc_notes(kernels, grid_response):
+    """Sentences for GradientResult.notes on where the XC terms ran (a GPU engine only)."""
+    if kernels is None:
+        return []
+    if grid_response:
+        return ["XC gradient on the host (numpy): the grid response has no GPU path yet"]
+    return [f"XC gradient on the GPU (libxc: {kernels.libxc_description()})"] + list(kernels.notes)
 
 
 def gradient(
