@@ -272,41 +272,48 @@ extern "C" __global__ void scale_rows(const double* __restrict__ ao, const doubl
 
 // The per-AO sums of the XC gradient's basis-function term (hartree.dft.xc_gradient, eq. (1),
 // before its factor -2; the same sums as hartree.dft.ao_kernels.contract_gradient):
-//   out[x, index[i]] += sum_p [d_x phi_ip u_ip + sum_y d_xy phi_ip v_y,ip],
+//   sum_p [d_x phi_ip u_ip + sum_y d_xy phi_ip v_y,ip],
 //   u = w_rho c_0 + sum_y w_grad,y c_y,   v_y = w_grad,y c_0 + w_tau c_y,
 // c_0 = D phi, c_y = D d_y phi (c (1 | 4, k, m)); ao (4 | 10, k, m); coef (ncoef, mc): the
 // chunk's weighted rows w_rho (, w_grad x, y, z (, w_tau)), this block's points from column
-// p0; ncoef 1 (LDA), 4 (GGA) or 5 (meta-GGA); out (3, nao), accumulated (the rows index[i]
-// of one block are distinct; blocks follow one another on the stream).
-// One group of LANES threads per AO i (a warp): lanes stride over the points, then a shuffle
-// sum.  Under the serial emulator a group is one thread.
+// p0; ncoef 1 (LDA), 4 (GGA) or 5 (meta-GGA).
+// contract_gradient: one group of GRAD_LANES threads (a warp) per AO i and segment s of
+// seg_points points (so that a block of few functions and many points still fills the GPU);
+// the lanes stride over the segment's points, a shuffle sums them, and lane 0 writes
+// partial (nseg, 3, k).  Under the serial emulator a group is one thread.
+// add_partials: out[x, index[i]] += sum_s partial[s, x, i], the segments in order (the sum
+// is the same in every run: no atomics); out (3, nao), the rows index[i] of one block distinct.
 #ifdef HT_EMULATION
 #define GRAD_LANES 1
 #else
 #define GRAD_LANES 32
 #endif
 extern "C" __global__ void contract_gradient(const double* __restrict__ ao, const double* __restrict__ c,
-    const double* __restrict__ coef, int k, int m, int ncoef, int p0, int mc, const long long* __restrict__ index,
-    int nao, double* __restrict__ out)
+    const double* __restrict__ coef, int k, int m, int ncoef, int p0, int mc, int seg_points,
+    double* __restrict__ partial)
 {{
   const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const int i = (int)(t / GRAD_LANES);
+  const long long g = t / GRAD_LANES;
   const int lane = (int)(t % GRAD_LANES);
-  if (i >= k) return;   // whole groups: k rows of GRAD_LANES threads
+  const int i = (int)(g % k);
+  const int seg = (int)(g / k);
+  const int pa = seg * seg_points;
+  if (pa >= m) return;   // whole groups: k x nseg of GRAD_LANES threads
+  const int pb = min(m, pa + seg_points);
   const long long km = (long long)k * m;
   const double* a = ao + (long long)i * m;
   const double* ci = c + (long long)i * m;
   const double* w = coef + p0;
   double g0 = 0.0, g1 = 0.0, g2 = 0.0;
   if (ncoef == 1) {{
-    for (int p = lane; p < m; p += GRAD_LANES) {{
+    for (int p = pa + lane; p < pb; p += GRAD_LANES) {{
       const double u = w[p] * ci[p];
       g0 += a[km + p] * u;
       g1 += a[2 * km + p] * u;
       g2 += a[3 * km + p] * u;
     }}
   }} else {{
-    for (int p = lane; p < m; p += GRAD_LANES) {{
+    for (int p = pa + lane; p < pb; p += GRAD_LANES) {{
       const double c0 = ci[p], cx = ci[km + p], cy = ci[2 * km + p], cz = ci[3 * km + p];
       const double wx = w[mc + p], wy = w[2 * (long long)mc + p], wz = w[3 * (long long)mc + p];
       const double u = w[p] * c0 + wx * cx + wy * cy + wz * cz;
@@ -332,9 +339,20 @@ extern "C" __global__ void contract_gradient(const double* __restrict__ ao, cons
   }}
 #endif
   if (lane == 0) {{
-    const long long r = index[i];
-    out[r] += g0;
-    out[nao + r] += g1;
-    out[2 * (long long)nao + r] += g2;
+    double* out = partial + (long long)seg * 3 * k + i;
+    out[0] = g0;
+    out[k] = g1;
+    out[2 * (long long)k] = g2;
   }}
+}}
+
+extern "C" __global__ void add_partials(const double* __restrict__ partial, int nseg, int k,
+    const long long* __restrict__ index, int nao, double* __restrict__ out)
+{{
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= 3 * k) return;
+  const int x = t / k, i = t % k;
+  double s = 0.0;
+  for (int seg = 0; seg < nseg; ++seg) s += partial[((long long)seg * 3 + x) * k + i];
+  out[(long long)x * nao + index[i]] += s;
 }}

@@ -22,9 +22,11 @@ gradient of :mod:`hartree.dft.xc_grad_integrate`), a kernel of its own so that t
 kernel keeps its registers.
 
 Gradient.  ``contract_gradient`` forms the per-AO sums of the XC gradient's eq. (1) on a
-block (:meth:`GPUKernels.contract_gradient`): one warp per function, its lanes striding over
-the points, a shuffle sum; under the serial emulator a "warp" is one thread (``HT_EMULATION``,
-so the launch asks for one thread per function there).
+block (:meth:`GPUKernels.contract_gradient`): one warp per function and segment of
+:data:`SEGMENT_POINTS` points, its lanes striding over them, a shuffle sum, then
+``add_partials`` sums the segments in order (no atomics: the same sum in every run); under the
+serial emulator a "warp" is one thread (``HT_EMULATION``, so the launch asks for one thread
+per group there).
 
 Functional.  With a GPU build of libxc (:func:`hartree.dft.libxc_gpu.find_library`) the
 functional is evaluated on the device (``XC_FLAGS_ON_DEVICE``; on the emulated backend the
@@ -64,8 +66,11 @@ GPU_SCRATCH_BYTES = 256 * 1024**2
 #: Threads per CUDA block; groups of shells per grid block (gridDim.y) of ao_blocks.
 THREADS = 128
 SHELL_GROUPS = 8
+#: Points per warp of contract_gradient (blocks of many points and few functions still give
+#: the GPU many warps).
+SEGMENT_POINTS = 512
 #: Version of xc_gpu.cu's interface (part of the compile key).
-KERNEL_VERSION = "2"
+KERNEL_VERSION = "3"
 
 _AO_PARAMS = [
     ("const double*", "points"),
@@ -105,6 +110,13 @@ _GRAD_PARAMS = [
     ("int", "ncoef"),
     ("int", "p0"),
     ("int", "mc"),
+    ("int", "seg_points"),
+    ("double*", "partial"),
+]
+_PARTIALS_PARAMS = [
+    ("const double*", "partial"),
+    ("int", "nseg"),
+    ("int", "k"),
     ("const long long*", "index"),
     ("int", "nao"),
     ("double*", "out"),
@@ -181,6 +193,7 @@ class GPUKernels:
                 "contract_tau": _TAU_PARAMS,
                 "scale_rows": _SCALE_PARAMS,
                 "contract_gradient": _GRAD_PARAMS,
+                "add_partials": _PARTIALS_PARAMS,
             }
             with self.backend.use():
                 (self._module,) = self.backend.compile([(text, key, params)])
@@ -278,27 +291,22 @@ class GPUKernels:
 
     def contract_gradient(self, ao, c, coef, p0: int, index, out) -> None:
         """out[x, index[i]] += the per-AO sums of the XC gradient's eq. (1) (as
-        :func:`hartree.dft.ao_kernels.contract_gradient`): one warp per AO (one thread on
-        the emulator), a shuffle sum over the block's points."""
+        :func:`hartree.dft.ao_kernels.contract_gradient`): one warp per AO and segment of
+        :data:`SEGMENT_POINTS` points (one thread on the emulator), a shuffle sum, then the
+        segments summed in order (``add_partials``)."""
+        xp = self.xp
         k, m = int(c.shape[1]), int(c.shape[2])
-        if k == 0:
+        if k == 0 or m == 0:
             return
         lanes = 1 if self.name == "emulated" else 32
-        grid = ((k * lanes + THREADS - 1) // THREADS,)
-        args = [
-            ao,
-            self.xp.ascontiguousarray(c),
-            coef,
-            np.int32(k),
-            np.int32(m),
-            np.int32(coef.shape[0]),
-            np.int32(p0),
-            np.int32(coef.shape[1]),
-            index,
-            np.int32(out.shape[1]),
-            out,
-        ]
+        nseg = (m + SEGMENT_POINTS - 1) // SEGMENT_POINTS
+        partial = xp.empty((nseg, 3, k))
+        grid = ((k * nseg * lanes + THREADS - 1) // THREADS,)
+        args = [ao, xp.ascontiguousarray(c), coef, np.int32(k), np.int32(m), np.int32(coef.shape[0])]
+        args += [np.int32(p0), np.int32(coef.shape[1]), np.int32(SEGMENT_POINTS), partial]
         self._module.launch("contract_gradient", grid, THREADS, args)
+        args = [partial, np.int32(nseg), np.int32(k), index, np.int32(out.shape[1]), out]
+        self._module.launch("add_partials", ((3 * k + THREADS - 1) // THREADS,), THREADS, args)
 
     # ------------------------------------------------------------------ functional
     def eval_xc(self, functional, rho, spin: int):

@@ -45,7 +45,12 @@ from .ao_cache import AOCache
 from .numint import shell_radii
 from .xc_integrate import _chunk_densities, potential_rows
 
-__all__ = ["atom_gradient", "block_index", "chunk_gradient", "gradient_cache", "per_ao_gradient"]
+__all__ = ["BLOCK_SCRATCH", "atom_gradient", "block_index", "chunk_gradient", "gradient_cache", "per_ao_gradient"]
+
+#: A block's AO values and GEMM results c may take this many times the kernels' scratch_bytes
+#: (1 GiB on the GPU) with every function of the basis on it: the kernels' block size (16384
+#: points on the GPU) is cut to fit for large bases.
+BLOCK_SCRATCH = 4
 
 
 def gradient_cache(basis, grid, family: str, kernels=None, block_points: int = 0, scratch_bytes=None) -> AOCache:
@@ -53,8 +58,19 @@ def gradient_cache(basis, grid, family: str, kernels=None, block_points: int = 0
     ``family``: values and gradients (LDA) or values and first and second derivatives (GGA,
     meta-GGA) of the shells that reach each block (:func:`hartree.dft.numint.shell_radii`
     of the same order), none kept (every chunk computed when asked, at most scratch_bytes
-    at a time; None: the kernels').  kernels: the device's XCKernels (None: the CPU's)."""
+    at a time, at least one block; None: the kernels').  kernels: the device's XCKernels
+    (None: the CPU's).  block_points: points per block (0: the kernels', cut to what keeps
+    (ncomp + nrow) 8 nao bytes a point within :data:`BLOCK_SCRATCH` scratch_bytes, but not
+    below 256)."""
+    from .xc_kernels import CPUKernels
+
+    kernels = CPUKernels() if kernels is None else kernels
     deriv = 1 if family == "LDA" else 2
+    if block_points <= 0:
+        ncomp, nrow = (4, 1) if deriv == 1 else (10, 4)  # rows of the values and of c
+        per_point = 8 * (ncomp + nrow)
+        cap = BLOCK_SCRATCH * int(kernels.scratch_bytes if scratch_bytes is None else scratch_bytes)
+        block_points = int(min(kernels.block_points, max(256, cap // (per_point * max(basis.nao, 1)))))
     radii = shell_radii(basis, deriv=deriv)
     return AOCache(basis, grid, deriv, radii, 0, block_points, scratch_bytes, kernels=kernels)
 

@@ -73,12 +73,13 @@ def test_second_derivatives_equal_numba_and_numint(cartesian):
 @needs_gxx
 @pytest.mark.parametrize("name", FUNCTIONALS)
 def test_device_gradient_equals_host(water_rhf, water_cation_uhf, name):
-    """xc_gradient with the emulated GPU kernels and with the CPU's numba kernels equals the
-    numpy reference, RKS water and UKS H2O+ / 6-31G."""
+    """xc_gradient with the emulated GPU kernels (blocks of up to 1100 points: up to three
+    segments of contract_gradient, the last one short) and with the CPU's numba kernels
+    equals the numpy reference, RKS water and UKS H2O+ / 6-31G."""
     for mol, basis, _, dm in (water_rhf, water_cation_uhf):
         grid = make_grid(mol, level=1)
         ref = xc_gradient(mol, basis, grid, dm, name)
-        for kernels in (_emulated(nset=np.ndim(dm) - 1), CPUKernels()):
+        for kernels in (_emulated(nset=np.ndim(dm) - 1, block_points=1100), CPUKernels()):
             got = xc_gradient(mol, basis, grid, dm, name, kernels=kernels)
             np.testing.assert_allclose(got, ref, rtol=0, atol=TOL)
 
