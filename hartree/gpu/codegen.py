@@ -39,10 +39,13 @@ The text is deterministic: the same arguments give byte-identical source, which 
 hashed into the compile cache key together with :data:`GENERATOR_VERSION`.
 """
 
+import re
 from math import pi
 
 from hartree.basis.angular import cart_components, ncart
 from hartree.integrals.rys_program import (
+    ATTENUATION,
+    ATTENUATION_ROOT,
     Accumulate,
     ComponentBlock,
     Copy,
@@ -53,6 +56,7 @@ from hartree.integrals.rys_program import (
     nroots,
     quartet_program,
     rolled_program,
+    spell,
 )
 
 GENERATOR_VERSION = "5"
@@ -249,11 +253,12 @@ def root_coefficient_lines():
     return lines
 
 
-def quartet_lines():
+def quartet_lines(attenuated=False):
     """Statements of one primitive quartet, given the bra primitive P (ze, Kab, PA<d>) and the
     ket row Q (et, Kcd): Q - C, P - Q, the exponent sums and ratios, T and the prefactor of
-    eq. (1) (without the weight)."""
-    return [
+    eq. (1) (without the weight); attenuated: then θ, θT and sqrt(θ) pref
+    (:func:`attenuate`)."""
+    lines = [
         "      const double QCx = Q[1] - gc[0], QCy = Q[2] - gc[1], QCz = Q[3] - gc[2];",
         "      const double PQx = P[1] - Q[1], PQy = P[2] - Q[2], PQz = P[3] - Q[3];",
         "      const double zsum = ze + et;",
@@ -263,9 +268,40 @@ def quartet_lines():
         "      const double T = ze * et_zs * (PQx * PQx + PQy * PQy + PQz * PQz);",
         f"      const double pref = {_PREF!r} * Kab * Kcd / (ze * et * sqrt(zsum));",
     ]
+    return attenuate(lines) if attenuated else lines
 
 
-def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
+# ----------------------------------------------------------------------------- erf attenuation
+#: CUDA spelling of the names of :data:`hartree.integrals.rys_program.ATTENUATION` in the
+#: frame of :func:`quartet_lines` (ω, bohr^-1, is the kernel argument ``omega``; ρ = ζη/(ζ+η))
+ATTENUATION_NAMES = {"omega2": "omega * omega", "rho": "ze * et_zs"}
+
+
+def attenuate(lines):
+    """The frame of a primitive quartet (lines declaring ``const double T`` and ``const double
+    pref``, and ze, et_zs) for erf(ω r12)/r12: T and pref become variables and the statements
+    of :data:`~hartree.integrals.rys_program.ATTENUATION` follow, θ = ω²/(ω² + ρ), T = θT,
+    pref = sqrt(θ) pref (Gill & Adamson, Chem. Phys. Lett. 261, 105 (1996)); the roots are
+    scaled after the Rys rule (:func:`attenuated_roots`)."""
+    out = [re.sub(r"const double (T|pref) = ", r"double \1 = ", x) for x in lines]
+    ind = re.match(r" *", lines[-1]).group(0)
+    for target, expression in ATTENUATION:
+        head = "" if target in ("T", "pref") else "const double "
+        out.append(f"{ind}{head}{target} = {spell(expression, ATTENUATION_NAMES)};")
+    return out
+
+
+def attenuated_roots(n, indent="      "):
+    """Statements replacing each Rys root u[r] of the rule at θT by θ u[r]
+    (:data:`~hartree.integrals.rys_program.ATTENUATION_ROOT`)."""
+    target, expression = ATTENUATION_ROOT
+    return [
+        "#pragma unroll",
+        f"{indent}for (int r = 0; r < {n}; ++r) {target}[r] = {spell(expression, {'u': 'u[r]'})};",
+    ]
+
+
+def eri_function(cls, arange=None, brange=None, suffix="", runtime=False, attenuated=False):
     """Device function eri_<cls><suffix>: contracted cartesian block of one quartet, eq. (1),
     for the components a in arange, b in brange (default: all), every c and d.
 
@@ -274,7 +310,9 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
     (:func:`_root_body_loops`), which compiles in seconds instead of minutes.
     runtime=True (loop version only): the function takes the slice as arguments
     (a0, a1, b0, b1) after `tab`, so one copy serves every slice; `eri` must hold
-    (a1-a0)(b1-b0) nc nd values.
+    (a1-a0)(b1-b0) nc nd values.  attenuated: the integrals of erf(ω r12)/r12, the function
+    taking ``const double omega`` (bohr^-1) last (:func:`attenuate`); the text of the
+    1/r12 function is unchanged.
     """
     la, lb, lc, ld = cls
     name = class_name(cls)
@@ -300,7 +338,8 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
         "    const int pb0, const int pb1, const double* __restrict__ bra_prim, const double* __restrict__ ga,",
         "    const int pk0, const int pk1, const double* __restrict__ ket_prim, const double* __restrict__ gc,",
         "    const double* __restrict__ tab, double* __restrict__ eri"
-        + (", const int a0, const int a1, const int b0, const int b1)" if runtime else ")"),
+        + (", const int a0, const int a1, const int b0, const int b1" if runtime else "")
+        + (", const double omega)" if attenuated else ")"),
         "{",
         "  const double ABx = ga[3], ABy = ga[4], ABz = ga[5];",
         "  const double CDx = gc[3], CDy = gc[4], CDz = gc[5];",
@@ -317,9 +356,10 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False):
         "    for (int pk = pk0; pk < pk1; ++pk) {",
         "      const double* Q = ket_prim + 5 * pk;",
         "      const double et = Q[0], Kcd = Q[4];",
-        *quartet_lines(),
+        *quartet_lines(attenuated),
         f"      double u[{n}], w[{n}];",
         f"      rys_{n}(T, tab, u, w);",
+        *(attenuated_roots(n) if attenuated else []),
         root_unroll,
         f"      for (int r = 0; r < {n}; ++r) {{",
     ]

@@ -290,10 +290,12 @@ def _reduce_and_add():
     ]
 
 
-def kernel_lines(cls, table, name, params_decl, shape=None, list_shift=30):
+def kernel_lines(cls, table, name, params_decl, shape=None, list_shift=30, attenuated=False):
     """Source lines of the cooperative gradient kernel `name` of class `cls` (after the
     ``grad_add3`` device function and the Rys table's constants; parameters as
-    :data:`hartree.gpu.gradient_kernels.FUSED_PARAMS`)."""
+    :data:`hartree.gpu.gradient_kernels.FUSED_PARAMS`).  attenuated: erf(ω r12)/r12, the
+    parameters ending in ``double omega`` (``gradient_kernels.params(cls, True)``); phase 1
+    stores the scaled roots and weights (:func:`hartree.gpu.cooperative_kernels._roots_phase`)."""
     shape = shape or shape_of(cls)
     if shape.lanes not in (8, 16, 32):
         raise ValueError(f"{shape.lanes} lanes a group: 8, 16 or 32")
@@ -330,7 +332,7 @@ def kernel_lines(cls, table, name, params_decl, shape=None, list_shift=30):
         "        sT[3 * sl + 2] = 2.0 * ket_exp[2 * pk];",
         "      }",
     ]
-    L += _roots_phase(table, _nroots(cls))
+    L += _roots_phase(table, _nroots(cls), attenuated)
     L += ["      HT_SYNC();"]
     L += _tables_phase(raised(cls))
     L += ["      HT_SYNC();"]

@@ -44,6 +44,8 @@ from typing import NamedTuple
 from ..integrals.rys_program import table_program
 from .codegen import (
     _PREF,
+    ATTENUATION_ROOT,
+    attenuate,
     cart_components,
     check_class,
     class_name,
@@ -51,6 +53,7 @@ from .codegen import (
     ncart,
     nroots,
     program_lines,
+    spell,
 )
 
 #: lanes per pair of the cooperative Schwarz kernels (one warp: __syncwarp suffices
@@ -147,10 +150,11 @@ def launch_config(cls, shape):
     return shape.lanes, shape.lanes * shape.groups, shared_bytes(cls, shape.groups, shape.slots)
 
 
-def _prim(ind):
+def _prim(ind, attenuated=False):
     """Statements of primitive quartet q0 + sl (pair-primitive rows pb, pk): exponents,
-    centres relative to A and C, T and the prefactor of eq. (1)."""
-    return [
+    centres relative to A and C, T and the prefactor of eq. (1); attenuated: θ, θT and
+    sqrt(θ) pref of erf(ω r12)/r12 (:func:`hartree.gpu.codegen.attenuate`)."""
+    lines = [
         ind + x
         for x in [
             "const int pb = pb0 + (q0 + sl) / npk, pk = pk0 + (q0 + sl) % npk;",
@@ -170,11 +174,15 @@ def _prim(ind):
             "(void)inv_et; (void)ze_zs; (void)pref;",
         ]
     ]
+    return attenuate(lines) if attenuated else lines
 
 
-def _roots_phase(table, n):
+def _roots_phase(table, n, attenuated=False):
     """Phase 1: lanes (slot, f) evaluate series f (u_0..u_{n-1}, w_0..w_{n-1}) of the
-    slot's primitive quartet into sUW."""
+    slot's primitive quartet into sUW; attenuated (erf(ω r12)/r12): the series at θT, θu
+    and the weight times sqrt(θ) pref stored (phase 2 reads u and w only)."""
+    _, root = ATTENUATION_ROOT
+    u = spell(root, {"u": "v"}) if attenuated else "v"
     deg = table.degree
     stride = 2 * n * (deg + 1)
     return (
@@ -182,7 +190,7 @@ def _roots_phase(table, n):
             "      for (int sf = lane; sf < nact * NR2; sf += GSZ) {",
             "        const int sl = sf / NR2, f = sf % NR2;",
         ]
-        + _prim("        ")
+        + _prim("        ", attenuated)
         + [
             "        double v;",
             f"        if (T >= {table.tmax(n)!r}) {{",
@@ -201,7 +209,7 @@ def _roots_phase(table, n):
             "          }",
             "          v = __ldg(cf) + x * b1 - b2;",
             "        }",
-            "        sUW[sl * NR2 + f] = f < NR ? v : v * pref;",
+            f"        sUW[sl * NR2 + f] = f < NR ? {u} : v * pref;",
             "      }",
         ]
     )
@@ -398,9 +406,10 @@ def _group_setup(namespace):
     ]
 
 
-def _block(cls, table, unit_mode):
+def _block(cls, table, unit_mode, attenuated=False):
     """E = contracted cartesian block of quartet (ib ik) (needs ga, gc, pair ranges):
-    primitive quartets NS at a time (slots), each through phases 1-3."""
+    primitive quartets NS at a time (slots), each through phases 1-3 (attenuated: of
+    erf(ω r12)/r12)."""
     L = [
         "  const double ABx = ga[3], ABy = ga[4], ABz = ga[5];",
         "  const double CDx = gc[3], CDy = gc[4], CDz = gc[5];",
@@ -410,7 +419,7 @@ def _block(cls, table, unit_mode):
         "      const int nact = npq - q0 < NS ? npq - q0 : NS;",
         "      HT_SYNC();                     // readers of the previous tables are done",
     ]
-    L += _roots_phase(table, nroots(cls))
+    L += _roots_phase(table, nroots(cls), attenuated)
     L += ["      HT_SYNC();"]
     L += _tables_phase(cls)
     L += ["      HT_SYNC();"]
@@ -419,7 +428,7 @@ def _block(cls, table, unit_mode):
     return L
 
 
-def kernel_source(cls, table, shape, with_j=True, with_k=True, params_decl=None, list_shift=30):
+def kernel_source(cls, table, shape, with_j=True, with_k=True, params_decl=None, list_shift=30, attenuated=False):
     """Source lines of ``jk_<cls>`` (cooperative version) for the quartet-list launch.
 
     shape: :class:`hartree.gpu.tuning.CooperativeShape` (lanes per quartet, groups per
@@ -427,7 +436,8 @@ def kernel_source(cls, table, shape, with_j=True, with_k=True, params_decl=None,
     params_decl: the C parameter list (``jk_kernels.decl(jk_kernels.JK_PARAMS)``); the
     kernel uses nlist, qlist, tri, bra_/ket_ sh, pst, geo, prim, cart_loc, dm, nset,
     ncart, vj, vk, tab (the table of nroots(cls) roots).  Group t takes list entry t
-    (int32 pair: bra pair, ket pair | flags << list_shift)."""
+    (int32 pair: bra pair, ket pair | flags << list_shift).  attenuated: erf(ω r12)/r12,
+    the parameters ending in ``double omega`` (``jk_kernels.JK_ERF_PARAMS``)."""
     gs, groups, unit_mode, slots = shape.lanes, shape.groups, shape.unit_mode, shape.slots
     if gs > 32 and groups != 1:
         raise ValueError("groups of more than one warp need one group per block")
@@ -454,7 +464,7 @@ def kernel_source(cls, table, shape, with_j=True, with_k=True, params_decl=None,
         "  const int pb0 = bra_pst[ib], pb1 = bra_pst[ib + 1];",
         "  const int pk0 = ket_pst[ik], pk1 = ket_pst[ik + 1];",
     ]
-    L += _block(cls, table, unit_mode)
+    L += _block(cls, table, unit_mode, attenuated)
     L += _digest(cls, with_j, with_k)
     L += ["}"]
     return L

@@ -112,6 +112,8 @@ JK_PARAMS = [
     ("double*", "vk"),
     ("const double*", "tab"),
 ]
+#: the attenuated kernels' parameters: JK_PARAMS, then ω (bohr^-1) of erf(ω r12)/r12
+JK_ERF_PARAMS = JK_PARAMS + [("double", "omega")]
 #: quartet list entries (see :mod:`hartree.gpu.quartet_lists`): int32 pairs (bra pair index,
 #: ket pair index | flags << 30), flag bit 0 = digest J, bit 1 = digest K
 LIST_FLAG_SHIFT = 30
@@ -373,19 +375,21 @@ def _plan_table(cls):
     return [f"__constant__ int plan_{class_name(cls)}[{4 * len(plan)}] = {{{vals}}};"]
 
 
-def _slice_call(cls, k, sl, indent="    "):
+def _slice_call(cls, k, sl, indent="    ", attenuated=False):
     """Statements declaring the local array `eri` of slice k (unrolled version; one per
-    slice, so that the compiler keeps it in registers) and computing the slice into it."""
+    slice, so that the compiler keeps it in registers) and computing the slice into it
+    (attenuated: passing ``omega``)."""
     return [
         f"{indent}double eri[{_slice_size(cls, sl)}];",
         f"{indent}eri_{class_name(cls)}_s{k}(bra_pst[ib], bra_pst[ib + 1], bra_prim, "
-        "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri);",
+        "bra_geo + 6 * ib, ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri"
+        + (", omega);" if attenuated else ");"),
     ]
 
 
-def _runtime_call(cls, z, indent="  "):
+def _runtime_call(cls, z, indent="  ", attenuated=False):
     """Loop version: one local `eri` (largest slice) and the call for slice number `z`
-    (a C expression); defines A0, A1, B0, B1."""
+    (a C expression); defines A0, A1, B0, B1 (attenuated: passing ``omega``)."""
     name = class_name(cls)
     size = max(_slice_size(cls, sl) for sl in split_plan(cls))
     return [
@@ -393,18 +397,21 @@ def _runtime_call(cls, z, indent="  "):
         f"{indent}const int* slc = plan_{name} + 4 * ({z});",
         f"{indent}const int A0 = slc[0], A1 = slc[1], B0 = slc[2], B1 = slc[3];",
         f"{indent}eri_{name}_rt(bra_pst[ib], bra_pst[ib + 1], bra_prim, bra_geo + 6 * ib, "
-        "ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri, A0, A1, B0, B1);",
+        "ket_pst[ik], ket_pst[ik + 1], ket_prim, ket_geo + 6 * ik, tab, eri, A0, A1, B0, B1"
+        + (", omega);" if attenuated else ");"),
     ]
 
 
-def _jk_kernel(cls, with_j, with_k, blocks):
+def _jk_kernel(cls, with_j, with_k, blocks, attenuated=False):
     """List kernel: thread t of the 1-D grid takes quartet t of the compacted list
     (bra pair, ket pair, J/K flags) written by the screening kernel
     (:mod:`hartree.gpu.quartet_lists`); grid z = component slice.  Every listed quartet passed
-    sqrt((ij|ij)) sqrt((kl|kl)) max|D| >= threshold; s is its degeneracy factor."""
+    sqrt((ij|ij)) sqrt((kl|kl)) max|D| >= threshold; s is its degeneracy factor.
+    attenuated: erf(ω r12)/r12, ω the last parameter (:data:`JK_ERF_PARAMS`)."""
     name = class_name(cls)
+    params = decl(JK_ERF_PARAMS if attenuated else JK_PARAMS)
     L = [
-        f'extern "C" __global__ void __launch_bounds__({TILE * TILE}, {blocks}) jk_{name}({decl(JK_PARAMS)})',
+        f'extern "C" __global__ void __launch_bounds__({TILE * TILE}, {blocks}) jk_{name}({params})',
         "{",
     ]
     runs = uses_runs(cls)
@@ -420,12 +427,12 @@ def _jk_kernel(cls, with_j, with_k, blocks):
     if runs:
         L += ["  if (t0 >= nlist) s = 0.0;"]
     if _runtime_slices(cls):
-        L += _runtime_call(cls, "blockIdx.z")
+        L += _runtime_call(cls, "blockIdx.z", attenuated=attenuated)
         L += [f"  digest_{name}_rt(eri, s, i0, j0, k0, l0, dm, nset, ncart, vj, vk, A0, A1, B0, B1, do_j, do_k);", "}"]
         return L
     L += ["  switch (blockIdx.z) {"]
     for k, sl in enumerate(split_plan(cls)):
-        L += [f"  case {k}: {{"] + _slice_call(cls, k, sl)
+        L += [f"  case {k}: {{"] + _slice_call(cls, k, sl, attenuated=attenuated)
         L += [
             f"    digest_{name}<{sl[0]}, {sl[1]}, {sl[2]}, {sl[3]}>(eri, s, i0, j0, k0, l0, "
             "dm, nset, ncart, vj, vk, do_j, do_k);",
@@ -478,28 +485,31 @@ def kernel_names(cls, diag=False):
     return [f"jk_{class_name(cls)}"] + ([f"diag_{cls[0]}{cls[1]}"] if diag else [])
 
 
-def generate(cls, table, with_j=True, with_k=True, diag=None, tuning=None):
+def generate(cls, table, with_j=True, with_k=True, diag=None, tuning=None, attenuated=False):
     """CUDA C source for one quartet class.
 
     cls: (la, lb, lc, ld), la >= lb, lc >= ld.  table: :class:`tables.RysTable`.
     with_j / with_k: digestion done by the jk kernel.  diag: also the Schwarz kernel
     (default: when (la,lb) == (lc,ld)).  tuning: :class:`hartree.gpu.tuning.JKTuning`
     (default: the "default" entry).  Launch the jk kernel as :func:`launch_config` and
-    :func:`grid_z` say, with the same tuning.  Returns the source text (deterministic).
+    :func:`grid_z` say, with the same tuning.  attenuated: the jk kernel of erf(ω r12)/r12
+    (parameters :data:`JK_ERF_PARAMS`, no Schwarz kernel: the screening keeps the 1/r12
+    factors, which bound erf and erfc); the 1/r12 source is the same text as without the
+    argument.  Returns the source text (deterministic).
     """
     tuning = tuning or jk_tuning()
     cls = check_class(cls)
     if diag is None:
-        diag = cls[:2] == cls[2:]
-    if diag and cls[:2] != cls[2:]:
-        raise ValueError("the Schwarz kernel needs bra class == ket class")
+        diag = cls[:2] == cls[2:] and not attenuated
+    if diag and (cls[:2] != cls[2:] or attenuated):
+        raise ValueError("the Schwarz kernel needs bra class == ket class and the 1/r12 operator")
     plan = split_plan(cls)
     # the header names the module's former name: changing it would change every source
     # and so every compile-cache key (bump GENERATOR_VERSION when the text changes anyway)
     out = [
         f"// generated by hartree.gpu.jkgen (version {GENERATOR_VERSION}) for class "
         f"({cls[0]}{cls[1]}|{cls[2]}{cls[3]}), {nroots(cls)} Rys roots, "
-        f"J={int(with_j)} K={int(with_k)}, {len(plan)} slice(s)",
+        f"J={int(with_j)} K={int(with_k)}, {len(plan)} slice(s)" + (", erf(omega r12)/r12" if attenuated else ""),
         f"// Rys table sha256 {table.sha256}; do not edit",
         "",
     ]
@@ -510,17 +520,43 @@ def generate(cls, table, with_j=True, with_k=True, diag=None, tuning=None):
         if uses_runs(cls):
             out += [runs_source()]
         if _runtime_slices(cls):  # loop version: one copy, slice by table
-            out += _plan_table(cls) + eri_function(cls, suffix="_rt", runtime=True) + [""]
+            out += _plan_table(cls) + eri_function(cls, suffix="_rt", runtime=True, attenuated=attenuated) + [""]
         else:
             for k, (a0, a1, b0, b1) in enumerate(plan):
-                out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}") + [""]
+                out += eri_function(cls, range(a0, a1), range(b0, b1), f"_s{k}", attenuated=attenuated) + [""]
     if cooperative:
-        out += cooperative_kernels.kernel_source(cls, table, shape, with_j, with_k, decl(JK_PARAMS), LIST_FLAG_SHIFT)
+        params = decl(JK_ERF_PARAMS if attenuated else JK_PARAMS)
+        out += cooperative_kernels.kernel_source(cls, table, shape, with_j, with_k, params, LIST_FLAG_SHIFT, attenuated)
         out += [""]
     else:
         out += _digest_function(cls, with_j, with_k) + [""]
-        out += _jk_kernel(cls, with_j, with_k, min_blocks(cls, tuning)) + [""]
+        out += _jk_kernel(cls, with_j, with_k, min_blocks(cls, tuning), attenuated) + [""]
     if diag:
         out += cooperative_kernels.diag_source(cls, table, shape.unit_mode) if cooperative else _diag_kernel(cls)
         out += [""]
     return "\n".join(out)
+
+
+def module_spec(cls, table, with_j, with_k, tuning, attenuated=False):
+    """(source, compile-cache key, {kernel name: parameters}) of the J/K module of class
+    `cls` for ``backend.compile``: :func:`generate` with the Schwarz kernel where bra class
+    == ket class (1/r12 only); the key of the attenuated module adds ``"operator": "erf"``
+    (the 1/r12 keys are those of before, so their cached modules still load)."""
+    diag = cls[:2] == cls[2:] and not attenuated
+    src = generate(cls, table, with_j, with_k, diag, tuning, attenuated)
+    key = {
+        "kind": "rys_jk",
+        "class": list(cls),
+        "with_j": with_j,
+        "with_k": with_k,
+        "diag": diag,
+        "precision": "fp64",
+        "tile": TILE,
+        "generator": GENERATOR_VERSION,
+        "rys_table": table.sha256,
+    }
+    if attenuated:
+        key["operator"] = "erf"
+    jk_params = JK_ERF_PARAMS if attenuated else JK_PARAMS
+    names = {n: (jk_params if n.startswith("jk_") else DIAG_PARAMS) for n in kernel_names(cls, diag)}
+    return src, key, names
