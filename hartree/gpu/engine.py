@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InputError
-
 if TYPE_CHECKING:
     from hartree.basis import Basis
     from hartree.molecule import Molecule
@@ -190,21 +188,26 @@ class GPUEngine:
         dms: (nset, nao, nao) or (nao, nao), symmetric.  Returns (J, K) of the same
         shape (None for the one not asked for), numpy if dms is numpy else cupy.
         threshold: this call's screening threshold (default and lower bound: the engine's
-        ``screening_threshold``; the pair data were screened with that one).  omega: the
-        attenuated operators are not on the GPU yet: InputError for omega != 0.
+        ``screening_threshold``; the pair data were screened with that one).  omega
+        (bohr^-1): 0 for 1/r12, > 0 for erf(omega r12)/r12 (the attenuated kernels, compiled
+        at their first use), < 0 for erfc(|omega| r12)/r12 = 1/r12 - erf(|omega| r12)/r12
+        (PySCF's convention; two builds).  Every operator is screened with the 1/r12
+        Schwarz factors, which bound erf and erfc (both kernels are positive definite and
+        below 1/r).
         """
         from .memory import batched_jk
 
-        if omega != 0.0:
-            raise InputError(
-                f"erf-attenuated J/K (omega {omega:g}) are not implemented on the GPU yet; use --device cpu"
-            )
-
+        omega = float(omega)
         builder = self._jk_builder()
         on_host = isinstance(dms, np.ndarray) and builder.xp is not np
         thr = self.screening_threshold if threshold is None else max(float(threshold), self.screening_threshold)
         with self.use(), _screening(builder, thr):
-            J, K = batched_jk(builder, builder.xp.asarray(dms), with_j, with_k, self.backends()[0], self.notes)
+            dms = builder.xp.asarray(dms)
+            J, K = batched_jk(builder, dms, with_j, with_k, self.backends()[0], self.notes, abs(omega))
+            if omega < 0.0:  # erfc = 1/r12 - erf
+                Jf, Kf = batched_jk(builder, dms, with_j, with_k, self.backends()[0], self.notes)
+                J = None if J is None else Jf - J
+                K = None if K is None else Kf - K
         if on_host:
             J = None if J is None else J.get()
             K = None if K is None else K.get()
@@ -268,12 +271,9 @@ class GPUEngine:
         """1/2 Σ Γ d(mn|ls)/dR per atom, numpy (natm, 3), hartree/bohr, by the gradient
         kernels (:class:`hartree.gpu.gradient.DirectGradient`) over the J/K builder's pairs
         and quartet lists; on several devices the quartet classes are shared out among
-        them (:class:`hartree.gpu.multi.MultiGradient`).  omega != 0 (erf-attenuated): not
-        on the GPU yet, InputError."""
-        if omega != 0.0:
-            raise InputError(
-                f"erf-attenuated ERI gradients (omega {omega:g}) are not implemented on the GPU yet; use --device cpu"
-            )
+        them (:class:`hartree.gpu.multi.MultiGradient`).  omega (bohr^-1): 0 for 1/r12, > 0
+        for erf(omega r12)/r12, < 0 for erfc(|omega| r12)/r12 = 1/r12 - erf (two passes)."""
+        omega = float(omega)
         builder = self._jk_builder()
         with self.use():
             if self._gradient is None:
@@ -285,7 +285,9 @@ class GPUEngine:
                     from .gradient import DirectGradient
 
                     self._gradient = DirectGradient(builder, self.basis.shell_atom)
-            return self._gradient.gradient(coulomb_density, exchange_densities, exchange_factor, self.molecule.natm)
+            args = (coulomb_density, exchange_densities, exchange_factor, self.molecule.natm)
+            g = self._gradient.gradient(*args, omega=abs(omega))
+            return self._gradient.gradient(*args) - g if omega < 0.0 else g
 
 
 @contextlib.contextmanager

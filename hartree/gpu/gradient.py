@@ -48,12 +48,15 @@ class DirectGradient:
                 tables.append(xp.asarray(prim)[rows])
             self.weighted[pc] = tuple(tables)
             self.exps[pc] = xp.asarray(np.ascontiguousarray(host.prim_exp))[rows]
-        self._modules = {}
+        self._modules, self._erf_modules = {}, {}  # {class: module}, 1/r12 and erf
         #: set to a dict to collect seconds per quartet class ({'2100': s, ...}; profiling only)
         self.profile = None
 
-    def _compile(self, classes):
-        todo = [c for c in classes if c not in self._modules]
+    def _compile(self, classes, attenuated=False):
+        """{class: module} of the gradient kernels (compiled or loaded from the cache);
+        attenuated: those of erf(omega r12)/r12, whose cache key adds ``"operator": "erf"``."""
+        store = self._erf_modules if attenuated else self._modules
+        todo = [c for c in classes if c not in store]
         specs = []
         for cls in todo:
             key = {
@@ -64,16 +67,19 @@ class DirectGradient:
                 "generator": codegen.GENERATOR_VERSION,
                 "rys_table": self.jk.table.sha256,
             }
+            if attenuated:
+                key["operator"] = "erf"
             name = gradient_kernels.kernel_name(cls)
-            src = gradient_kernels.generate(cls, self.jk.table)
-            specs.append((src, key, {name: gradient_kernels.params(cls)}))
+            src = gradient_kernels.generate(cls, self.jk.table, attenuated)
+            specs.append((src, key, {name: gradient_kernels.params(cls, attenuated)}))
         for cls, mod in zip(todo, self.jk.backend.compile(specs)):
-            self._modules[cls] = mod
-        return {c: self._modules[c] for c in classes}
+            store[cls] = mod
+        return {c: store[c] for c in classes}
 
-    def prepare(self):
-        """Compile (or load from the cache) the kernel of every quartet class."""
-        self._compile(self.jk.quartet_classes())
+    def prepare(self, attenuated=False):
+        """Compile (or load from the cache) the kernel of every quartet class (attenuated:
+        the erf(omega r12)/r12 kernels)."""
+        self._compile(self.jk.quartet_classes(), attenuated)
 
     def screen(self, dj, dk):
         """Cartesian densities and their screening data on this device: (dm_cart
@@ -85,31 +91,37 @@ class DirectGradient:
         dm_cart, dmax_sh, dmax_all, _ = jk.screen_density(stack)
         return dm_cart, dmax_sh, dmax_all
 
-    def gradient(self, dj, dk, k_factor, natm):
+    def gradient(self, dj, dk, k_factor, natm, omega=0.0):
         """1/2 Σ Γ d(ab|cd)/dR per atom, numpy (natm, 3), hartree/bohr (Γ: eq. (1) of
         :mod:`hartree.gpu.gradient_kernels`); dj (nao, nao) and dk (nk, nao, nao)
-        symmetric densities of the final AO basis (numpy or the backend's arrays)."""
+        symmetric densities of the final AO basis (numpy or the backend's arrays).
+        omega (bohr^-1): 0 for 1/r12, > 0 for erf(omega r12)/r12 (screened with the 1/r12
+        Schwarz factors, which bound it)."""
+        if omega < 0:
+            raise ValueError("omega < 0 (erfc) is 1/r12 - erf: GPUEngine forms the difference")
         jk = self.jk
         dm_cart, dmax_sh, dmax_all = self.screen(dj, dk)
         if dmax_all == 0.0:
             return np.zeros((natm, 3))
         items = jk.launch_list(dmax_all)
         if self.profile is None:
-            grad = self.accumulate([items], dm_cart, dmax_sh, dmax_all, k_factor, natm)
+            grad = self.accumulate([items], dm_cart, dmax_sh, dmax_all, k_factor, natm, omega=omega)
         else:  # one class at a time, timed (serialises the classes: profiling only)
-            grad = self.accumulate([[item] for item in items], dm_cart, dmax_sh, dmax_all, k_factor, natm, timed=True)
+            batches = [[item] for item in items]
+            grad = self.accumulate(batches, dm_cart, dmax_sh, dmax_all, k_factor, natm, timed=True, omega=omega)
         out = grad.get() if hasattr(grad, "get") else np.asarray(grad)
         return np.asarray(out).reshape(natm, 3)
 
-    def accumulate(self, batches, dm_cart, dmax_sh, dmax_all, k_factor, natm, timed=False):
+    def accumulate(self, batches, dm_cart, dmax_sh, dmax_all, k_factor, natm, timed=False, omega=0.0):
         """Σ over the launch items of `batches` (an iterable of lists of J/K launch items of
         this device's builder, each list one :meth:`DirectJK.run_batch`) of the gradient
         kernels' contributions: a backend array (3 natm,), hartree/bohr, still on this
         device.  dm_cart, dmax_sh, dmax_all: :meth:`screen`'s, on this device.  timed:
-        add each batch's seconds to ``profile`` under its (first item's) class name."""
+        add each batch's seconds to ``profile`` under its (first item's) class name.
+        omega (bohr^-1): 0 for 1/r12, > 0 for erf(omega r12)/r12."""
         jk, xp = self.jk, self.xp
         grad = xp.zeros(3 * natm)
-        mods = self._compile(jk.quartet_classes())
+        mods = self._compile(jk.quartet_classes(), omega != 0.0)
         nk = dm_cart.shape[0] - 1
         ncart = jk.basis.ncart
         dj_c, dk_c = dm_cart[0], xp.ascontiguousarray(dm_cart[1:])
@@ -158,6 +170,7 @@ class DirectGradient:
                     grad,
                     tab,
                     *((self.exps[P.key], self.exps[Q.key]) if kind != "block" else ()),
+                    *((np.float64(omega),) if omega else ()),
                 ],
                 stream=stream,
                 **({"shared_mem": shared} if shared else {}),

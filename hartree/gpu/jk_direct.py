@@ -87,7 +87,10 @@ class DirectJK:
         if nroots_max > self.table.max_nroots:
             raise ValueError(f"l = {basis.max_l} needs {nroots_max} Rys roots; the table holds {self.table.max_nroots}")
         self._tab = xp.asarray(self.table.coef)
-        self._modules = {}
+        self._modules, self._erf_modules = {}, {}  # {(class, with_j, with_k): module}
+        #: bohr^-1, the operator of the kernels :meth:`_run_list` launches: 0 for 1/r12, > 0
+        #: for erf(omega r12)/r12 (set by :meth:`jk`, and by MultiJK on its builders)
+        self.omega = 0.0
         #: set to a dict to collect seconds per quartet class (launches are then timed one
         #: by one with events, which serialises them: profiling only)
         self.profile = None
@@ -155,31 +158,15 @@ class DirectJK:
         n = codegen.nroots(cls)
         return self._tab[int(self.table.offsets[n]) :]
 
-    def _compile(self, classes, with_j, with_k):
-        todo = [c for c in classes if (c, with_j, with_k) not in self._modules]
-        specs = []
-        for cls in todo:
-            diag = cls[:2] == cls[2:]
-            src = jk_kernels.generate(cls, self.table, with_j, with_k, diag, self.tuning)
-            key = {
-                "kind": "rys_jk",
-                "class": list(cls),
-                "with_j": with_j,
-                "with_k": with_k,
-                "diag": diag,
-                "precision": "fp64",
-                "tile": codegen.TILE,
-                "generator": codegen.GENERATOR_VERSION,
-                "rys_table": self.table.sha256,
-            }
-            names = {
-                n: (jk_kernels.JK_PARAMS if n.startswith("jk_") else jk_kernels.DIAG_PARAMS)
-                for n in jk_kernels.kernel_names(cls, diag)
-            }
-            specs.append((src, key, names))
+    def _compile(self, classes, with_j, with_k, omega=0.0):
+        """{class: module} of the J/K kernels, compiled or loaded from the cache
+        (:func:`jk_kernels.module_spec`); omega != 0: the erf-attenuated modules."""
+        store = self._erf_modules if omega else self._modules
+        todo = [c for c in classes if (c, with_j, with_k) not in store]
+        specs = [jk_kernels.module_spec(c, self.table, with_j, with_k, self.tuning, bool(omega)) for c in todo]
         for cls, mod in zip(todo, self.backend.compile(specs)):
-            self._modules[(cls, with_j, with_k)] = mod
-        return {c: self._modules[(c, with_j, with_k)] for c in classes}
+            store[(cls, with_j, with_k)] = mod
+        return {c: store[(c, with_j, with_k)] for c in classes}
 
     def quartet_classes(self):
         """(la, lb, lc, ld) for every launch: bra pair class >= ket pair class."""
@@ -343,6 +330,7 @@ class DirectJK:
                 vj,
                 vk,
                 self._tab_for(cls),
+                *((_f64(self.omega),) if self.omega else ()),
             ],
             stream=stream,
             **extra,
@@ -569,15 +557,20 @@ class DirectJK:
             out.append(v[0] if single else v)
         return tuple(out)
 
-    def jk(self, dms, with_j=True, with_k=True):
+    def jk(self, dms, with_j=True, with_k=True, omega=0.0):
         """J and K (each None when not asked) for densities dms (nset, nao, nao) or (nao, nao).
 
-        Arrays of the backend's array module in and out; shapes as given.
+        Arrays of the backend's array module in and out; shapes as given.  omega (bohr^-1):
+        0 for 1/r12, > 0 for erf(omega r12)/r12 (the attenuated kernels, screened with the
+        1/r12 Schwarz factors, which bound them).
         """
+        if omega < 0:  # the kernels' θ depends on omega² only
+            raise ValueError("omega < 0 (erfc) is 1/r12 - erf: GPUEngine.jk forms the difference")
+        self.omega = float(omega)
         dm_cart, dmax_sh, dmax_all, single = self.screen_density(dms)
         vj, vk = self.zeros_out(dm_cart.shape[0], with_j, with_k)
         if (with_j or with_k) and dmax_all > 0:
-            mods = self._compile(self.quartet_classes(), with_j, with_k)
+            mods = self._compile(self.quartet_classes(), with_j, with_k, self.omega)
             # classes run concurrently on side streams (atomics make the sums order-free),
             # largest first; profiling serialises them on the current stream
             self.run_items(

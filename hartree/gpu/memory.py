@@ -45,10 +45,11 @@ def _note(notes, text):
         notes.append(text)
 
 
-def batched_jk(builder, dms, with_j, with_k, backend, notes=None):
+def batched_jk(builder, dms, with_j, with_k, backend, notes=None, omega=0.0):
     """J, K like ``builder.jk`` but in batches of densities that fit the memory budget.
 
-    dms: (nset, nao, nao) or (nao, nao) of the builder's array module.  Raises
+    dms: (nset, nao, nao) or (nao, nao) of the builder's array module; omega (bohr^-1):
+    ``builder.jk``'s (0: 1/r12, > 0: erf(omega r12)/r12).  Raises
     GPUMemoryError when one density does not fit (before any allocation when the
     estimate says so, or after an out-of-memory error at batch size 1).
     """
@@ -69,10 +70,10 @@ def batched_jk(builder, dms, with_j, with_k, backend, notes=None):
     while True:
         try:
             if batch >= nset:
-                return builder.jk(dms[0] if single else dms, with_j, with_k)
+                return builder.jk(dms[0] if single else dms, with_j, with_k, omega)
             out_j, out_k = [], []
             for s0 in range(0, nset, batch):
-                J, K = builder.jk(dms[s0 : s0 + batch], with_j, with_k)
+                J, K = builder.jk(dms[s0 : s0 + batch], with_j, with_k, omega)
                 out_j.append(J)
                 out_k.append(K)
             _note(notes, f"J/K of {nset} densities done in batches of {batch} (GPU memory budget {gib(budget)})")

@@ -122,8 +122,13 @@ class MultiJK:
                 b.prepare(with_j, with_k)
         return self.builders[0].quartet_classes()
 
-    def jk(self, dms, with_j=True, with_k=True):
-        """J, K (None where not asked) as :meth:`DirectJK.jk`, on all devices."""
+    def jk(self, dms, with_j=True, with_k=True, omega=0.0):
+        """J, K (None where not asked) as :meth:`DirectJK.jk`, on all devices; omega
+        (bohr^-1): 0 for 1/r12, > 0 for erf(omega r12)/r12, on every device."""
+        if omega < 0:
+            raise ValueError("omega < 0 (erfc) is 1/r12 - erf: GPUEngine.jk forms the difference")
+        for b in self.builders:  # the operator of the kernels each builder launches
+            b.omega = float(omega)
         b0 = self.builders[0]
         with b0.backend.use():
             dm_cart, dmax_sh, dmax_all, single = b0.screen_density(dms)
@@ -131,7 +136,7 @@ class MultiJK:
             if not (with_j or with_k) or dmax_all <= 0 or self.ndev == 1:
                 vj, vk = b0.zeros_out(nset, with_j, with_k)
                 if (with_j or with_k) and dmax_all > 0:
-                    mods = b0._compile(b0.quartet_classes(), with_j, with_k)
+                    mods = b0._compile(b0.quartet_classes(), with_j, with_k, b0.omega)
                     b0.run_items(
                         mods, b0.launch_list(dmax_all), dm_cart, dmax_sh, dmax_all, vj, vk, with_j=with_j, with_k=with_k
                     )
@@ -142,7 +147,7 @@ class MultiJK:
         mods_of = []
         for b in self.builders:  # compile/load first, one device at a time
             with b.backend.use():
-                mods_of.append(b._compile(b.quartet_classes(), with_j, with_k))
+                mods_of.append(b._compile(b.quartet_classes(), with_j, with_k, b.omega))
         queue = WorkQueue(items)
         cap = sum(t[0] for t in items) / (4.0 * self.ndev)
 
@@ -211,15 +216,18 @@ class MultiGradient:
                 self.parts.append(DirectGradient(b, shell_atom))
         self.last_split = {}
 
-    def prepare(self):
+    def prepare(self, attenuated=False):
         for part in self.parts:
             with part.jk.backend.use():
-                part.prepare()
+                part.prepare(attenuated)
 
-    def gradient(self, dj, dk, k_factor, natm):
+    def gradient(self, dj, dk, k_factor, natm, omega=0.0):
         """1/2 Σ Γ d(ab|cd)/dR per atom, numpy (natm, 3), hartree/bohr, as
-        :meth:`DirectGradient.gradient`, on all devices."""
+        :meth:`DirectGradient.gradient` (omega: its operator), on all devices."""
         import numpy as np
+
+        if omega < 0:
+            raise ValueError("omega < 0 (erfc) is 1/r12 - erf: GPUEngine forms the difference")
 
         first = self.parts[0]
         b0 = first.jk
@@ -232,7 +240,7 @@ class MultiGradient:
             b0.backend.synchronize()  # inputs complete before other GPUs copy them
         for part in self.parts:  # compile/load first, one device at a time
             with part.jk.backend.use():
-                part.prepare()
+                part.prepare(omega != 0.0)
         queue = WorkQueue(_batches(items, sum(t[0] for t in items) / (16.0 * ndev)))
 
         def work(d, backend):
@@ -241,7 +249,7 @@ class MultiGradient:
             dsh = dmax_sh if d == 0 else _copy(backend, dmax_sh)
             pull = queue.puller(d)
             batches = iter(lambda: _localized(part.jk, pull()), None)
-            grad = part.accumulate(batches, dmc, dsh, dmax_all, k_factor, natm)
+            grad = part.accumulate(batches, dmc, dsh, dmax_all, k_factor, natm, omega=omega)
             out = grad.get() if hasattr(grad, "get") else grad
             return np.asarray(out, dtype=np.float64)
 
