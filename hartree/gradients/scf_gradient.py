@@ -26,7 +26,7 @@ eq. (1) with W of the Kohn-Sham orbitals (canonical, as RHF/UHF), the exchange p
 scaled by the functional's exact-exchange fraction c_x (0 for LDA and GGA functionals); a
 range-separated hybrid's (alpha + beta) K - beta K_lr(omega) (:func:`hartree.scf.ks.exchange_terms`)
 adds a second eq. (2) with the erf(omega r12)/r12 integrals, its exchange part only (CPU
-engine; any other engine refuses before any work), and
+and GPU engines), and
 
     + dE_xc/dR                                                                         (3)
 
@@ -213,10 +213,9 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
     if engine is None:
         engine = CPUEngine(mol, basis)
     if kohn_sham:
-        from hartree.scf.ks import check_engine, checked_functional, exchange_terms
+        from hartree.scf.ks import checked_functional, exchange_terms
 
         functional = checked_functional(result.xc)
-        check_engine(functional, engine, result.xc)  # erf-attenuated ERI derivatives: CPU only
         exchange = dict(exchange_terms(functional))
         if grid_response:
             _refuse_vv10_grid_response(functional, result.xc)

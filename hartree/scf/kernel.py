@@ -329,9 +329,9 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
     method = options.scheme
     ks = None
     if options.xc is not None:
-        from .ks import check_engine, checked_functional
+        from .ks import checked_functional
 
-        check_engine(checked_functional(options.xc), engine, options.xc)  # refusals before any work
+        checked_functional(options.xc)  # refusals before any work
     plan = chk.plan(
         molecule,
         basis,

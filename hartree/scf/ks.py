@@ -14,9 +14,9 @@ Exact exchange (:func:`exchange_terms`): a global hybrid's c_x K, and a range-se
 hybrid's alpha K + beta K_sr(ω) = (alpha + beta) K - beta K_lr(ω) (libxc's CAM parameters,
 :mod:`hartree.dft.functionals`; K_lr with the erf(ω r12)/r12 operator, built by
 ``engine.jk(omega=ω)``; Yanai, Tew & Handy, Chem. Phys. Lett. 393, 51 (2004)).  The SCF
-kernel builds the sum, incrementally like J.  Erf-attenuated J/K exist on the CPU engine
-only: :func:`check_engine` refuses a range-separated hybrid on any other engine before any
-work.
+kernel builds the sum, incrementally like J.  Both engines build erf-attenuated J/K and their
+gradients: the CPU engine's numba kernels and the GPU engine's generated CUDA kernels
+(:mod:`hartree.gpu.codegen`, the same erf rule of :mod:`hartree.integrals.rys_program`).
 
 Device: the XC integration runs where the SCF's arrays live (:mod:`hartree.dft.xc_integrate`,
 one algorithm with per-device kernels).  With numpy densities (the CPU engine) it is numba
@@ -41,13 +41,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import array_module, to_numpy
-from ..errors import InputError
 
 
 def checked_functional(xc):
     """The :class:`hartree.dft.Functional` of the name ``xc``, or InputError (one line) when
-    it is not parsable (:func:`hartree.dft.parse_functional`).  Range-separated hybrids run
-    on the CPU engine only (:func:`check_engine`)."""
+    it is not parsable (:func:`hartree.dft.parse_functional`)."""
     from ..dft import parse_functional
 
     return parse_functional(xc)
@@ -65,18 +63,6 @@ def exchange_terms(functional):
         return ((0.0, float(f.hf_exchange)),) if f.hf_exchange != 0.0 else ()
     terms = ((0.0, float(f.alpha + f.beta)), (float(f.omega), float(-f.beta)))
     return tuple((w, c) for w, c in terms if c != 0.0)
-
-
-def check_engine(functional, engine, name=None):
-    """One InputError line when ``engine`` cannot build the exchange of ``functional``:
-    erf-attenuated K (a range-separated hybrid) runs on the CPU engine only for now."""
-    from ..integrals.engine import CPUEngine
-
-    if functional.is_range_separated and not isinstance(engine, CPUEngine):
-        raise InputError(
-            f"functional {name or functional.name!r} is range separated (omega {functional.omega:g}): its "
-            "erf-attenuated exchange is implemented on the CPU only; use --device cpu"
-        )
 
 
 def _reference(text):

@@ -1,7 +1,7 @@
 """Range-separated hybrids (CAM-B3LYP, ωB97X, LC-ωPBE, ωB97X-V) on the CPU: the exchange
 terms against PySCF's, RKS/UKS energies and gradients against PySCF's with hartree's grid
-handed to PySCF, the erf part of the ERI gradient against central differences, the refusal
-on engines without erf-attenuated integrals, and ``hartree run -m cam-b3lyp``.  Water and
+handed to PySCF, the erf part of the ERI gradient against central differences, and
+``hartree run -m cam-b3lyp`` (the GPU engine's erf kernels: tests/gpu/test_attenuated.py).  Water and
 H2O+ (not OH: tests/dft/test_scf_dft.py says why) in STO-3G on grid level 1.  The erf
 integrals run the generic numba driver (not the generated omega module, whose cold compile
 takes minutes)."""
@@ -13,13 +13,11 @@ import pytest
 
 from hartree.basis import load_basis
 from hartree.dft import make_grid, parse_functional
-from hartree.errors import InputError
 from hartree.gradients import scf_gradient
 from hartree.integrals.engine import CPUEngine
 from hartree.molecule import Molecule
-from hartree.scf import SCFOptions, run
-from hartree.scf.kernel import kernel
-from hartree.scf.ks import check_engine, exchange_terms
+from hartree.scf import run
+from hartree.scf.ks import exchange_terms
 from tests.helpers import to_pyscf
 
 pytest.importorskip("pyscf")
@@ -150,19 +148,6 @@ def test_gradient_equals_central_differences_of_our_energies():
         assert abs(g[atom, x] - fd) < 5e-8, (atom, x, g[atom, x], fd)
 
 
-def test_other_engines_refuse_before_any_work():
-    """A range-separated hybrid on an engine other than the CPU's (a GPU engine) stops with
-    one InputError line before the engine is used (a bare object would fail at any use);
-    a global hybrid passes the check."""
-    mol = _molecule("water")
-    basis = load_basis(mol, "sto-3g")
-    with pytest.raises(InputError, match=r"^functional 'cam-b3lyp' is range separated \(omega 0.33\).*CPU only"):
-        kernel(mol, basis, SCFOptions(method="rks", xc="cam-b3lyp", grid_level=LEVEL), object())
-    assert check_engine(parse_functional("b3lyp"), object()) is None
-    with pytest.raises(InputError, match="CPU only; use --device cpu"):
-        check_engine(parse_functional("wb97x"), object())
-
-
 def test_cli_run_cam_b3lyp(tmp_path):
     """``hartree run -m cam-b3lyp`` runs, its JSON energy equals the Python API's (1e-10)."""
     from tests.cli.conftest import WATER_XYZ, run_main
@@ -180,12 +165,16 @@ def test_cli_run_cam_b3lyp(tmp_path):
 
 
 @pytest.mark.gpu
-def test_cli_refuses_cam_b3lyp_on_the_gpu(tmp_path):
-    """On a GPU, ``hartree run -m cam-b3lyp --device gpu`` stops with one line, exit code 2."""
-    from hartree.cli.main import EXIT_INPUT
+def test_cli_runs_cam_b3lyp_on_the_gpu(tmp_path):
+    """On a GPU, ``hartree run -m cam-b3lyp --device gpu`` runs (the erf-attenuated GPU
+    kernels, tests/gpu/test_attenuated.py) and its energy equals the CPU's (1e-9 Eh)."""
     from tests.cli.conftest import WATER_XYZ, run_main
 
     (tmp_path / "water.xyz").write_text(WATER_XYZ)
-    argv = ["run", str(tmp_path / "water.xyz"), "-b", "sto-3g", "-m", "cam-b3lyp", "--device", "gpu"]
-    code, stdout, err = run_main(argv)
-    assert code == EXIT_INPUT and "range separated" in err and err.count("\n") == 1, err
+    out = tmp_path / "water.json"
+    argv = ["run", str(tmp_path / "water.xyz"), "-b", "sto-3g", "-m", "cam-b3lyp", "--grid", "1"]
+    code, stdout, err = run_main([*argv, "--conv-tol", "1e-10", "--device", "gpu", "--json", str(out)])
+    assert code == 0, err
+    mol = Molecule.from_string(WATER_XYZ)
+    ref = run(mol, "sto-3g", "rks", xc="cam-b3lyp", grid_level=1, device="cpu", conv_tol=1e-10)
+    assert abs(json.loads(out.read_text())["properties"]["return_energy"] - ref.energy) < 1e-9
