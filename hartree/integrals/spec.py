@@ -142,10 +142,15 @@ KINDS: tuple[IntegralKind, ...] = (
         "GPU: the device functions printed from the Rys program, hartree.gpu.gradient_kernels)",
     ),
     IntegralKind(
-        "eri_erf", "erf(ω r12)/r12, (ab|cd)", 4, 0, _RYS + "; roots of T ω²/(ω² + ρ), weights × ω/sqrt(ω² + ρ)", False,
-        note="range-separated hybrids: the Rys rule at a scaled T and prefactor (rys_program.ATTENUATION). "
-        "CPU written: hartree.integrals.jk.jk(omega=...) and CPUEngine.jk(omega=...) (erf for omega > 0, "
-        "erfc for omega < 0); planned until the GPU kernels print the rule too",
+        "eri_erf", "erf(ω r12)/r12, (ab|cd)", 4, 0, _RYS + "; roots of T ω²/(ω² + ρ), weights × ω/sqrt(ω² + ρ)", True,
+        6, 24,
+        cpu=Implementation("hartree.integrals.jk", "jk", "J, K (nset, nao, nao) with omega > 0"),
+        gpu=Implementation("hartree.gpu.jk_direct", "DirectJK.jk", "J, K (nset, nao, nao) with omega > 0"),
+        engine_method="jk",
+        note="range-separated hybrids: the Rys rule at a scaled T and prefactor (rys_program.ATTENUATION), "
+        "printed into an attenuated variant of the numba and CUDA kernels (the 1/r12 ones keep their text); "
+        "engine.jk(omega=...) and two_electron_gradient(omega=...): erf for omega > 0, erfc = 1/r12 - erf "
+        "for omega < 0; screened with the 1/r12 Schwarz factors, which bound both",
     ),
     IntegralKind(
         "ao_values", "φ_a(r_g) and its derivatives at points r_g", 1, 1, "direct evaluation of the shells", False,
