@@ -23,8 +23,8 @@ the method names rks, uks and roks (a functional is named instead; ROKS is not i
 VV10's non-local part, default 1) with a functional without VV10, ``grid_level``,
 ``nlc_grid_level``, ``unrestricted`` or ``grid_response`` with Hartree-Fock, and any
 functional when PySCF (the ``dft`` extra, for libxc) is missing.  Range-separated hybrids
-(cam-b3lyp, wb97x, wb97x-v, ...) run energies and gradients on the CPU; on a GPU the SCF
-refuses them before any work (:func:`hartree.scf.ks.check_engine`: no erf-attenuated GPU kernels yet).
+(cam-b3lyp, wb97x, wb97x-v, ...) run energies and gradients on the CPU and the GPU
+(erf-attenuated J/K and ERI gradients on both engines).
 
 Dispersion (keyword ``dispersion``, ``--dispersion``: 'd3bj', 'd3zero' or 'd4'; an SCF
 option, added by :func:`hartree.scf.run` after the SCF, with its gradient in every gradient):
