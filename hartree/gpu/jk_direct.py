@@ -113,6 +113,7 @@ class DirectJK:
             ]
         )
         self._dummy = xp.zeros(2, dtype=np.int32)
+        self._ket_orders = {}  # {(class, tile range): ket tile order} (quartet_lists.tile_plan)
         #: with ``profile``: per class {"quartets": listed quartets, "tile_lanes": threads
         #: of the tiles that pass the tile test (what a kernel with one tile per block would keep busy)}
         self.stats = {}
@@ -226,11 +227,12 @@ class DirectJK:
         stop = self.backend.timer() if self.profile is not None else None
         with _on(stream):
             counts = xp.zeros(3 * len(P.tile_q_host), dtype=np.int32)
-            nbits = quartet_lists.tile_bit_words(P, Q)
+            plan = quartet_lists.tile_plan(self, P, Q, dmax_all)
+            nbits = plan.bit_words()
             bits = xp.zeros(nbits, dtype=np.int32) if 4 * nbits <= quartet_lists.MAX_TILE_BIT_BYTES else None
-            if keep is not None and bits is not None:
-                keep.append(bits)
-            self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k, counts, None, 0, stream, bits=bits)
+            if keep is not None:
+                keep += [plan.dev_offsets] + ([] if bits is None else [bits])
+            self._screen(P, Q, tri, dmax_sh, dmax_all, with_j, with_k, counts, None, 0, stream, bits=bits, plan=plan)
             if hasattr(stream, "synchronize"):
                 stream.synchronize()
             counts_h = _host(counts)
@@ -254,50 +256,18 @@ class DirectJK:
                 if keep is not None:
                     keep.append(cur)
                 for _, ch, base in wave:
-                    self._screen(
-                        P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cur, buf, ch[0], stream, row1=ch[1], bits=bits
-                    )
+                    args = (P, Q, tri, dmax_sh, dmax_all, with_j, with_k, cur, buf, ch[0], stream)
+                    self._screen(*args, row1=ch[1], bits=bits, plan=plan)
                     self._run_list(mods, item, buf, base, ch[2], dm_cart, vj, vk, stream)
         return int(counts_h.sum())
 
-    def _screen(self, P, Q, tri, dsh, dall, with_j, with_k, cur, qlist, row0, st, row1=None, bits=None, product=None):
-        """Count (qlist None) or write pass of ``quartet_screen`` over bra tiles [row0, row1)
-        (default: all) and every ket tile; bits: the item's tile bits (count pass sets, write
-        pass reads) or None; product: the threshold of gradients' Γ screening, or None."""
-        ntb, ntk = len(P.tile_q_host), len(Q.tile_q_host)
-        row1 = ntb if row1 is None else row1
-        if row1 <= row0 or ntk == 0:
-            return
-        self._screen_mod.launch(
-            "quartet_screen",
-            (row1 - row0, ntk),
-            codegen.TILE**2,
-            [
-                _i32(P.npair),
-                _i32(Q.npair),
-                _i32(tri),
-                _i32(row0),
-                P.sh,
-                P.q,
-                P.tile_q,
-                Q.sh,
-                Q.q,
-                Q.tile_q,
-                _i32(self.basis.nshell),
-                dsh,
-                _f64(dall),
-                _f64(self.threshold if product is None else product),
-                _i32(with_j),
-                _i32(with_k),
-                cur,
-                self._dummy if qlist is None else qlist,
-                _i32(qlist is not None),
-                self._dummy if bits is None else bits,
-                _i32(bits is not None),
-                _i32(product is not None),
-            ],
-            stream=st,
-        )
+    def _screen(self, P, Q, tri, dsh, dall, w_j, w_k, cur, ql, row0, st, row1=None, bits=None, product=None, plan=None):
+        """Count (ql None) or write pass (list ql) of ``quartet_screen`` over the staircase rows
+        [row0, row1) (default: all) of `plan` (default: :func:`quartet_lists.tile_plan`'s);
+        bits: the item's tile bits or None; product: the threshold of gradients' Γ screening."""
+        plan = plan or quartet_lists.tile_plan(self, P, Q, dall, product)
+        rows = (row0, len(P.tile_q_host) if row1 is None else row1)
+        quartet_lists.screen(self, plan, P, Q, tri, dsh, dall, w_j, w_k, cur, ql, rows, st, bits, product)
 
     def _run_list(self, mods, item, buf, base, n, dm_cart, vj, vk, stream):
         """The J/K kernel of the item's class over entries [base, base + n) of buf."""
@@ -472,7 +442,8 @@ class DirectJK:
         ntile = [len(P.tile_q_host) for _, _, P, _, _ in items]
         off = np.concatenate([[0], np.cumsum(ntile)]) * 3
         counts = xp.zeros(int(off[-1]), dtype=np.int32)
-        words = np.concatenate([[0], np.cumsum([quartet_lists.tile_bit_words(P, Q) for _, _, P, Q, _ in items])])
+        plans = [quartet_lists.tile_plan(self, P, Q, dmax_all, product) for _, _, P, Q, _ in items]
+        words = np.concatenate([[0], np.cumsum([plan.bit_words() for plan in plans])])
         bits = xp.zeros(int(words[-1]), dtype=np.int32) if 4 * words[-1] <= quartet_lists.MAX_TILE_BIT_BYTES else None
 
         def bits_of(k):
@@ -494,6 +465,7 @@ class DirectJK:
                 streams[k % len(streams)],
                 bits=bits_of(k),
                 product=product,
+                plan=plans[k],
             )
         self._join(streams)
         counts_h = _host(counts)
@@ -536,6 +508,7 @@ class DirectJK:
                     row1=ch[1],
                     bits=bits_of(k),
                     product=product,
+                    plan=plans[k],
                 )
                 if runner is None:
                     self._run_list(mods, (cls, P, Q, tri), buf, base, ch[2], dm_cart, vj, vk, st)

@@ -1,8 +1,14 @@
 // hartree/gpu/quartet_screen.cu (written by hand, launched by hartree.gpu.jk_direct): quartet
 // screening and compaction, count / write pass (see hartree.gpu.quartet_lists).  TILE and
 // FLAG_SHIFT are defined by the launcher (quartet_lists.screen_source).
+//
+// One block per tile of the item's *staircase* (quartet_lists.TilePlan): block x of a launch
+// over bra tiles [row0, row1) is staircase entry g = row_off[row0] + x; its bra tile bt is the
+// row holding g (row_off: int64 (nrow + 1,) offsets of the rows), its ket tile the
+// (g - row_off[bt])-th of ket_order (ket tiles by decreasing max Q).  The tile bit is bit g.
 extern "C" __global__ void __launch_bounds__(256) quartet_screen(
-    int nbra, int nket, int tri, int row0,
+    int nbra, int nket, int tri, int row0, int row1,
+    const long long* __restrict__ row_off, const int* __restrict__ ket_order,
     const int* __restrict__ bra_sh, const double* __restrict__ bra_q,
     const double* __restrict__ bra_tq,
     const int* __restrict__ ket_sh, const double* __restrict__ ket_q,
@@ -11,9 +17,14 @@ extern "C" __global__ void __launch_bounds__(256) quartet_screen(
     int with_j, int with_k, int* __restrict__ cursor, int* __restrict__ qlist, int write,
     int* __restrict__ tile_bits, int use_bits, int product)
 {
-  const int bt = row0 + blockIdx.x, kt = blockIdx.y;          // bra tile, ket tile
+  const long long tile = row_off[row0] + blockIdx.x;            // staircase entry, its bit
+  int lo = row0, hi = row1;                  // row_off[lo] <= tile < row_off[hi]: bisect
+  while (hi - lo > 1) {                      // (block-uniform; empty rows share an offset)
+    const int mid = (lo + hi) >> 1;
+    if (row_off[mid] <= tile) lo = mid; else hi = mid;
+  }
+  const int bt = lo, kt = ket_order[tile - row_off[lo]];        // bra tile, ket tile
   if (tri && kt > bt) return;
-  const long long tile = (long long)bt * ((nket + TILE - 1) / TILE) + kt;  // its bit
   if (write && use_bits && !((unsigned)tile_bits[tile >> 5] & (1u << (tile & 31)))) return;
   // product = 1 (gradients): the bound of the two-particle density Γ_ijkl is a product of two
   // density blocks, max(|D|_ij |D|_kl, |D|_ik |D|_jl, |D|_il |D|_jk) <= max|D|^2

@@ -83,11 +83,9 @@ def setup():
 @needs_gxx
 @pytest.mark.parametrize("flags", [(True, True), (True, False), (False, True)])
 def test_screening_lists_exactly_the_significant_quartets(setup, flags):
-    """Count pass (tile bits set exactly for the tiles holding survivors), then write
-    passes over chunks of rows that skip the other tiles: the listed quartets and flags
-    are those of the Python screening, each once, segments in order."""
-    from hartree.gpu.quartet_lists import tile_bit_words
-
+    """Count pass over the staircase (tile bits set exactly for the tiles holding
+    survivors), then write passes over chunks of rows that skip the other tiles: the listed
+    quartets and flags are those of the Python screening, each once, segments in order."""
     _, basis, b, dm = setup
     b.threshold = 1e-7  # screens many quartets of this small molecule
     try:
@@ -96,19 +94,20 @@ def test_screening_lists_exactly_the_significant_quartets(setup, flags):
         for _, cls, P, Q, tri in b.launch_list(dmax_all):
             ref = reference_list(b, P, Q, tri, dmax_sh, dmax_all, *flags)
             counts = np.zeros(3 * len(P.tile_q_host), dtype=np.int32)
-            bits = np.zeros(tile_bit_words(P, Q), dtype=np.int32)
-            b._screen(P, Q, tri, dmax_sh, dmax_all, *flags, counts, None, 0, None, bits=bits)
-            ntk = len(Q.tile_q_host)  # bit of tile (bt, kt): bt * ntk + kt
+            plan = quartet_lists.tile_plan(b, P, Q, dmax_all)
+            bits = np.zeros(plan.bit_words(), dtype=np.int32)
+            b._screen(P, Q, tri, dmax_sh, dmax_all, *flags, counts, None, 0, None, bits=bits, plan=plan)
             set_bits = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little"))
-            T = codegen.TILE
-            assert set(set_bits.tolist()) == {(x // T) * ntk + y // T for x, y in ref}
+            T = codegen.TILE  # bit of tile (bt, kt): its staircase entry
+            want = {plan.position(x // T, y // T) for x, y in ref}
+            assert -1 not in want and set(set_bits.tolist()) == want
             chunks = quartet_lists.plan_chunks(counts, 7)  # tiny chunks: many of them
             got = {}
             for r0, r1, n, offs in chunks:
                 cur = np.zeros_like(counts)
                 cur[3 * r0 : 3 * r1] = offs.ravel()
                 buf = np.full(2 * n, -1, dtype=np.int32)
-                b._screen(P, Q, tri, dmax_sh, dmax_all, *flags, cur, buf, r0, None, row1=r1, bits=bits)
+                b._screen(P, Q, tri, dmax_sh, dmax_all, *flags, cur, buf, r0, None, row1=r1, bits=bits, plan=plan)
                 ent = buf.reshape(-1, 2).astype(np.int64)
                 ik = ent[:, 1] & ((1 << 30) - 1)
                 fl = (ent[:, 1] & 0xFFFFFFFF) >> 30
