@@ -259,21 +259,19 @@ def plan_chunks(counts, capacity):
     position of the first entry of (row, segment) in the chunk's list (segment-major)."""
     counts = np.asarray(counts, dtype=np.int64).reshape(-1, 3)
     rows = counts.sum(axis=1)
+    cum = np.concatenate([[0], np.cumsum(rows)])
+    busy = np.flatnonzero(rows)  # rows with entries (most rows of a large item have none)
     out = []
-    r, nrow = 0, len(rows)
-    while r < nrow:
-        if rows[r] == 0:
-            r += 1
-            continue
-        r1, n = r, 0
-        while r1 < nrow and (r1 == r or n + rows[r1] <= capacity):
-            n += int(rows[r1])
-            r1 += 1
+    k = 0
+    while k < len(busy):
+        r = int(busy[k])  # a chunk: rows r .. up to the first that would overflow it
+        r1 = max(r + 1, int(np.searchsorted(cum, cum[r] + capacity, side="right")) - 1)
+        n = int(cum[r1] - cum[r])
         c = counts[r:r1]
         seg_start = np.concatenate([[0], np.cumsum(c.sum(axis=0))[:-1]])
         within = np.cumsum(c, axis=0) - c  # exclusive prefix over rows
         out.append((r, r1, n, within + seg_start[None, :]))
-        r = r1
+        k = int(np.searchsorted(busy, r1))
     return out
 
 
