@@ -183,9 +183,14 @@ def anchor_rks(mol, basis, xc, level, anchor):
     from hartree.dft import parse_functional
     from tests.helpers import to_pyscf
 
+    functional = parse_functional(xc)
     mf = anchor_dft_module(anchor).RKS(to_pyscf(mol, basis))
-    mf.xc = parse_functional(xc).xc_code
+    mf.xc = functional.xc_code
     mf.grids.level = level
+    if functional.vv10 is not None:  # hartree's VV10 grid (PySCF's own default is the main grid's level)
+        from hartree.dft.vv10 import NLC_GRID_LEVEL
+
+        mf.nlcgrids.level = NLC_GRID_LEVEL
     mf.conv_tol, mf.conv_tol_grad = GRADIENT_SCF_DEFAULTS["conv_tol"], GRADIENT_SCF_DEFAULTS["conv_tol_grad"]
     mf.direct_scf_tol = SCREENING
     mf.max_cycle = 100
@@ -293,23 +298,28 @@ def table(rows, meta):
     lines = [
         f"# Kohn-Sham DFT: hartree vs {label} ({meta['device']})",
         "",
-        f"{meta['date']}; {meta['versions']}. RKS {meta['xc'].upper()}, direct SCF (screening {SCREENING:g}), "
+        f"{meta['date']}; {meta['versions']}. RKS with the functional of each row, direct SCF (screening "
+        f"{SCREENING:g}), "
         f"conv_tol {GRADIENT_SCF_DEFAULTS['conv_tol']:g} Eh and orbital gradient "
         f"{GRADIENT_SCF_DEFAULTS['conv_tol_grad']:g}, same basis data; grid: hartree level {meta['grid_level']} "
-        f"against {label}'s grids.level {meta['grid_level']} (PySCF's defaults: the same points and weights). "
+        f"against {label}'s grids.level {meta['grid_level']} (PySCF's defaults: the same points and weights), "
+        "VV10 functionals' non-local part on level 1 in both codes (hartree's default; GPU4PySCF's nlcgrids.level "
+        "set to it). "
         "Each code in its own process after a water warm-up. SCF: from the start (grid, guess, cycles); "
         "gradient: analytic, no grid response. XC and J/K: one warm evaluation each on the converged density "
         "(best of the repeats); share = XC / (XC + J/K).",
         "",
-        f"| molecule | basis | nao | grid points | cycles (h / {label}) | hartree SCF (s) | {label} SCF (s) | "
+        f"| molecule | basis | functional | nao | grid points | cycles (h / {label}) | hartree SCF (s) | "
+        f"{label} SCF (s) | "
         f"ratio | hartree SCF+grad (s) | {label} SCF+grad (s) | ratio | hartree XC / J/K (s) | "
         f"{label} XC / J/K (s) | XC share (h / {label}) | E diff (Eh) | max grad diff (Eh/bohr) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         h, a = r.get("hartree") or {}, r.get("anchor") or {}
         lines.append(
-            f"| {r['molecule']} | {r['basis']} | {r['nao']} | {h.get('grid_points', '-')} / "
+            f"| {r['molecule']} | {r['basis']} | {(r.get('xc') or meta['xc']).upper()} | {r['nao']} | "
+            f"{h.get('grid_points', '-')} / "
             f"{a.get('grid_points', '-')} | {h.get('cycles', '-')} / {a.get('cycles', '-')} | "
             f"{_fmt(h.get('scf_s'), '.1f')} | {_fmt(a.get('scf_s'), '.1f')} | {_fmt(r.get('ratio_scf'), '.2f')} | "
             f"{_fmt(h.get('total_s'), '.1f')} | {_fmt(a.get('total_s'), '.1f')} | "
@@ -324,10 +334,12 @@ def table(rows, meta):
         if "stages_s" in h:
             stages = ", ".join(f"{k} {v:.2f}" for k, v in h["stages_s"].items())
             lines.append(
-                f"- {r['molecule']}/{r['basis']}: {stages}; xc {h['stage_xc_per_cycle_s']:.3f} per cycle, "
+                f"- {r['molecule']}/{r['basis']} {(r.get('xc') or meta['xc']).upper()}: {stages}; "
+                f"xc {h['stage_xc_per_cycle_s']:.3f} per cycle, "
                 f"jk {h['stage_jk_per_build_s']:.3f} per build ({h['jk_builds']} builds); first XC evaluation "
                 f"(AO cache built) {_fmt(h['xc_first_s'], '.2f')}; {h.get('xc_integration')}"
             )
+    lines += [f"- {note}" for note in meta.get("notes", [])]
     for r in rows:
         for side in ("hartree", "anchor"):
             if "error" in (r.get(side) or {}):
