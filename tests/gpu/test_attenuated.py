@@ -31,7 +31,10 @@ from .cases import CASES, SG_CASE, build, densities, shell_subset
 
 OMEGA = 0.33  #: CAM-B3LYP's ω, bohr^-1
 WATER = "O 0.0 0.1 0.1173; H 0.1 0.7572 -0.4692; H 0.0 -0.7572 -0.4292"  # distorted, Angstrom
-RTOL = 1e-12  #: J/K, relative to the largest element
+RTOL = 1e-12  #: J/K, relative to the largest element (emulated: the same serial arithmetic)
+#: J/K on a real GPU, as the 1/r12 kernels' (tests/gpu/test_jk_gpu.py): atomics add in another
+#: order (measured on an H200: 1.4e-12 for chno/6-31G**, erf)
+GPU_RTOL = 1e-11
 GTOL = 1e-10  #: gradients, Eh/bohr
 
 needs_gxx = pytest.mark.skipif(not emulator.available(), reason="g++ not available")
@@ -280,7 +283,7 @@ def test_emulated_cam_b3lyp_scf_and_gradient():
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("omega", [OMEGA, -OMEGA], ids=["erf", "erfc"])
 def test_gpu_jk_equals_the_cpu_engine(case, omega):
-    """The device's J/K of erf and erfc equal the CPU engine's to 1e-12 relative (s..f
+    """The device's J/K of erf and erfc equal the CPU engine's to 1e-11 relative (s..f
     shells; cc-pVTZ's f classes run cooperative kernels of the shipped tuning)."""
     from hartree.gpu import GPUEngine
 
@@ -288,7 +291,7 @@ def test_gpu_jk_equals_the_cpu_engine(case, omega):
     Jr, Kr = _cpu_jk(basis, dms, omega)
     J, K = GPUEngine(mol, basis).jk(dms, omega=omega)
     print(f"{case[0]} omega {omega}: J {_rel(J, Jr):.2e} K {_rel(K, Kr):.2e}")
-    assert _rel(J, Jr) <= RTOL and _rel(K, Kr) <= RTOL
+    assert _rel(J, Jr) <= GPU_RTOL and _rel(K, Kr) <= GPU_RTOL
 
 
 @pytest.mark.gpu
