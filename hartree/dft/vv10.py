@@ -59,7 +59,7 @@ from ..errors import InputError
 from .ao_cache import AOCache
 from .numint import ao_values, densities, shell_radii
 from .xc_gradient import per_ao_terms, point_ranges
-from .xc_integrate import _chunk_densities, _chunk_potential, check_dm
+from .xc_integrate import check_dm, chunk_densities, chunk_potential, chunks_with_spans
 
 __all__ = ["NLC_GRID_LEVEL", "THRESHOLD", "NonLocal", "nlc_gradient", "pair_sums", "vv10_parameters", "vv10_terms"]
 
@@ -239,7 +239,10 @@ class NonLocal:
         xp = cache.kernels.xp
         dms, _ = check_dm(self.basis, dm, xp)
         rho = xp.concatenate(
-            [_chunk_densities(cache, blocks, arrays, spans, dms, "GGA")[0] for blocks, arrays, spans in _chunks(cache)],
+            [
+                chunk_densities(cache, blocks, arrays, spans, dms, "GGA")[0]
+                for blocks, arrays, spans in chunks_with_spans(cache)
+            ],
             axis=1,
         )
         weights = cache.weights
@@ -251,17 +254,10 @@ class NonLocal:
         coef[1:4] = 2.0 * weights * vs * rho[1:4]
         nao = self.basis.nao
         vhalf = xp.zeros((nao, nao))
-        for blocks, arrays, spans in _chunks(cache):  # the blocks past the budget are computed again
+        for blocks, arrays, spans in chunks_with_spans(cache):  # the blocks past the budget are computed again
             q0, q1 = int(cache.starts[blocks.start]), int(cache.starts[blocks.stop])
-            _chunk_potential(cache, blocks, arrays, spans, coef[:, q0:q1], None, vhalf)
+            chunk_potential(cache, blocks, arrays, spans, coef[:, q0:q1], None, vhalf)
         return energy, vhalf + vhalf.T, nelec
-
-
-def _chunks(cache):
-    """(blocks, arrays, spans relative to the chunk) of every chunk of an AO cache."""
-    for blocks, arrays in cache.chunks():
-        q0 = int(cache.starts[blocks.start])
-        yield blocks, arrays, [slice(int(cache.starts[b]) - q0, int(cache.starts[b + 1]) - q0) for b in blocks]
 
 
 def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0, kernels=None) -> np.ndarray:
@@ -326,7 +322,10 @@ def _nlc_gradient_on(molecule, basis, grid, dm, b: float, c: float, block_points
         raise InputError("nlc_gradient takes the total density matrix (nao, nao), not alpha and beta")
     cache = gradient_cache(basis, grid, "GGA", kernels, block_points)
     rho = xp.concatenate(
-        [_chunk_densities(cache, blocks, arrays, spans, dms, "GGA")[0] for blocks, arrays, spans in _chunks(cache)],
+        [
+            chunk_densities(cache, blocks, arrays, spans, dms, "GGA")[0]
+            for blocks, arrays, spans in chunks_with_spans(cache)
+        ],
         axis=1,
     )
     weights = cache.weights
@@ -336,7 +335,7 @@ def _nlc_gradient_on(molecule, basis, grid, dm, b: float, c: float, block_points
     coef[1:4] = 2.0 * weights * vs * rho[1:4]
     out = xp.zeros((3, basis.nao))
     index = block_index(cache)
-    for blocks, arrays, spans in _chunks(cache):  # the values computed again, chunk by chunk
+    for blocks, arrays, spans in chunks_with_spans(cache):  # the values computed again, chunk by chunk
         q0, q1 = int(cache.starts[blocks.start]), int(cache.starts[blocks.stop])
         chunk_gradient(cache, blocks, arrays, spans, dms, [xp.ascontiguousarray(coef[:, q0:q1])], index, out)
     return atom_gradient(basis, int(molecule.natm), out)

@@ -15,7 +15,7 @@ the pointwise sums, libxc).  Per chunk of blocks (the AO values of the gradient 
 one call per gradient, so each chunk's values are computed into scratch, at most the kernels'
 ``scratch_bytes`` at a time):
 
-1. ρ (and ∇ρ, τ) block by block, as the energy's pass 1 (``xc_integrate._chunk_densities``);
+1. ρ (and ∇ρ, τ) block by block, as the energy's pass 1 (``xc_integrate.chunk_functional``);
 2. one libxc call for the chunk's points and the weighted rows w_ρ, w_∇, w_τ of each spin
    (:func:`hartree.dft.xc_integrate.potential_rows`);
 3. per block of k functions and m points and per spin, one batched GEMM
@@ -43,7 +43,7 @@ import numpy as np
 
 from .ao_cache import AOCache
 from .numint import shell_radii
-from .xc_integrate import _chunk_densities, potential_rows
+from .xc_integrate import chunk_functional, chunks_with_spans, potential_rows
 
 __all__ = ["BLOCK_SCRATCH", "atom_gradient", "block_index", "chunk_gradient", "gradient_cache", "per_ao_gradient"]
 
@@ -122,14 +122,8 @@ def per_ao_gradient(cache, dms, functional, unrestricted: bool):
     index = block_index(cache)
     out = xp.zeros((3, nao))
     spin = int(unrestricted)
-    for blocks, arrays in cache.chunks():
-        q0 = int(cache.starts[blocks.start])
-        spans = [slice(int(cache.starts[b]) - q0, int(cache.starts[b + 1]) - q0) for b in blocks]
-        rho = _chunk_densities(cache, blocks, arrays, spans, dms, family)
-        weights = cache.weights[q0 : q0 + rho.shape[2]]
-        rows = rho[:, 0] if family == "LDA" else rho
-        _, v = kernels.eval_xc(functional, (rows[0], rows[1]) if unrestricted else rows[0], spin)
-        vrho, vsigma, _, vtau = (*v, None, None, None)[:4]
+    for blocks, arrays, spans in chunks_with_spans(cache):
+        rho, weights, _, (vrho, vsigma, vtau) = chunk_functional(cache, blocks, arrays, spans, dms, functional, spin)
         coefs = []
         for s in range(nset):
             wr, wg, wt = potential_rows(

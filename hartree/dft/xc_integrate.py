@@ -36,7 +36,16 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["XCKernels", "check_dm", "integrate", "potential_rows"]
+__all__ = [
+    "XCKernels",
+    "check_dm",
+    "chunk_densities",
+    "chunk_functional",
+    "chunk_potential",
+    "chunks_with_spans",
+    "integrate",
+    "potential_rows",
+]
 
 
 class XCKernels(Protocol):
@@ -145,14 +154,8 @@ def integrate(cache, dms, functional, unrestricted: bool):
     nelec = xp.zeros(nset)
     exc = xp.zeros(())
     spin = int(unrestricted)
-    for blocks, arrays in cache.chunks():
-        q0 = int(cache.starts[blocks.start])
-        spans = [slice(int(cache.starts[b]) - q0, int(cache.starts[b + 1]) - q0) for b in blocks]
-        rho = _chunk_densities(cache, blocks, arrays, spans, dms, family)
-        weights = cache.weights[q0 : q0 + rho.shape[2]]
-        rows = rho[:, 0] if family == "LDA" else rho
-        eps, v = kernels.eval_xc(functional, (rows[0], rows[1]) if unrestricted else rows[0], spin)
-        vrho, vsigma, _, vtau = (*v, None, None, None)[:4]  # (vrho,) for LDA
+    for blocks, arrays, spans in chunks_with_spans(cache):
+        rho, weights, eps, (vrho, vsigma, vtau) = chunk_functional(cache, blocks, arrays, spans, dms, functional, spin)
         exc = exc + weights @ (rho[:, 0].sum(axis=0) * eps)
         nelec += rho[:, 0] @ weights
         for s in range(nset):
@@ -163,12 +166,34 @@ def integrate(cache, dms, functional, unrestricted: bool):
             coef[0] = 0.5 * wr
             if wg is not None:
                 coef[1:4] = wg
-            _chunk_potential(cache, blocks, arrays, spans, coef, wt, vhalf[s])
+            chunk_potential(cache, blocks, arrays, spans, coef, wt, vhalf[s])
     vxc = vhalf + vhalf.transpose(0, 2, 1)
     return float(exc), vxc, np.asarray(nelec if xp is np else nelec.get(), dtype=np.float64)
 
 
-def _chunk_densities(cache, blocks, arrays, spans, dms, family: str):
+def chunks_with_spans(cache):
+    """(blocks, arrays, spans) of every chunk of an AO cache (:meth:`AOCache.chunks`), spans[j]
+    the slice of block blocks[j]'s points within the chunk's points."""
+    for blocks, arrays in cache.chunks():
+        q0 = int(cache.starts[blocks.start])
+        yield blocks, arrays, [slice(int(cache.starts[b]) - q0, int(cache.starts[b + 1]) - q0) for b in blocks]
+
+
+def chunk_functional(cache, blocks, arrays, spans, dms, functional, spin: int):
+    """Pass 1 and the libxc call of one chunk: (ρ (nset, nrow, m) of :func:`chunk_densities`,
+    the chunk's weights (m,), ε (m,), (v_ρ, v_σ or None, v_τ or None) in PySCF's eval_xc
+    layout), all in the kernels' array module; spin 1 for spin-resolved dms."""
+    family = functional.family
+    rho = chunk_densities(cache, blocks, arrays, spans, dms, family)
+    q0 = int(cache.starts[blocks.start])
+    weights = cache.weights[q0 : q0 + rho.shape[2]]
+    rows = rho[:, 0] if family == "LDA" else rho
+    eps, v = cache.kernels.eval_xc(functional, (rows[0], rows[1]) if spin else rows[0], spin)
+    vrho, vsigma, _, vtau = (*v, None, None, None)[:4]  # (vrho,) for LDA
+    return rho, weights, eps, (vrho, vsigma, vtau)
+
+
+def chunk_densities(cache, blocks, arrays, spans, dms, family: str):
     """ρ of each density of dms (nset, nao, nao) on a chunk's points in libxc's rows:
     (nset, 1 | 4 | 6, m_chunk) (ρ; ρ, ∇ρ; ρ, ∇ρ, 0, τ).  Points of a block that no function
     reaches keep ρ = 0."""
@@ -196,7 +221,7 @@ def _chunk_densities(cache, blocks, arrays, spans, dms, family: str):
     return rho
 
 
-def _chunk_potential(cache, blocks, arrays, spans, coef, wt, vhalf) -> None:
+def chunk_potential(cache, blocks, arrays, spans, coef, wt, vhalf) -> None:
     """Add one spin's H = Σ_blocks φ (Σ_x coef_x φ_x)^T (+ ½ Σ_x ∂_xφ (w_τ ∂_xφ)^T) to vhalf
     (nao, nao) in place: coef (1 | 4, m_chunk) the weighted rows w_ρ/2, w_∇ of
     :func:`potential_rows`, wt (m_chunk,) or None its w_τ."""
