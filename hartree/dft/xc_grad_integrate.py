@@ -43,7 +43,7 @@ import numpy as np
 
 from .ao_cache import AOCache
 from .numint import shell_radii
-from .xc_integrate import chunk_functional, chunks_with_spans, potential_rows
+from .xc_integrate import block_density, chunk_functional, chunks_with_spans, potential_rows
 
 __all__ = ["BLOCK_SCRATCH", "atom_gradient", "block_index", "chunk_gradient", "gradient_cache", "per_ao_gradient"]
 
@@ -96,17 +96,14 @@ def chunk_gradient(cache, blocks, arrays, spans, dms, coefs, index, out) -> None
     index: :func:`block_index` of the cache.  Every array in the kernels' module."""
     kernels = cache.kernels
     xp = kernels.xp
-    nset, nao = dms.shape[0], dms.shape[1]
+    nset = dms.shape[0]
     nrow = 1 if coefs[0].shape[0] == 1 else 4  # rows of c = D [φ, ∇φ]
-    dflat = dms.reshape(nset, nao * nao)
     for b, ao, sl in zip(blocks, arrays, spans):
-        k = ao.shape[1]
-        if k == 0:
+        if ao.shape[1] == 0:
             continue
-        fidx = cache.flat_index[b]
         idx = index(b)
         for s in range(nset):
-            sub = dms[s] if fidx is None else dflat[s].take(fidx).reshape(k, k)
+            sub = block_density(cache, b, dms, s)
             c = xp.matmul(sub, ao[:nrow])  # (nrow, k, m): one batched GEMM
             kernels.contract_gradient(ao, c, coefs[s], sl.start, idx, out)
 

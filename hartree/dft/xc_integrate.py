@@ -44,6 +44,7 @@ __all__ = [
     "chunk_potential",
     "chunks_with_spans",
     "integrate",
+    "block_density",
     "potential_rows",
 ]
 
@@ -193,24 +194,32 @@ def chunk_functional(cache, blocks, arrays, spans, dms, functional, spin: int):
     return rho, weights, eps, (vrho, vsigma, vtau)
 
 
+def block_density(cache, b: int, dms, s: int):
+    """Density s of dms (nset, nao, nao) on block b's k screened functions: (k, k), dms[s]
+    itself when the block keeps every function."""
+    fidx = cache.flat_index[b]
+    if fidx is None:
+        return dms[s]
+    k = cache.ao_index[b].size
+    nao = dms.shape[1]
+    return dms[s].reshape(nao * nao).take(fidx).reshape(k, k)
+
+
 def chunk_densities(cache, blocks, arrays, spans, dms, family: str):
     """ρ of each density of dms (nset, nao, nao) on a chunk's points in libxc's rows:
     (nset, 1 | 4 | 6, m_chunk) (ρ; ρ, ∇ρ; ρ, ∇ρ, 0, τ).  Points of a block that no function
     reaches keep ρ = 0."""
     kernels = cache.kernels
     xp = kernels.xp
-    nset, nao = dms.shape[0], dms.shape[1]
+    nset = dms.shape[0]
     ngrad = 1 if family == "LDA" else 4
     rho = xp.zeros((nset, {"LDA": 1, "GGA": 4, "MGGA": 6}[family], spans[-1].stop if spans else 0))
-    dflat = dms.reshape(nset, nao * nao)
     for b, ao, sl in zip(blocks, arrays, spans):
-        k = ao.shape[1]
-        if k == 0:
+        if ao.shape[1] == 0:
             continue
-        fidx = cache.flat_index[b]
         out = xp.empty((ngrad, ao.shape[2]))  # contiguous for the kernels
         for s in range(nset):
-            sub = dms[s] if fidx is None else dflat[s].take(fidx).reshape(k, k)
+            sub = block_density(cache, b, dms, s)
             kernels.contract_rows(ao, sub @ ao[0], ngrad, out)  # ρ and ½∇ρ
             rho[s, :ngrad, sl] = out
             if family == "MGGA":
