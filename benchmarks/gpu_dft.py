@@ -161,7 +161,18 @@ def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True,
         "jk_s": t_jk,
         "xc_share": None if t_xc is None else t_xc / (t_xc + t_jk),
         "notes": list(res.notes),
+        # per cycle: energy (Eh), its change, the orbital-gradient norm and how the Fock
+        # matrix was made, so that a slow convergence can be read from the record
+        "history": [
+            [r.cycle, float(r.energy), _finite(r.delta_energy), float(r.gradient_norm), r.step] for r in res.history
+        ],
     }
+
+
+def _finite(x):
+    """float(x), or None for NaN (the guess cycle's energy change; JSON has no NaN)."""
+    x = float(x)
+    return x if np.isfinite(x) else None
 
 
 # ----------------------------------------------------------------------- anchor (child process)
@@ -245,6 +256,14 @@ def anchor_dft(name, basis_name, xc, level, anchor, repeat, with_gradient=True):
     info = anchor_info_dft(anchor) | {"warm_up_s": warm_up_anchor_dft(basis_name, xc, anchor)}
     mol = case_molecule(name)
     mf = anchor_rks(mol, load_basis(mol, basis_name), xc, level, anchor)
+    history = []  # per cycle: energy, its change, the orbital-gradient norm (PySCF's callback)
+
+    def record(env):
+        e, last = env.get("e_tot"), env.get("last_hf_e")
+        norm = env.get("norm_gorb")
+        history.append([int(env.get("cycle", -1)), float(e), float(e - last), None if norm is None else float(norm)])
+
+    mf.callback = record
     t_scf, energy = _timed(mf.kernel, device)
     t_grad, grad = _timed(lambda: mf.nuc_grad_method().kernel(), device) if with_gradient else (None, None)
     dm = mf.make_rdm1()
@@ -265,6 +284,7 @@ def anchor_dft(name, basis_name, xc, level, anchor, repeat, with_gradient=True):
         "xc_s": t_xc,
         "jk_s": t_jk,
         "xc_share": t_xc / (t_xc + t_jk),
+        "history": history,
     }
 
 
