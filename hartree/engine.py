@@ -19,13 +19,14 @@ First derivatives (gradients) are declared as per-atom contractions with densiti
 (natm, 3) numpy arrays: :meth:`IntegralEngine.one_electron_gradient` and
 :meth:`IntegralEngine.two_electron_gradient`; the derivative integrals are never stored.
 
+Density fitting: :meth:`IntegralEngine.int2c2e` (the Coulomb metric of an auxiliary basis)
+and :meth:`IntegralEngine.int3c2e` ((mn|P) for a range of auxiliary shells), used by the
+density-fitted SCF (:mod:`hartree.df.jk`; RI-MP2 still calls
+:mod:`hartree.integrals.three_center` and :mod:`hartree.gpu.eri3c` directly).
+
 Room left for the integral kinds that come next (not declared yet: a method that needs one
 adds it here and to both engines, with a test in ``tests/test_engine_contract.py``):
 
-* 3-index and 2-index Coulomb integrals for density fitting (RI-MP2 today calls
-  :mod:`hartree.integrals.three_center` and :mod:`hartree.gpu.eri3c` directly), e.g.
-  ``int2c2e(aux_basis)`` -> (naux, naux) and ``int3c2e(aux_basis, aux_shells, out=None)`` ->
-  (nao, nao, naux_batch) for a range of auxiliary shells;
 * AO values and derivatives on grid points (DFT): ``ao_values(points, deriv=0)`` ->
   (nderiv, npoints, nao) for points (npoints, 3) in bohr.
 
@@ -145,6 +146,21 @@ class IntegralEngine(Protocol):
         omega (bohr^-1): 0 for the operator 1/r12; > 0 for erf(omega r12)/r12, < 0 for
         erfc(|omega| r12)/r12 (PySCF's convention; range-separated hybrids).
         """
+        ...
+
+    # ------------------------------------------------------------------ density fitting
+    def int2c2e(self, aux: Basis) -> Array:
+        """Coulomb metric (P|Q) = ∫∫ P(r1) Q(r2) / |r1 - r2| of the auxiliary basis ``aux`` (a
+        Basis on the engine's molecule, spherical or cartesian as ``basis``), (naux, naux),
+        hartree, symmetric."""
+        ...
+
+    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> Array:
+        """Three-index Coulomb integrals (mn|P) = ∫∫ m(r1) n(r1) P(r2) / |r1 - r2|, (nao, nao,
+        nP), hartree, symmetric in m, n, for the auxiliary shells s0 <= s < s1 of
+        ``aux_shells`` = (s0, s1) (default: all; nP = aux.ao_loc[s1] - aux.ao_loc[s0]).
+        Shell pairs (m, n) whose Gaussian product overlap bound is below 1e-14 are left zero
+        (:func:`hartree.integrals.three_center.significant_pairs`), on both engines."""
         ...
 
     # ------------------------------------------------------------------ first derivatives

@@ -51,6 +51,8 @@ def test_the_contract_declares_what_methods_need():
         "hcore",
         "dipole",
         "jk",
+        "int2c2e",
+        "int3c2e",
         "one_electron_gradient",
         "two_electron_gradient",
     }

@@ -67,6 +67,7 @@ class GPUEngine:
         self._one_cache = {}
         self._gradient = None  # DirectGradient, built on first use
         self._one_gradient = None  # OneElectronGradientGPU, built on first use
+        self._eri3c = None  # (aux basis, ThreeCenterBuilder) of the last int3c2e/int2c2e
         #: sentences for the user (batching, out-of-memory retries), in order
         self.notes: list[str] = []
         #: seconds spent compiling/loading kernels in :meth:`prepare` (None before)
@@ -248,6 +249,32 @@ class GPUEngine:
         """<μ| r - origin |ν> (3, nao, nao), bohr, engine array module."""
         with self.use():
             return self._one_electron().dipole(origin)
+
+    # ------------------------------------------------------------------ density fitting
+    def _three_center(self, aux):
+        """The :class:`hartree.gpu.eri3c.ThreeCenterBuilder` of ``basis`` and ``aux`` on the
+        first device (kept for the last auxiliary basis asked for)."""
+        held = self._eri3c
+        if held is None or held[0] is not aux:
+            from .eri3c import ThreeCenterBuilder
+
+            with self.use():
+                held = self._eri3c = (aux, ThreeCenterBuilder(self.basis, aux, self.backends()[0]))
+        return held[1]
+
+    def int2c2e(self, aux: Basis) -> Array:
+        """(P|Q) of the auxiliary basis ``aux``, (naux, naux), hartree, engine array module, by
+        the generated storing kernels of :mod:`hartree.gpu.eri3c` on the first GPU."""
+        builder = self._three_center(aux)
+        with self.use():
+            return builder.int2c()
+
+    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> Array:
+        """(mn|P) for the aux shells s0 <= s < s1 of ``aux_shells`` (default all), (nao, nao,
+        nP), hartree, engine array module, on the first GPU (:mod:`hartree.gpu.eri3c`)."""
+        builder = self._three_center(aux)
+        with self.use():
+            return builder.int3c(aux_shells)
 
     # ------------------------------------------------------------------ first derivatives
     def _note(self, note):

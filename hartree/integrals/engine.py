@@ -136,6 +136,21 @@ class CPUEngine:
             self.basis, dms, with_j=with_j, with_k=with_k, threshold=thr, pairs=pairs, order=self._order, omega=omega
         )
 
+    # ---------------------------------------------------------------- density fitting
+    def int2c2e(self, aux: Basis) -> np.ndarray:
+        """(P|Q) of the auxiliary basis ``aux``, (naux, naux), hartree
+        (:func:`hartree.integrals.three_center.int2c2e`)."""
+        from hartree.integrals import three_center
+
+        return three_center.int2c2e(aux)
+
+    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> np.ndarray:
+        """(mn|P) for the aux shells s0 <= s < s1 of ``aux_shells`` (default all), (nao, nao,
+        nP), hartree (:func:`hartree.integrals.three_center.int3c2e`)."""
+        from hartree.integrals import three_center
+
+        return three_center.int3c2e(self.basis, aux, aux_shells)
+
     # ---------------------------------------------------------------- first derivatives
     def one_electron_gradient(self, density: np.ndarray, energy_weighted_density: np.ndarray) -> np.ndarray:
         """Σ D d(T + V)/dR - Σ W dS/dR per atom, (natm, 3), hartree/bohr

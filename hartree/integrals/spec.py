@@ -109,13 +109,16 @@ KINDS: tuple[IntegralKind, ...] = (
         "int3c2e", "1/|r1 - r2|, (ab|P)", 3, 0, _RYS + " (the ERI class (la lb|lP 0))", True, 6, 18,
         cpu=Implementation(_DF, "int3c2e", "(nao, nao, naux), hartree"),
         gpu=Implementation("hartree.gpu.eri3c", "ThreeCenterBuilder.int3c", "(nao, nao, naux batch), cupy"),
-        note="density fitting (RI-MP2); not on the engine contract yet; the kernels allow l_a + l_b + l_P <= 26",
+        engine_method="int3c2e",
+        note="density fitting (RI-J/K of the SCF through the engine; RI-MP2 directly); the kernels allow "
+        "l_a + l_b + l_P <= 26",
     ),
     IntegralKind(
         "int2c2e", "1/|r1 - r2|, (P|Q)", 2, 0, _RYS + " (as (P 1|Q) with the unit function)", True, 6, 12,
         cpu=Implementation(_DF, "int2c2e", "(naux, naux), hartree"),
         gpu=Implementation("hartree.gpu.eri3c", "ThreeCenterBuilder.int2c", "(naux, naux), cupy"),
-        note="density fitting metric; not on the engine contract yet",
+        engine_method="int2c2e",
+        note="density fitting metric",
     ),
     # ---------------------------------------------------------------- to come (not written)
     IntegralKind(

@@ -79,6 +79,8 @@ def test_engines_serve_the_kinds_the_table_says():
         "nuclear",
         "dipole",
         "jk",
+        "int3c2e",
+        "int2c2e",
         "one_electron_gradient",
         "two_electron_gradient",
     }
@@ -99,6 +101,8 @@ def water():
 
 def test_cpu_engine_serves_through_the_named_functions(water):
     """On the CPU the engine's matrices are those of the table's functions."""
+    from hartree.basis import load_basis
+
     mol, basis = water
     engine = CPUEngine(mol, basis)
     np.testing.assert_array_equal(engine.overlap(), spec.implementation("overlap", "cpu")(basis))
@@ -112,3 +116,8 @@ def test_cpu_engine_serves_through_the_named_functions(water):
     J2, K2 = spec.implementation("eri", "cpu")(basis, D)
     np.testing.assert_allclose(J, J2, rtol=0, atol=1e-12 * np.abs(J).max())
     np.testing.assert_allclose(K, K2, rtol=0, atol=1e-12 * np.abs(K).max())
+    aux = load_basis(mol, "def2-universal-jkfit")
+    np.testing.assert_array_equal(engine.int2c2e(aux), spec.implementation("int2c2e", "cpu")(aux))
+    np.testing.assert_array_equal(
+        engine.int3c2e(aux, (2, 5)), spec.implementation("int3c2e", "cpu")(basis, aux, (2, 5))
+    )

@@ -1,0 +1,10 @@
+"""hartree.df: density fitting of the SCF's Coulomb and exchange matrices (RI-J, RI-JK).
+
+>>> res = hartree.scf.run(mol, "def2-svp", "rks", xc="b3lyp", density_fitting=True)
+>>> res.density_fitting   # {'aux_basis': 'def2-universal-JKFIT', 'naux': ..., 'exact_k': False, ...}
+
+:mod:`hartree.df.auxiliary`: the default J/K fitting basis of an orbital basis;
+:mod:`hartree.df.jk`: the fitted J/K (:class:`~hartree.df.jk.FittedJK`) and the engine that
+serves it to the SCF (:class:`~hartree.df.jk.FittedEngine`); :mod:`hartree.df.metric`: the
+factor of the Coulomb metric, shared with RI-MP2.  docs/architecture.md, "Density fitting".
+"""
