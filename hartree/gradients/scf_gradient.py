@@ -196,7 +196,7 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
     ``result.basis`` (default: a CPU engine; :func:`gradient_engine` picks the SCF's
     device).  grid_response: Kohn-Sham only, add the derivative of the integration grid
     (module docstring; off by default, as in PySCF).  Raises InputError for an unconverged
-    result or a method without analytic gradients.
+    result, a density-fitted one (not implemented yet) or a method without analytic gradients.
     """
     from hartree.integrals.engine import CPUEngine
 
@@ -204,6 +204,10 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         raise InputError(f"no analytic gradient for method {result.method!r}")
     if not result.converged:
         raise InputError("the SCF did not converge: its gradient would mean nothing")
+    if getattr(result, "density_fitting", None):  # the exact-integral gradient would not be its derivative
+        from hartree.df.jk import GRADIENT_REFUSAL
+
+        raise InputError(GRADIENT_REFUSAL)
     kohn_sham = result.method in ("rks", "uks")
     if grid_response and not kohn_sham:
         raise InputError("grid_response is for Kohn-Sham gradients (rks, uks); Hartree-Fock has no grid")

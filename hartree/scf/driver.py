@@ -21,6 +21,13 @@ only places that turn a GPU out-of-memory error into a CPU run or an error messa
 The engine's notes (e.g. J/K batching decisions of the GPU engine) are appended to
 ``result.notes``.
 
+Density fitting (options ``density_fitting``, ``exact_k``): :func:`fitted_engine` wraps the
+engine in a :class:`hartree.df.jk.FittedEngine` (J/K fitted, the rest the engine's) and the
+kernel runs on it unchanged, with full J/K builds when K is fitted (SCFOptions says why);
+``result.density_fitting`` says what was fitted.  The GPU memory estimate and CPU fallback
+above are the exact J/K's and do not apply to such runs (the fitted J/K says where its tensor
+lives in ``result.notes``).
+
 The SCF itself uses only the engine contract (:class:`hartree.engine.IntegralEngine`);
 this module alone knows the GPU engine, for its memory estimate and fallback.
 """
@@ -188,6 +195,37 @@ def _gpu_kernel(molecule, basis, options, engine, device_requested):
     return dataclasses.replace(result, notes=result.notes + (msg,))
 
 
+def fitted_engine(molecule: Molecule, basis: Basis, options: SCFOptions, engine: IntegralEngine) -> IntegralEngine:
+    """``engine`` wrapped for the density fitting ``options`` ask for (an engine that already is
+    a FittedEngine is returned as it is): the J/K fitting basis loaded (BasisError, one line),
+    and InputError for a range-separated hybrid without ``exact_k``, before any work."""
+    from ..df.auxiliary import load_jk_aux
+    from ..df.jk import FittedEngine
+
+    if isinstance(engine, FittedEngine):
+        return engine
+    if options.xc is not None and not options.exact_k:
+        from .ks import checked_functional
+
+        if checked_functional(options.xc).is_range_separated:
+            raise InputError(
+                f"the range-separated hybrid {options.xc!r} with a density-fitted K is not implemented; "
+                "it needs --exact-k (exact_k=True) for now"
+            )
+    return FittedEngine(engine, load_jk_aux(molecule, basis, options.density_fitting), exact_k=options.exact_k)
+
+
+def _fitted_kernel(molecule, basis, options, engine):
+    """kernel() on the density-fitted engine (:func:`fitted_engine`), full J/K builds when K
+    is fitted; the result with the engine's notes and ``density_fitting``."""
+    engine = fitted_engine(molecule, basis, options, engine)
+    if not engine.exact_k:
+        options = options.replace(incremental_fock=False)
+    with engine.use():
+        result = kernel(molecule, basis, options, engine)
+    return dataclasses.replace(_with_engine_notes(result, engine), density_fitting=engine.summary())
+
+
 def run(
     molecule: Molecule,
     basis: str | dict | Basis = "6-31g**",
@@ -229,9 +267,12 @@ def run(
     if engine is None:
         gpu_ids = resolve_gpus(gpus, basis.nao) if device == "gpu" else None
         engine = make_engine(molecule, basis, options.screening_threshold, device, gpu_ids)
+    from ..df.jk import FittedEngine
     from ..gpu.engine import GPUEngine
 
-    if isinstance(engine, GPUEngine):  # device memory estimate and out-of-memory fallback
+    if options.density_fitting is not None or isinstance(engine, FittedEngine):
+        result = _fitted_kernel(molecule, basis, options, engine)
+    elif isinstance(engine, GPUEngine):  # device memory estimate and out-of-memory fallback
         result = _gpu_kernel(molecule, basis, options, engine, requested)
     else:
         result = _with_engine_notes(kernel(molecule, basis, options, engine), engine)

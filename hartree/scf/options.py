@@ -43,6 +43,14 @@ class SCFOptions:
     ROKS, range-separated hybrids and checkpoints of DFT runs are refused (InputError;
     docs/dft.md).
 
+    Density fitting (:mod:`hartree.df`): ``density_fitting`` True (the default J/K fitting
+    basis of the orbital basis, :func:`hartree.df.auxiliary.default_jk_aux_name`) or an
+    auxiliary basis name or path fits J and K (RI-JK); with ``exact_k`` J only, K exact.
+    Such runs build full J/K every cycle, unless ``exact_k`` (:func:`hartree.scf.run` turns
+    ``incremental_fock`` off: a fitted build costs the same for a density change as for the
+    density, and the change's eigen-decomposition (:mod:`hartree.df.jk`, eq. 3) has twice the
+    rank); their gradients are refused (not implemented yet).
+
     ``dispersion`` ('d3bj' | 'd3zero' | 'd4' | None) does not change the SCF: :func:`hartree.scf.run`
     adds the correction of :mod:`hartree.dft.dispersion` to the converged energy (the kernel
     ignores it), and :func:`hartree.gradients.scf_gradient` its gradient.
@@ -85,6 +93,8 @@ class SCFOptions:
     grid_level: int = 3  # integration grid of the XC part, 1..9 (hartree.dft.make_grid)
     nlc_grid_level: int = 1  # grid of VV10 functionals' non-local part, 1..9 (hartree.dft.vv10)
     dispersion: str | None = None  # 'd3bj' | 'd3zero' | 'd4': added by run() after the SCF
+    density_fitting: str | bool | None = None  # True (default aux) or a J/K fitting basis: RI-J/K
+    exact_k: bool = False  # with density_fitting: fit J only, exact K
 
     def __post_init__(self):
         method = str(self.method).lower()
@@ -100,6 +110,7 @@ class SCFOptions:
                 choices = ", ".join(DISPERSION_MODELS)
                 raise InputError(f"unknown dispersion model {str(self.dispersion)[:40]!r}; choose one of {choices}")
             object.__setattr__(self, "dispersion", model)
+        self._check_density_fitting()
         if self.guess not in GUESSES:
             raise InputError(f"unknown guess {self.guess!r}; choose one of {', '.join(GUESSES)}")
         if self.guess == "checkpoint" and not self.checkpoint:
@@ -148,6 +159,19 @@ class SCFOptions:
             # a checkpoint records the method, not the functional or the grid: a restart
             # could cross functionals (or HF and DFT) unnoticed, so none is read or written
             raise InputError("checkpoints are not supported for Kohn-Sham DFT yet; run without checkpoint/guess_from")
+
+    def _check_density_fitting(self):
+        """density_fitting: False and '' mean None; InputError for another type, or exact_k
+        without density fitting."""
+        df = self.density_fitting
+        if df is False or (isinstance(df, str) and not df.strip()):
+            object.__setattr__(self, "density_fitting", None)
+        elif df is not None and df is not True and not isinstance(df, str):
+            raise InputError(f"density_fitting must be True, False or an auxiliary basis name, got {type(df).__name__}")
+        if not isinstance(self.exact_k, bool):
+            raise InputError(f"exact_k must be True or False, got {self.exact_k!r}")
+        if self.exact_k and self.density_fitting is None:
+            raise InputError("exact_k (--exact-k) applies only with density fitting (--density-fitting)")
 
     def replace(self, **changes) -> SCFOptions:
         """A copy with some fields changed (unknown names raise TypeError)."""

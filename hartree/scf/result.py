@@ -43,6 +43,8 @@ class SCFResult:
     dft               Kohn-Sham only, else None: dict with xc, grid_level, grid_points and
                       electrons_integrated (the grid's electron count for the final SCF
                       density; float) — :meth:`hartree.scf.ks.KohnSham.summary`
+    density_fitting   None (exact J/K), or what was fitted (:meth:`hartree.df.jk.FittedEngine.summary`):
+                      aux_basis, naux, exact_k, storage ('stored' | 'direct'), tensor_bytes
     dispersion        None, or the correction added after the SCF (plain JSON types: model,
                       label, functional, parameters, package, version, three_body, energy
                       in Eh) — :func:`hartree.dft.dispersion.dispersion_record`
@@ -70,6 +72,7 @@ class SCFResult:
     xc: str | None = None
     dft: dict | None = None
     dispersion: dict | None = None
+    density_fitting: dict | None = None
 
     def homo_lumo(self):
         """(HOMO, LUMO) orbital energies in Eh; UHF takes the highest/lowest over both

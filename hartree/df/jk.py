@@ -1,0 +1,384 @@
+"""Density-fitted Coulomb and exchange matrices (RI-J, RI-JK) over any integral engine, written
+once for numpy and cupy (``xp``: the engine's array module).
+
+Fitting (Whitten, J. Chem. Phys. 58, 4496 (1973); Vahtras, Almlöf & Feyereisen, Chem. Phys.
+Lett. 213, 514 (1993)), with the Coulomb metric of the auxiliary basis {P}:
+
+    V_PQ = (P|Q) = L L^T,   M = L^-1,   B^Q_mn = sum_P M_QP (mn|P),
+    (mn|ls) ~ sum_Q B^Q_mn B^Q_ls                                                  (1)
+    J_mn = sum_Q B^Q_mn g_Q,   g_Q = sum_ls B^Q_ls D_ls                             (2)
+
+and the exchange (RI-JK: Weigend, Phys. Chem. Chem. Phys. 4, 4285 (2002)) from the eigen-
+decomposition D = C w C^T of each density (w of any sign, so difference densities work too):
+
+    X^Q_mi = sum_n B^Q_mn C_ni,   K_mn = sum_Q sum_i X^Q_mi w_i X^Q_ni               (3)
+
+Where B lives is decided at the first build and said in ``notes``:
+
+* stored: B over the pairs m >= n, (naux, nao (nao + 1) / 2) float64 in ``xp``, when that fits
+  in half the memory available (host: :func:`hartree.resources.available_memory`; GPU: the
+  device's free memory), built once, aux-shell block by block;
+* direct: otherwise (mn|P) is computed again in every build, block by block: J as
+  sum_P (mn|P) c_P with c = M^T M t, t_P = sum_ls (ls|P) D_ls (two passes over the
+  integrals), K by (3) with X^Q = sum_P M_QP X'^P and X'^P_mi = sum_n (mn|P) C_ni, held for
+  as many orbitals i as the same budget allows (8 naux nao bytes each), one more pass over
+  the integrals for each further group of orbitals.
+
+:class:`FittedEngine` serves these J/K to the SCF behind the engine contract, so that the SCF
+kernel, its guess and the Kohn-Sham code run unchanged; everything else is the wrapped engine's.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hartree.errors import InputError
+from hartree.resources import available_memory, size_text
+
+from .metric import padded_metric_factor
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from hartree.basis import Basis
+    from hartree.engine import IntegralEngine
+    from hartree.molecule import Molecule
+
+__all__ = ["FittedJK", "FittedEngine"]
+
+#: working memory of one block (integrals, unpacked B rows), bytes, at most
+BLOCK_BYTES = 256 * 2**20
+#: eigenvalues of a density below this fraction of its largest one are left out of (3)
+RANK_TOLERANCE = 1e-13
+
+
+def _memory_available(xp: ModuleType) -> int:
+    """Bytes free where ``xp`` allocates: host memory (no limit known: 2**62), or the current
+    GPU's free memory plus what cupy's pool holds unused."""
+    if xp is np:
+        have = available_memory()
+        return 2**62 if have is None else int(have)
+    free, _ = xp.cuda.runtime.memGetInfo()
+    return int(free) + int(xp.get_default_memory_pool().free_bytes())
+
+
+class FittedJK:
+    """Fitted J and K (eqs. 1-3) of ``engine``'s basis with the auxiliary Basis ``aux``.
+
+    memory_bytes: the memory B may take (default: half of what is available at the first
+    build); the stored/direct choice of the module docstring compares B's size with it.
+    """
+
+    def __init__(self, engine: IntegralEngine, aux: Basis, memory_bytes: int | None = None) -> None:
+        self.engine, self.aux = engine, aux
+        self.xp = engine.array_module()
+        self.nao, self.naux = int(engine.basis.nao), int(aux.nao)
+        self.memory_bytes = memory_bytes
+        #: 'stored' or 'direct' (None before the first build)
+        self.storage = None
+        #: sentences for the user: what was fitted with what, where B lives
+        self.notes: list[str] = []
+        self._m = self._b = self._pairs = None
+
+    @property
+    def tensor_bytes(self) -> int:
+        """Size of the stored B, bytes: 8 naux nao (nao + 1) / 2."""
+        return 8 * self.naux * self.nao * (self.nao + 1) // 2
+
+    def _where(self) -> str:
+        return "host memory" if self.xp is np else "GPU memory"
+
+    def _batches(self, work: int) -> list[tuple[int, int]]:
+        """Aux-shell ranges whose (mn|P) blocks, (nao, nao, nP), take about ``work`` bytes."""
+        from hartree.integrals.three_center import aux_shell_batches
+
+        return aux_shell_batches(self.aux, max(1, work // (24 * self.nao * self.nao)))
+
+    def _int3c(self, s0: int, s1: int) -> Any:
+        return self.xp.asarray(self.engine.int3c2e(self.aux, (s0, s1)))
+
+    def setup(self) -> None:
+        """The metric factor M, and B when it fits (module docstring); once."""
+        if self._m is not None:
+            return
+        xp = self.xp
+        with self.engine.use():
+            self._m = padded_metric_factor(xp, xp.asarray(self.engine.int2c2e(self.aux)))  # eq. (1)
+            budget = self.memory_bytes if self.memory_bytes is not None else _memory_available(xp) // 2
+            self._budget = int(budget)
+            head = f"density fitting: {self.aux.name}, {self.naux} auxiliary functions"
+            if self.tensor_bytes <= budget:
+                self._b = self._build_b()
+                self.storage = "stored"
+                size = size_text(self.tensor_bytes)
+                self.notes.append(f"{head}; the fitted 3-index tensor B ({size}) kept in {self._where()}")
+            else:
+                self.storage = "direct"
+                self.notes.append(
+                    f"{head}; the fitted 3-index tensor B would need {size_text(self.tensor_bytes)}, more than the "
+                    f"{size_text(budget)} of {self._where()} it may take: (mn|P) is computed again in every J/K "
+                    "build, block by block over the auxiliary shells"
+                )
+
+    def _build_b(self) -> Any:
+        """B of eq. (1) over the pairs m >= n, (naux, npair): (mn|P) block by block, then M
+        applied in place, column block by column block."""
+        xp = self.xp
+        rows, cols = np.tril_indices(self.nao)
+        self._pairs = (xp.asarray(rows), xp.asarray(cols))
+        b = xp.empty((self.naux, rows.size))
+        loc = np.asarray(self.aux.ao_loc)
+        for s0, s1 in self._batches(BLOCK_BYTES):
+            b[loc[s0] : loc[s1]] = self._int3c(s0, s1)[self._pairs].T
+        step = max(1, BLOCK_BYTES // (8 * self.naux))
+        for c0 in range(0, rows.size, step):
+            b[:, c0 : c0 + step] = self._m @ b[:, c0 : c0 + step]
+        return b
+
+    def _unpack(self, packed: Any) -> Any:
+        """(n, npair) over m >= n -> (n, nao, nao) symmetric."""
+        out = self.xp.zeros((packed.shape[0], self.nao, self.nao))
+        out[:, self._pairs[0], self._pairs[1]] = packed
+        out[:, self._pairs[1], self._pairs[0]] = packed
+        return out
+
+    def _factors(self, d: Any) -> list[tuple[Any, Any]]:
+        """[(C (nao, k), w (k,))] with D = C w C^T for each density of d (nset, nao, nao),
+        eigenvalues below RANK_TOLERANCE max|w| left out."""
+        xp = self.xp
+        out = []
+        for ds in d:
+            w, u = xp.linalg.eigh(ds)
+            keep = xp.abs(w) > RANK_TOLERANCE * max(float(xp.abs(w).max()), 1e-300)
+            out.append((u[:, keep], w[keep]))
+        return out
+
+    def jk(self, dms: Any, with_j: bool = True, with_k: bool = True) -> tuple[Any, Any]:
+        """Fitted J (eq. 2) and K (eq. 3), hartree, of symmetric densities dms (nao, nao) or
+        (nset, nao, nao), numpy or ``xp``; returned with the shape and module of dms (None for
+        a matrix not asked for)."""
+        xp = self.xp
+        self.setup()
+        to_host = isinstance(dms, np.ndarray) and xp is not np
+        with self.engine.use():
+            d = xp.asarray(dms, dtype=np.float64)
+            d = d.reshape(-1, self.nao, self.nao)
+            if self.storage == "stored":
+                vj = self._j_stored(d) if with_j else None
+                vk = self._k_stored(d) if with_k else None
+            else:
+                vj, vk = self._jk_direct(d, with_j, with_k)
+        out = []
+        for v in (vj, vk):
+            if v is not None:
+                v = v.reshape(np.shape(dms))
+                v = v.get() if to_host else v
+            out.append(v)
+        return out[0], out[1]
+
+    def _j_stored(self, d: Any) -> Any:
+        """Eq. (2) with the stored B: g = B D (D over m >= n, off-diagonal doubled), J = B^T g."""
+        dp = d[:, self._pairs[0], self._pairs[1]]
+        dp = dp * self.xp.where(self._pairs[0] == self._pairs[1], 1.0, 2.0)
+        g = self._b @ dp.T  # (naux, nset)
+        return self._unpack((self._b.T @ g).T)
+
+    def _k_stored(self, d: Any) -> Any:
+        """Eq. (3) with the stored B, over blocks of Q rows unpacked to (nq, nao, nao)."""
+        xp = self.xp
+        factors = self._factors(d)
+        k = xp.zeros_like(d)
+        step = max(1, BLOCK_BYTES // (24 * self.nao * self.nao))
+        for q0 in range(0, self.naux, step):
+            bq = self._unpack(self._b[q0 : q0 + step])
+            for s, (c, w) in enumerate(factors):
+                x = bq @ c  # (nq, nao, k)
+                k[s] += xp.tensordot(x * w, x, axes=([0, 2], [0, 2]))
+        return k
+
+    def _passes(self, factors: list[tuple[Any, Any]]) -> list[list[tuple[int, int, int]]]:
+        """The orbitals of eq. (3) grouped into passes over the integrals: lists of (density,
+        first, last) column ranges of C whose X'^P, 8 naux nao bytes per orbital, fit in the
+        budget together (one orbital a pass at least)."""
+        width = max(1, self._budget // (8 * self.naux * self.nao))
+        passes, current, used = [], [], 0
+        for s, (c, _) in enumerate(factors):
+            i0, k = 0, int(c.shape[1])
+            while i0 < k:
+                take = min(k - i0, width - used)
+                current.append((s, i0, i0 + take))
+                used, i0 = used + take, i0 + take
+                if used == width:
+                    passes.append(current)
+                    current, used = [], 0
+        return passes + [current] if current else passes
+
+    def _jk_direct(self, d: Any, with_j: bool, with_k: bool) -> tuple[Any, Any]:
+        """Eqs. (2) and (3) with (mn|P) computed block by block (module docstring): t_P with the
+        first pass, X'^P of as many orbitals as the budget holds per pass, J in a last pass."""
+        xp = self.xp
+        nset, nao, naux = d.shape[0], self.nao, self.naux
+        loc = np.asarray(self.aux.ao_loc)
+        batches = self._batches(BLOCK_BYTES)
+        factors = self._factors(d) if with_k else []
+        t = xp.zeros((naux, nset))
+        dflat = d.reshape(nset, nao * nao)
+        vk = xp.zeros_like(d) if with_k else None
+        for n, chunks in enumerate(self._passes(factors) or [[]]):
+            xs = [xp.zeros((naux, nao, i1 - i0)) for _, i0, i1 in chunks]
+            for s0, s1 in batches:
+                j3 = self._int3c(s0, s1)  # (nao, nao, nP)
+                p0, p1 = int(loc[s0]), int(loc[s1])
+                if with_j and n == 0:
+                    t[p0:p1] = j3.reshape(nao * nao, -1).T @ dflat.T  # t_P = (P|D)
+                j3p = xp.moveaxis(j3, 2, 0)  # (nP, nao, nao)
+                for x, (s, i0, i1) in zip(xs, chunks):
+                    x[p0:p1] = j3p @ factors[s][0][:, i0:i1]  # X'^P_mi
+            for x, (s, i0, i1) in zip(xs, chunks):
+                flat = x.reshape(naux, -1)
+                step = max(1, BLOCK_BYTES // (8 * naux))
+                for c0 in range(0, flat.shape[1], step):
+                    flat[:, c0 : c0 + step] = self._m @ flat[:, c0 : c0 + step]  # X^Q = sum_P M_QP X'^P
+                w = factors[s][1][i0:i1]
+                qstep = max(1, BLOCK_BYTES // (8 * nao * (i1 - i0)))
+                for q0 in range(0, naux, qstep):
+                    xq = x[q0 : q0 + qstep]
+                    vk[s] += xp.tensordot(xq * w, xq, axes=([0, 2], [0, 2]))  # eq. (3)
+        vj = None
+        if with_j:
+            cfit = self._m.T @ (self._m @ t)  # c = V^-1 t
+            vj = xp.zeros_like(d)
+            for s0, s1 in batches:
+                j3 = self._int3c(s0, s1)
+                vj += (j3.reshape(nao * nao, -1) @ cfit[int(loc[s0]) : int(loc[s1])]).T.reshape(nset, nao, nao)
+        return vj, vk
+
+
+class FittedEngine:
+    """An :class:`hartree.engine.IntegralEngine` whose ``jk`` is density fitted: J always, K
+    too unless ``exact_k`` (then K is the wrapped engine's exact one, every omega).  Every
+    other member is the wrapped ``engine``'s, except :meth:`two_electron_gradient`, which is
+    refused: gradients of fitted energies are not implemented yet.
+
+    aux: the auxiliary Basis (:func:`hartree.df.auxiliary.load_jk_aux`); memory_bytes: see
+    :class:`FittedJK`.  Range-separated exchange (omega != 0) with a fitted K is refused
+    (InputError): the fitted erf-attenuated metric is not written yet.
+    """
+
+    def __init__(self, engine: IntegralEngine, aux: Basis, exact_k: bool = False, memory_bytes: int | None = None):
+        self.inner = engine
+        self.molecule, self.basis = engine.molecule, engine.basis
+        self.screening_threshold = engine.screening_threshold
+        self.aux, self.exact_k = aux, bool(exact_k)
+        self.fitted = FittedJK(engine, aux, memory_bytes)
+
+    # ------------------------------------------------------------------ host side
+    @property
+    def notes(self) -> list[str]:
+        """The fitting's sentences, then the wrapped engine's."""
+        what = "J fitted, K exact (exact_k)" if self.exact_k else "J and K fitted"
+        own = [f"{n} ({what})" for n in self.fitted.notes]
+        return own + [n for n in self.inner.notes if n not in own]
+
+    @property
+    def device(self) -> str:
+        """The wrapped engine's device text."""
+        return self.inner.device
+
+    @property
+    def scf_note(self) -> str | None:
+        """The wrapped engine's note."""
+        return self.inner.scf_note
+
+    def summary(self) -> dict:
+        """What was fitted, for ``SCFResult.density_fitting``: aux_basis (name), naux,
+        exact_k, storage ('stored' | 'direct' | None before a build) and tensor_bytes (B's
+        size, stored or not)."""
+        f = self.fitted
+        return {
+            "aux_basis": str(self.aux.name),
+            "naux": f.naux,
+            "exact_k": self.exact_k,
+            "storage": f.storage,
+            "tensor_bytes": f.tensor_bytes,
+        }
+
+    def array_module(self) -> ModuleType:
+        return self.inner.array_module()
+
+    def use(self):
+        return self.inner.use()
+
+    def for_molecule(self, molecule: Molecule, basis: Basis) -> IntegralEngine:
+        """The wrapped engine's (exact) engine for another molecule: the SAD guess's atoms."""
+        return self.inner.for_molecule(molecule, basis)
+
+    # ------------------------------------------------------------------ one-electron, 3-index
+    def overlap(self) -> Any:
+        return self.inner.overlap()
+
+    def kinetic(self) -> Any:
+        return self.inner.kinetic()
+
+    def nuclear(self, charges: Sequence[float] | None = None, coords: Any = None) -> Any:
+        return self.inner.nuclear(charges, coords)
+
+    def hcore(self) -> Any:
+        return self.inner.hcore()
+
+    def dipole(self, origin: Sequence[float] = (0.0, 0.0, 0.0)) -> Any:
+        return self.inner.dipole(origin)
+
+    def int2c2e(self, aux: Basis) -> Any:
+        return self.inner.int2c2e(aux)
+
+    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> Any:
+        return self.inner.int3c2e(aux, aux_shells)
+
+    # ------------------------------------------------------------------ two-electron
+    def jk(
+        self,
+        dms: Any,
+        with_j: bool = True,
+        with_k: bool = True,
+        threshold: float | None = None,
+        omega: float = 0.0,
+    ) -> tuple[Any, Any]:
+        """Fitted J (and K) of dms (nao, nao) or (nset, nao, nao), the contract's shapes and
+        modules; with ``exact_k`` K comes from the wrapped engine (threshold and omega go
+        there).  threshold does not apply to the fitted matrices (nothing is screened)."""
+        omega = float(omega)
+        if omega != 0.0 and with_j:
+            raise InputError("a density-fitted J of the erf-attenuated operator is not implemented")
+        if omega != 0.0 and with_k and not self.exact_k:
+            raise InputError(
+                "range-separated exchange with a density-fitted K is not implemented; it needs --exact-k "
+                "(exact_k=True) for now"
+            )
+        fit_k = with_k and not self.exact_k
+        vj = vk = None
+        if with_j or fit_k:
+            vj, vk = self.fitted.jk(dms, with_j=with_j, with_k=fit_k)
+        if with_k and self.exact_k:
+            _, vk = self.inner.jk(dms, with_j=False, with_k=True, threshold=threshold, omega=omega)
+        return vj, vk
+
+    # ------------------------------------------------------------------ first derivatives
+    def one_electron_gradient(self, density: Any, energy_weighted_density: Any) -> Any:
+        return self.inner.one_electron_gradient(density, energy_weighted_density)
+
+    def two_electron_gradient(
+        self, coulomb_density: Any, exchange_densities: Any, exchange_factor: float, omega: float = 0.0
+    ) -> Any:
+        """Refused (InputError): gradients of density-fitted energies are not implemented yet."""
+        raise InputError(GRADIENT_REFUSAL)
+
+
+#: the one line for a gradient of a density-fitted energy
+GRADIENT_REFUSAL = (
+    "gradients of density-fitted energies are not implemented yet; run the gradient, optimization or "
+    "frequencies without density fitting"
+)
