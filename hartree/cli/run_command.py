@@ -35,7 +35,7 @@ from ..scf.driver import (
     resolve_gpus,
 )
 from ..scf.kernel import validate as validate_method
-from . import first_run
+from . import first_run, run_options
 from .argtypes import integer, non_negative_float, positive_float, positive_int
 from .dft_report import print_dft_report
 from .gradient_report import print_gradient_report
@@ -93,6 +93,7 @@ examples:
   hartree run water.xyz -b def2-svp --method b3lyp --grid 4 --json water-b3lyp.json   # RKS
   hartree run water.xyz -b def2-svp -m pbe --gradient --grid-response   # DFT gradient
   hartree run dimer.xyz -b def2-svp -m b3lyp --dispersion d3bj          # B3LYP-D3(BJ)
+  hartree run water.xyz -b def2-tzvp -m b3lyp --density-fitting         # RI-JK, def2-universal-jkfit
   hartree run oh.xyz -b 6-31g* -m pbe0 --multiplicity 2                  # UKS (open shell)
   hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2
   hartree run cation.xyz -b cc-pvtz -m rohf --charge 1 --multiplicity 2 --quiet
@@ -476,6 +477,7 @@ def execute(args, console):
     basis = load_basis(molecule, args.basis, cartesian=args.cartesian)
     gpus = resolve_gpus(gpus_arg, basis.nao) if device == "gpu" else None
     aux_basis = load_aux(molecule, basis, args) if args.method == "mp2" else None
+    fitting = run_options.density_fitting_line(molecule, basis, options)  # the J/K fitting basis: BasisError now
     if args.molden:
         check_molden_supported(basis)
     validate_method(molecule, method)
@@ -492,6 +494,8 @@ def execute(args, console):
     if not args.quiet:
         _print_header(console, molecule, basis, args)
         console.print(f"device:   {device_text(device, gpus)}", highlight=False, markup=False)
+        if fitting:
+            console.print(fitting, highlight=False, markup=False)
         if aux_basis is not None:
             console.print(
                 f"RI-MP2:   {method.upper()} reference, auxiliary basis {aux_basis.name}, {aux_basis.nao} functions",

@@ -12,7 +12,8 @@ command line wins over the file, and the file wins over the defaults.
   command line only when the file names no basis (else one InputError);
 * ``keywords``: ``conv_tol`` is ``--conv-tol``, ``max_cycle`` ``--max-cycle``,
   ``level_shift`` ``--level-shift``, ``guess`` ``--guess``, ``cartesian`` ``--cartesian``,
-  ``device`` ``--device``, ``grid_level`` ``--grid``, ``nlc_grid_level`` ``--nlc-grid`` (VV10
+  ``device`` ``--device``, ``density_fitting`` ``--density-fitting``, ``exact_k``
+  ``--exact-k``, ``grid_level`` ``--grid``, ``nlc_grid_level`` ``--nlc-grid`` (VV10
   functionals), ``unrestricted`` ``--unrestricted`` and ``grid_response`` ``--grid-response``
   (DFT functionals only), ``dispersion``
   ``--dispersion`` (Hartree-Fock and functionals); the others (``conv_tol_grad``,
@@ -49,6 +50,8 @@ OPTION_KEYWORDS = {
     "unrestricted": "unrestricted",
     "grid_response": "grid_response",
     "dispersion": "dispersion",
+    "density_fitting": "density_fitting",
+    "exact_k": "exact_k",
 }
 #: the SCF settings every run records in its JSON keywords (filled with the defaults)
 RECORDED = ("cartesian", "conv_tol", "conv_tol_grad", "max_cycle", "guess", "level_shift")
@@ -60,7 +63,8 @@ QCSchema AtomicInput files (.json; v1 "qcschema_input" or v2 "qcschema_atomic_in
   options: conv_tol, conv_tol_grad, max_cycle, guess, level_shift, cartesian, device,
   diis_space, damping, ...; grid_level, unrestricted and grid_response for functionals,
   nlc_grid_level for VV10 functionals;
-  dispersion: d3bj, d3zero or d4).
+  dispersion: d3bj, d3zero or d4; density_fitting: true or a fitting basis, and exact_k, for
+  energies).
   Options given on the command line override the file, and the file overrides the
   defaults; --basis is needed only when the file names no basis. Drivers hessian and
   properties are refused."""
@@ -192,9 +196,12 @@ def gradient_method(args, molecule):
     """(method, SCF options, grid_response) of ``hartree opt`` and ``hartree freq``: the
     method name and the DFT options of the command line (``--grid``, ``--unrestricted``,
     ``--grid-response``) through :func:`hartree.keywords.gradient_options`; InputError, one
-    line, for those options without a functional."""
+    line, for those options without a functional, and for ``--density-fitting`` /
+    ``--exact-k`` (gradients of fitted energies are not implemented yet)."""
     check_dft_flags(args, args.method)
     given = set(getattr(args, "given", None) or ())
+    if given & {"density_fitting", "exact_k"}:
+        raise InputError(DENSITY_FITTING_GRADIENT)
     keywords = {key: getattr(args, dest) for dest, key in OPTION_KEYWORDS.items() if dest in given}
     dft = ("grid_level", "nlc_grid_level", "unrestricted", "grid_response", "dispersion")
     keywords = {k: v for k, v in keywords.items() if k in dft}
@@ -225,8 +232,9 @@ def grid_level(text):
 
 def add_dft_arguments(group):
     """Add ``--grid``, ``--nlc-grid`` (VV10), ``--unrestricted`` and ``--grid-response`` (DFT
-    functionals; the last for gradients) and ``--dispersion`` (Hartree-Fock too) to an argparse group of
-    ``hartree run``, ``opt`` and ``freq``."""
+    functionals; the last for gradients), ``--dispersion``, ``--density-fitting`` and
+    ``--exact-k`` (Hartree-Fock too) to an argparse group of ``hartree run``, ``opt`` and
+    ``freq``."""
     group.add_argument(
         "--grid",
         type=grid_level,
@@ -257,6 +265,48 @@ def add_dft_arguments(group):
         "on coarse grids (--grid 1, 2); default off, as in PySCF",
     )
     add_dispersion_argument(group)
+    add_density_fitting_arguments(group)
+
+
+#: the refusal of --density-fitting (--exact-k) for gradients, optimizations and frequencies
+DENSITY_FITTING_GRADIENT = (
+    "--density-fitting applies only to energies: gradients of density-fitted energies are not implemented "
+    "yet (hartree run without --gradient)"
+)
+
+
+def add_density_fitting_arguments(group):
+    """Add ``--density-fitting [AUX]`` and ``--exact-k`` (SCF energies; ``opt`` and ``freq``
+    refuse them in :func:`gradient_method`) to an argparse group."""
+    group.add_argument(
+        "--density-fitting",
+        nargs="?",
+        const=True,
+        default=None,
+        action=Given,
+        metavar="AUX",
+        help="fit the Coulomb and exchange matrices with the auxiliary basis AUX (RI-JK; a basis-set-exchange "
+        "name or a file; the flag alone: def2-universal-jkfit, or cc-pvXz-jkfit for cc-pVTZ, QZ, 5Z); "
+        "Hartree-Fock and DFT energies (gradients not yet); separate from --aux, the RI-MP2 basis; "
+        "give it after FILE (or as --density-fitting=AUX)",
+    )
+    group.add_argument(
+        "--exact-k",
+        action=GivenFlag,
+        help="with --density-fitting: fit J only and keep the exact exchange (needed by range-separated hybrids)",
+    )
+
+
+def density_fitting_line(molecule, basis, options):
+    """The header line naming the J/K fitting basis of a run with ``density_fitting`` in its
+    SCF ``options`` (loaded now: a BasisError comes before any work), else None."""
+    if not options.get("density_fitting"):
+        return None
+    from ..df.auxiliary import load_jk_aux
+
+    aux = load_jk_aux(molecule, basis, options["density_fitting"])
+    what = "J fitted, exact K" if options.get("exact_k") else "J and K fitted"
+    return f"fitting:  {aux.name}, {aux.nao} functions ({what})"
 
 
 def add_dispersion_argument(group):

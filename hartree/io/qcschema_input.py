@@ -46,7 +46,8 @@ OTHER_DRIVERS = {
 METHODS = ("rhf", "uhf", "rohf", "mp2")
 
 #: Keywords an input may carry: name -> JSON type ("number", "integer", "boolean",
-#: "string", "number or null").  Every name but ``device``, ``unrestricted`` (a
+#: "string", "number or null", "string or boolean"; strings are taken in lower case, except
+#: those of "string or boolean", which may name a file).  Every name but ``device``, ``unrestricted`` (a
 #: functional's UKS; :func:`hartree.keywords.method_options`) and ``grid_response`` (a
 #: functional's gradient with the grid's derivative; :func:`hartree.keywords.gradient_options`)
 #: is a field of
@@ -75,6 +76,8 @@ KEYWORDS = {
     "unrestricted": "boolean",
     "grid_response": "boolean",
     "dispersion": "string",  # 'd3bj' | 'd3zero' | 'd4' (SCFOptions.dispersion)
+    "density_fitting": "string or boolean",  # true (default aux) or a J/K fitting basis name or path
+    "exact_k": "boolean",
 }
 
 _V1_MEMBERS = {"schema_name", "schema_version", "id", "molecule", "driver", "model", "keywords"}
@@ -155,6 +158,7 @@ def _keyword_value(name, value, where):
         "integer": isinstance(value, int) and not isinstance(value, bool),
         "boolean": isinstance(value, bool),
         "string": isinstance(value, str),
+        "string or boolean": isinstance(value, (str, bool)),
     }[kind]
     if not ok:
         raise InputError(f"{where}: keywords.{name} must be {kind_text(kind)}, got {_type_name(value)}")

@@ -1,0 +1,70 @@
+"""Density fitting from the command line and the keywords (issue 19, step 1): ``hartree run
+FILE --density-fitting [AUX]`` (and ``--exact-k``) names the fitting basis and gives the
+energy of hartree.scf.run with density_fitting; what is not implemented (gradients,
+optimizations, frequencies of fitted energies; a fitted K of a range-separated hybrid) and
+bad input end in one line with exit code 2.  Water in STO-3G from the core guess (no compile
+of the generated ERI module: tests/scf/test_density_fitting.py says why)."""
+
+import json
+
+import pytest
+
+from hartree.cli.main import EXIT_INPUT
+from hartree.errors import InputError
+from hartree.io.qcschema_input import check_keywords
+from hartree.keywords import scf_options
+from hartree.scf import run
+from tests.helpers import water
+
+RUN = ["-b", "sto-3g", "--guess", "core", "--device", "cpu", "--conv-tol", "1e-10"]
+
+
+def _one_line(code, err, words):
+    assert code == EXIT_INPUT, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hartree: error:") and words in lines[0], err
+
+
+@pytest.mark.parametrize("aux", [None, "def2-universal-jkfit"])
+def test_run_fits_and_names_the_basis(cli, water_xyz, tmp_path, aux):
+    """The flag alone means the default basis; the energy is the API's, the header and the
+    notes name the basis, the JSON records the keyword."""
+    out = tmp_path / "water.json"
+    flag = ["--density-fitting"] + ([aux] if aux else [])
+    code, stdout, err = cli("run", water_xyz, *RUN, *flag, "--json", out)
+    assert code == 0, err
+    name = aux or "def2-universal-JKFIT"
+    assert f"fitting:  {name}, " in stdout and "(J and K fitted)" in stdout
+    assert f"note: density fitting: {name}" in stdout
+    ref = run(water(), "sto-3g", "rhf", device="cpu", guess="core", conv_tol=1e-10, density_fitting=aux or True)
+    doc = json.loads(out.read_text())
+    assert abs(doc["return_result"] - ref.energy) < 1e-9
+    assert doc["keywords"]["density_fitting"] == (aux or True)
+
+
+@pytest.mark.parametrize(
+    ("command", "extra", "words"),
+    [
+        ("run", ["--gradient", "--density-fitting"], "gradients of density-fitted energies are not implemented"),
+        ("opt", ["--density-fitting"], "gradients of density-fitted energies are not implemented"),
+        ("freq", ["--density-fitting", "--exact-k"], "gradients of density-fitted energies are not implemented"),
+        ("run", ["--exact-k"], "applies only with density fitting"),
+        ("run", ["--density-fitting", "no-such-jkfit"], "density-fitting basis: unknown basis set"),
+        ("run", ["-m", "cam-b3lyp", "--grid", "1", "--density-fitting"], "needs --exact-k"),
+    ],
+)
+def test_refusals_are_one_line_with_exit_code_2(cli, water_xyz, command, extra, words):
+    args = RUN if command == "run" else ["-b", "sto-3g", "--device", "cpu"]
+    code, _, err = cli(command, water_xyz, *args, *extra)
+    _one_line(code, err, words)
+
+
+def test_keywords_take_density_fitting_for_energies_only():
+    """The keyword path (AtomicInput, batch, QCEngine): a basis name keeps its spelling (it may
+    be a file), a gradient is refused, a wrong type named."""
+    _, options = scf_options("energy", {"density_fitting": "Def2-Universal-JKFIT", "exact_k": True})
+    assert options["density_fitting"] == "Def2-Universal-JKFIT" and options["exact_k"] is True
+    with pytest.raises(InputError, match="gradients of density-fitted energies"):
+        scf_options("gradient", {"density_fitting": True})
+    with pytest.raises(InputError, match="density_fitting must be a string or boolean"):
+        check_keywords({"density_fitting": 3})
