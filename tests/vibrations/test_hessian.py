@@ -2,7 +2,8 @@
 Hessian (RHF and UHF; ROHF: differences of PySCF's analytic gradients), its step error,
 IR intensities against finite differences of PySCF's dipoles projected on PySCF's normal
 modes, the checkpoint (interrupt, resume, refusals), Dask workers, and the refusal of
-methods without analytic gradients."""
+methods without analytic gradients.  The costlier PySCF references are stored
+(tests/stored.py)."""
 
 import json
 
@@ -12,7 +13,8 @@ import pytest
 from hartree.errors import InputError
 from hartree.molecule import Molecule
 from hartree.vibrations import frequencies, harmonic_analysis, open_executor
-from tests.vibrations.conftest import pyscf_hessian, pyscf_scf
+from tests.stored import computed_by_pyscf, stored
+from tests.vibrations.conftest import WATER, pyscf_hessian, pyscf_scf
 
 
 def test_water_rhf_equals_pyscf(water, water_631g, water_631g_pyscf):
@@ -26,25 +28,34 @@ def test_water_rhf_equals_pyscf(water, water_631g, water_631g_pyscf):
     assert ours.energy == pytest.approx(ours.gradient.scf.energy, abs=0)
 
 
+HYDROXYL = "O 0 0 0; H 0 0 0.97"
+
+
+@computed_by_pyscf("hessian/hydroxyl-uhf-6-31g")
+def _hydroxyl_uhf_hessian():
+    """PySCF's analytic UHF Hessian of the hydroxyl radical, (6, 6) Eh/bohr^2."""
+    return pyscf_hessian(pyscf_scf(Molecule.from_string(HYDROXYL), "6-31g", "uhf"))
+
+
 def test_open_shell_uhf_equals_pyscf():
     """Hydroxyl radical UHF/6-31g (linear: one stretch)."""
-    molecule = Molecule.from_string("O 0 0 0; H 0 0 0.97")
+    molecule = Molecule.from_string(HYDROXYL)
     ours = frequencies(molecule, "6-31g", "uhf", device="cpu")
-    expected = harmonic_analysis(pyscf_hessian(pyscf_scf(molecule, "6-31g", "uhf")), molecule).frequencies
+    expected = harmonic_analysis(np.array(stored("hessian/hydroxyl-uhf-6-31g")), molecule).frequencies
     assert ours.analysis.rotor == "linear" and ours.frequencies.size == 1
     np.testing.assert_allclose(ours.frequencies, expected, rtol=0, atol=0.5)
     assert ours.thermochemistry.multiplicity == 2
 
 
-def test_open_shell_rohf_equals_differences_of_pyscf_gradients():
-    """PySCF has no ROHF Hessian: the reference is the same central difference of PySCF's
-    analytic ROHF gradients (hydroxyl radical, 6-31g; measured difference 1e-7 Eh/bohr^2)."""
+@computed_by_pyscf("hessian/hydroxyl-rohf-6-31g-gradient-differences")
+def _hydroxyl_rohf_hessian():
+    """PySCF has no ROHF Hessian: central differences (step 0.005 bohr, hartree's default)
+    of PySCF's analytic ROHF gradients, symmetrised, (6, 6) Eh/bohr^2."""
     import pyscf.scf
 
     from tests.helpers import to_pyscf
 
-    molecule = Molecule.from_string("O 0 0 0; H 0 0 0.97")
-    ours = frequencies(molecule, "6-31g", "rohf", device="cpu")
+    molecule = Molecule.from_string(HYDROXYL)
     step, rows = 0.005, []
     for i in range(6):
         gradients = []
@@ -56,7 +67,15 @@ def test_open_shell_rohf_equals_differences_of_pyscf_gradients():
             mf.kernel()
             gradients.append(mf.nuc_grad_method().kernel().ravel())
         rows.append((gradients[0] - gradients[1]) / (2 * step))
-    reference = 0.5 * (np.array(rows) + np.array(rows).T)
+    return 0.5 * (np.array(rows) + np.array(rows).T)
+
+
+def test_open_shell_rohf_equals_differences_of_pyscf_gradients():
+    """The same central difference of PySCF's analytic ROHF gradients (hydroxyl radical,
+    6-31g; measured difference 1e-7 Eh/bohr^2)."""
+    molecule = Molecule.from_string(HYDROXYL)
+    ours = frequencies(molecule, "6-31g", "rohf", device="cpu")
+    reference = np.array(stored("hessian/hydroxyl-rohf-6-31g-gradient-differences"))
     np.testing.assert_allclose(ours.hessian, reference, rtol=0, atol=2e-6)
     expected = harmonic_analysis(reference, molecule).frequencies
     np.testing.assert_allclose(ours.frequencies, expected, rtol=0, atol=0.05)
@@ -108,17 +127,30 @@ def _pyscf_ir(molecule, basis, method, step=0.002, origin_at_mass_centre=False):
     return factor * np.sum(dmu_dq**2, axis=1)
 
 
-def test_ir_intensities_equal_pyscf_dipole_differences(water, water_631g):
-    expected = _pyscf_ir(water, "6-31g", "rhf")
+HEH_CATION = "He 0 0 0; H 0 0 0.78"
+
+
+@computed_by_pyscf("ir_intensities/water-rhf-6-31g")
+def _water_ir():
+    return _pyscf_ir(Molecule.from_string(WATER), "6-31g", "rhf")
+
+
+@computed_by_pyscf("ir_intensities/heh+-rhf-sto-3g-about-the-centre-of-mass")
+def _heh_ir():
+    return _pyscf_ir(Molecule.from_string(HEH_CATION, charge=1), "sto-3g", "rhf", origin_at_mass_centre=True)
+
+
+def test_ir_intensities_equal_pyscf_dipole_differences(water_631g):
+    expected = np.array(stored("ir_intensities/water-rhf-6-31g"))
     np.testing.assert_allclose(water_631g.ir_intensities, expected, rtol=2e-3, atol=1e-3)
 
 
 def test_ir_intensities_of_an_ion():
     """HeH+: PySCF's dipoles taken about the moving centre of mass give the same
     intensities as hartree's about the fixed origin."""
-    ion = Molecule.from_string("He 0 0 0; H 0 0 0.78", charge=1)
+    ion = Molecule.from_string(HEH_CATION, charge=1)
     ours = frequencies(ion, "sto-3g", "rhf", device="cpu")
-    expected = _pyscf_ir(ion, "sto-3g", "rhf", origin_at_mass_centre=True)
+    expected = np.array(stored("ir_intensities/heh+-rhf-sto-3g-about-the-centre-of-mass"))
     np.testing.assert_allclose(ours.ir_intensities, expected, rtol=2e-3, atol=1e-3)
 
 
