@@ -129,6 +129,9 @@ class FittedJK:
         xp = self.xp
         rows, cols = np.tril_indices(self.nao)
         self._pairs = (xp.asarray(rows), xp.asarray(cols))
+        full = np.empty((self.nao, self.nao), dtype=np.int64)  # (m, n) -> its pair, both triangles
+        full[rows, cols] = full[cols, rows] = np.arange(rows.size)
+        self._unpack_index = xp.asarray(full.ravel())
         b = xp.empty((self.naux, rows.size))
         loc = np.asarray(self.aux.ao_loc)
         for s0, s1 in self._batches(BLOCK_BYTES):
@@ -139,11 +142,8 @@ class FittedJK:
         return b
 
     def _unpack(self, packed: Any) -> Any:
-        """(n, npair) over m >= n -> (n, nao, nao) symmetric."""
-        out = self.xp.zeros((packed.shape[0], self.nao, self.nao))
-        out[:, self._pairs[0], self._pairs[1]] = packed
-        out[:, self._pairs[1], self._pairs[0]] = packed
-        return out
+        """(n, npair) over m >= n -> (n, nao, nao) symmetric (one gather)."""
+        return self.xp.take(packed, self._unpack_index, axis=1).reshape(-1, self.nao, self.nao)
 
     def _factors(self, d: Any) -> list[tuple[Any, Any]]:
         """[(C (nao, k), w (k,))] with D = C w C^T for each density of d (nset, nao, nao),
@@ -194,8 +194,9 @@ class FittedJK:
         step = max(1, BLOCK_BYTES // (24 * self.nao * self.nao))
         for q0 in range(0, self.naux, step):
             bq = self._unpack(self._b[q0 : q0 + step])
+            rows = bq.reshape(-1, self.nao)  # (nq nao, nao): one GEMM per density
             for s, (c, w) in enumerate(factors):
-                x = bq @ c  # (nq, nao, k)
+                x = (rows @ c).reshape(bq.shape[0], self.nao, -1)  # X^Q_mi, (nq, nao, k)
                 k[s] += xp.tensordot(x * w, x, axes=([0, 2], [0, 2]))
         return k
 
@@ -234,9 +235,10 @@ class FittedJK:
                 p0, p1 = int(loc[s0]), int(loc[s1])
                 if with_j and n == 0:
                     t[p0:p1] = j3.reshape(nao * nao, -1).T @ dflat.T  # t_P = (P|D)
-                j3p = xp.moveaxis(j3, 2, 0)  # (nP, nao, nao)
+                rows = j3.reshape(nao, -1)  # (n, m nP): (mn|P) is symmetric in m, n
                 for x, (s, i0, i1) in zip(xs, chunks):
-                    x[p0:p1] = j3p @ factors[s][0][:, i0:i1]  # X'^P_mi
+                    half = factors[s][0][:, i0:i1].T @ rows  # X'^P_mi as (i, m nP), one GEMM
+                    x[p0:p1] = half.reshape(i1 - i0, nao, p1 - p0).transpose(2, 1, 0)
             for x, (s, i0, i1) in zip(xs, chunks):
                 flat = x.reshape(naux, -1)
                 step = max(1, BLOCK_BYTES // (8 * naux))
