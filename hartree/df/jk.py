@@ -81,7 +81,8 @@ class FittedJK:
         self.storage = None
         #: sentences for the user: what was fitted with what, where B lives
         self.notes: list[str] = []
-        self._m = self._b = self._pairs = None
+        self._m = self._b = self._pairs = self._unpack_index = None
+        self._budget = 0  # bytes B (or, direct, the half-transformed integrals) may take; set by setup
 
     @property
     def tensor_bytes(self) -> int:
