@@ -69,9 +69,14 @@ name; PySCF's libxc: pip install "hartree[dft]") the SCF is Kohn-Sham DFT, RKS f
 closed-shell singlets and UKS otherwise (--unrestricted: always UKS), on the grid of --grid;
 the report adds the functional's libxc components and references, E_xc, the grid and the
 electron count it integrates; --gradient adds the analytic gradient (--grid-response: with the
-grid's derivative). Range-separated hybrids (cam-b3lyp, wb97x), VV10 functionals (wb97m-v),
-ROKS and checkpoints are refused (exit code 2). --dispersion d3bj|d3zero|d4 adds that correction
-(dftd3/dftd4 packages, the functional's or HF's parameters) to the energy and the gradient."""
+grid's derivative). Range-separated hybrids (cam-b3lyp, wb97x) and VV10 functionals (wb97m-v,
+on the grid of --nlc-grid) run as the others do; ROKS and checkpoints of DFT runs are refused
+(exit code 2). --dispersion d3bj|d3zero|d4 (or a suffix: b3lyp-d3bj) adds that correction
+(dftd3/dftd4 packages, the functional's or HF's parameters) to the energy and the gradient.
+
+--density-fitting [AUX] fits J and K with an auxiliary basis (default def2-universal-JKFIT,
+or cc-pVXZ-JKFIT for cc-pVTZ/QZ/5Z); --exact-k fits J only. Energies only for now: with
+--gradient, opt and freq it is refused (exit code 2)."""
 
 EPILOG = (
     """\

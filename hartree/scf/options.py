@@ -40,7 +40,7 @@ class SCFOptions:
     ``grid_level`` (1..9, PySCF's levels); 'rhf'/'uhf'/'rohf' are Hartree-Fock and take no
     ``xc``.  Functionals with VV10 integrate it on the coarser grid of ``nlc_grid_level``
     (1..9, default 1: :data:`hartree.dft.vv10.NLC_GRID_LEVEL`; unused by other functionals).
-    ROKS, range-separated hybrids and checkpoints of DFT runs are refused (InputError;
+    ROKS and checkpoints of DFT runs are refused (InputError;
     docs/dft.md).
 
     Density fitting (:mod:`hartree.df`): ``density_fitting`` True (the default J/K fitting
