@@ -145,6 +145,21 @@ KINDS: tuple[IntegralKind, ...] = (
         "GPU: the device functions printed from the Rys program, hartree.gpu.gradient_kernels)",
     ),
     IntegralKind(
+        "int3c2e_deriv1", "∂/∂R of (ab|P)", 3, 1, _RYS + "; orbital centres by the Gaussian-exponent rule "
+        "(Obara & Saika eq. 20), the auxiliary centre by translational invariance", True, 6, 18,
+        cpu=Implementation("hartree.integrals.three_center_deriv", "grad3c",
+                           "Σ Γ_abP d(ab|P)/dR per atom (natm, 3), hartree/bohr"),
+        note="gradients of density-fitted energies: contracted with a 3-index Γ (symmetric in a, b; aux-shell "
+        "batches), never stored; raised and lowered classes of the int3c2e kernels (l_a + l_b + l_P <= 25); "
+        "GPU: not written yet",
+    ),
+    IntegralKind(
+        "int2c2e_deriv1", "∂/∂R of (P|Q)", 2, 1, _RYS + " (the bra of (P 1|Q) differentiated)", True, 6, 12,
+        cpu=Implementation("hartree.integrals.three_center_deriv", "grad2c",
+                           "Σ Γ_PQ d(P|Q)/dR per atom (natm, 3), hartree/bohr"),
+        note="gradients of density-fitted energies (the metric term); GPU: not written yet",
+    ),
+    IntegralKind(
         "eri_erf", "erf(ω r12)/r12, (ab|cd)", 4, 0, _RYS + "; roots of T ω²/(ω² + ρ), weights × ω/sqrt(ω² + ρ)", True,
         6, 24,
         cpu=Implementation("hartree.integrals.jk", "jk", "J, K (nset, nao, nao) with omega > 0"),
