@@ -2,8 +2,8 @@
 
 Run:  python tools/make_dft_grid_references.py [--cases water/rks/pbe,h2o+/uks/b3lyp] [--out PATH]
 
-For every case of ``tests.dft.grid_cases.REFERENCE_CASES`` (water RKS and H2O+ UKS in 6-31G,
-LDA to meta-GGA hybrids and VV10), PySCF's RKS/UKS with
+For every case of ``tests.dft.grid_cases.REFERENCE_CASES`` (water RKS, C2v and without
+symmetry, and H2O+ UKS in 6-31G, LDA to meta-GGA hybrids and VV10), PySCF's RKS/UKS with
 
 * hartree's basis data (``tests.helpers.to_pyscf``: the same shells, AO order and
   normalisation) and the libxc functional hartree uses (``parse_functional(xc).xc_code``);

@@ -51,6 +51,11 @@ MOLECULES = {
     "h2o+": dict(
         geometry="O 0.00 0.05 -0.11; H 0.02 1.43 0.97; H -0.07 -1.49 1.02", unit="bohr", charge=1, multiplicity=2
     ),
+    # neutral water at H2O+'s geometry: RKS without symmetry, where errors of the angular
+    # rules cannot cancel by symmetry as they might on C2v water
+    "water-c1": dict(
+        geometry="O 0.00 0.05 -0.11; H 0.02 1.43 0.97; H -0.07 -1.49 1.02", unit="bohr", charge=0, multiplicity=1
+    ),
     # C-O 1.205, C-H 1.111 Angstrom, H-C-O 121.95 degrees
     "formaldehyde": dict(
         geometry="C 0.0 0.0 0.0; O 0.0 0.0 1.205; H 0.0 0.9428 -0.5878; H 0.0 -0.9428 -0.5878",
@@ -70,7 +75,8 @@ MOLECULES = {
     ),
 }
 
-#: (molecule, method, functional) of the finest-grid references: water RKS, H2O+ UKS
+#: (molecule, method, functional) of the finest-grid references: water RKS (C2v and C1),
+#: H2O+ UKS
 REFERENCE_CASES = (
     ("water", "rks", "svwn"),
     ("water", "rks", "pbe"),
@@ -80,6 +86,10 @@ REFERENCE_CASES = (
     ("water", "rks", "tpss"),
     ("water", "rks", "r2scan"),
     ("water", "rks", "wb97m-v"),
+    ("water-c1", "rks", "pbe"),
+    ("water-c1", "rks", "b3lyp"),
+    ("water-c1", "rks", "wb97x-v"),
+    ("water-c1", "rks", "r2scan"),
     ("h2o+", "uks", "svwn"),
     ("h2o+", "uks", "pbe"),
     ("h2o+", "uks", "b3lyp"),

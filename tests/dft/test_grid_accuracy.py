@@ -4,7 +4,7 @@
   PySCF's level 9 without pruning (tests/dft/data/grid_references.json) to 5e-6 Eh for LDA,
   GGA, hybrids and VV10 and to 2e-5 Eh for meta-GGAs, RKS and UKS.  Here one case per
   tolerance class and spin (each costs 4 to 10 s); every reference case
-  (water RKS and H2O+ UKS, svwn to wb97m-v) is in benchmarks/results/dft_grid_accuracy_cpu.md
+  (water RKS, C2v and C1, and H2O+ UKS, svwn to wb97m-v) is in benchmarks/results/dft_grid_accuracy_cpu.md
   (benchmarks/dft_grid_accuracy.py).
 * Default grid: hartree's default grid level gives energies within 1e-5 Eh per atom of its
   level 9 (water, formaldehyde RKS, H2O+ UKS; B3LYP).
@@ -29,8 +29,8 @@ REFERENCES = Path(__file__).parent / "data" / "grid_references.json"
 #: hartree's default grid level
 DEFAULT_LEVEL = SCFOptions(method="rks", xc="pbe").grid_level
 #: finest-grid cases run here: RKS and UKS of each tolerance class (5e-6: range-separated
-#: hybrid + VV10, global hybrid; 2e-5: meta-GGA)
-FINEST_CASES = ("water/rks/wb97x-v", "water/rks/r2scan", "h2o+/uks/b3lyp", "h2o+/uks/r2scan")
+#: hybrid + VV10, global hybrid; 2e-5: meta-GGA), on molecules without symmetry
+FINEST_CASES = ("water-c1/rks/wb97x-v", "water-c1/rks/r2scan", "h2o+/uks/b3lyp", "h2o+/uks/r2scan")
 #: default-grid cases run here (the benchmark adds methanol)
 DEFAULT_CASES = gc.DEFAULT_GRID_CASES[:3]
 
