@@ -56,6 +56,11 @@ Kohn-Sham; :mod:`hartree.dft.dispersion`) depends on the nuclei only, so its gra
 as it is, from the dftd3 or dftd4 package:
 
     + dE_disp/dR                                                                       (4)
+
+A density-fitted energy (``SCFResult.density_fitting``; :mod:`hartree.df`) has the same
+eq. (1) with the fitted integrals in its last term: :mod:`hartree.df.gradient` (fitted J and
+K, the auxiliary-basis derivative terms included; with exact_k fitted J and the exact-integral
+exchange), its derivative integrals on the host; ROHF's W (eq. (2)) from the fitted Fock.
 """
 
 from __future__ import annotations
@@ -195,8 +200,10 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
     engine: an :class:`hartree.engine.IntegralEngine` on ``result.molecule`` and
     ``result.basis`` (default: a CPU engine; :func:`gradient_engine` picks the SCF's
     device).  grid_response: Kohn-Sham only, add the derivative of the integration grid
-    (module docstring; off by default, as in PySCF).  Raises InputError for an unconverged
-    result, a density-fitted one (not implemented yet) or a method without analytic gradients.
+    (module docstring; off by default, as in PySCF).  A density-fitted result (its
+    ``density_fitting``) gets the fitted two-electron term of :mod:`hartree.df.gradient`, the
+    engine wrapped in a FittedEngine with its auxiliary basis (ROHF's W from the fitted Fock).
+    Raises InputError for an unconverged result or a method without analytic gradients.
     """
     from hartree.integrals.engine import CPUEngine
 
@@ -204,10 +211,7 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         raise InputError(f"no analytic gradient for method {result.method!r}")
     if not result.converged:
         raise InputError("the SCF did not converge: its gradient would mean nothing")
-    if getattr(result, "density_fitting", None):  # the exact-integral gradient would not be its derivative
-        from hartree.df.jk import GRADIENT_REFUSAL
-
-        raise InputError(GRADIENT_REFUSAL)
+    fitted = bool(getattr(result, "density_fitting", None))  # eq. (1) with fitted integrals (hartree.df.gradient)
     kohn_sham = result.method in ("rks", "uks")
     if grid_response and not kohn_sham:
         raise InputError("grid_response is for Kohn-Sham gradients (rks, uks); Hartree-Fock has no grid")
@@ -223,6 +227,10 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         exchange = dict(exchange_terms(functional))
         if grid_response:
             _refuse_vv10_grid_response(functional, result.xc)
+    if fitted:
+        from hartree.df.gradient import as_fitted_engine, fitted_two_electron_term
+
+        engine = as_fitted_engine(result, engine)
     da, db = _densities(result)
     w = energy_weighted_density(result, engine)
     d = da + db
@@ -230,9 +238,12 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         dk, factor = d[None], 0.5
     else:
         dk, factor = np.stack([da, db]), 1.0
-    two = np.asarray(engine.two_electron_gradient(d, dk, factor * exchange.pop(0.0, 0.0)))
-    for omega, c in exchange.items():  # range separated: the erf part, no Coulomb density
-        two = two + np.asarray(engine.two_electron_gradient(np.zeros_like(d), dk, factor * c, omega=omega))
+    if fitted:
+        two = fitted_two_electron_term(engine, d, dk, factor, exchange)
+    else:
+        two = np.asarray(engine.two_electron_gradient(d, dk, factor * exchange.pop(0.0, 0.0)))
+        for omega, c in exchange.items():  # range separated: the erf part, no Coulomb density
+            two = two + np.asarray(engine.two_electron_gradient(np.zeros_like(d), dk, factor * c, omega=omega))
     parts = {
         "nuclear_repulsion": mol.nuclear_repulsion_gradient(),
         "one_electron": np.asarray(engine.one_electron_gradient(d, w)),

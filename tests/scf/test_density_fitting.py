@@ -220,9 +220,4 @@ def test_range_separated_hybrid_needs_exact_k():
         run(mol, "sto-3g", "rks", xc="cam-b3lyp", device="cpu", density_fitting=True)
 
 
-def test_gradient_of_a_fitted_energy_is_refused():
-    from hartree.gradients import scf_gradient
-
-    res = run(water(), "sto-3g", "rhf", device="cpu", density_fitting=True, **CORE)
-    with pytest.raises(InputError, match="gradients of density-fitted energies are not implemented"):
-        scf_gradient(res)
+# the gradients of fitted energies: tests/gradients/test_df_gradient.py

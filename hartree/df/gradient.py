@@ -1,0 +1,177 @@
+"""The two-electron part of the analytic gradient of a density-fitted SCF energy (RI-J, RI-JK),
+auxiliary-basis derivative terms included, on the host (CPU derivative integrals).
+
+With the fitted integrals (mn|ls) ~ sum_PQ (mn|P) W_PQ (Q|ls), W = V^-1 = M^T M (the metric
+factor of :mod:`hartree.df.metric`, as the energy uses), the two-electron energy of
+:mod:`hartree.integrals.eri_deriv` eq. (1) is
+
+    E_2 = 1/2 d^T W d - k/2 sum_s sum_PQ W_PQ sum_abcd D^s_ac D^s_bd (ab|P)(cd|Q),
+    d_P = sum_mn D_mn (mn|P)                                                             (1)
+
+(D the total density; D^s the exchange densities, k the exchange factor: RHF D^s = D, k = 1/2;
+UHF/ROHF D^s = D_alpha, D_beta, k = 1; Kohn-Sham k times the exact-exchange fraction).  Its
+derivative at fixed densities (the density response is the energy-weighted density's, as for
+exact integrals), with dW = -W dV W:
+
+    dE_2/dR = sum_mnP Gamma_mnP d(mn|P)/dR + sum_PQ Gamma_PQ d(P|Q)/dR                     (2)
+    Gamma_mnP = D_mn c_P - k sum_s (D^s zeta^P D^s)_mn,         c = W d,  zeta^P = sum_Q W_PQ (Q|.)
+    Gamma_PQ  = -1/2 c_P c_Q + k/2 sum_s tr(D^s zeta^P D^s zeta^Q)
+
+(RI-J: Weigend, Häser, Patzelt & Ahlrichs, Chem. Phys. Lett. 294, 143 (1998), eq. 10; RI-K:
+Weigend, Phys. Chem. Chem. Phys. 4, 4285 (2002), and the same terms in Köppl & Werner,
+J. Chem. Theory Comput. 12, 3122 (2016), eqs. 17-20).  With D^s = U w U^T (eigen-decomposition,
+as :class:`hartree.df.jk.FittedJK`) and Z^P = U^T zeta^P U, (k, k) per P:
+
+    (D^s zeta^P D^s)_mn = sum_ij U_mi w_i Z^P_ij w_j U_nj,   tr(..) = sum_ij w_i w_j Z^P_ij Z^Q_ij   (3)
+
+The integrals (mn|P) are computed once more in aux-shell batches (the engine's int3c2e) for d
+and L^P = U^T (mn|P) U; Gamma_mnP is then built batch by batch for
+:func:`hartree.integrals.three_center_deriv.grad3c`, so nothing of size nao^2 naux is held.
+With ``exact_k`` only J is fitted: the exchange part is the exact-integral gradient of the
+wrapped engine (every omega of a range-separated hybrid).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hartree.arrays import to_numpy
+
+from .metric import padded_metric_factor
+
+if TYPE_CHECKING:
+    from hartree.basis import Basis
+    from hartree.engine import IntegralEngine
+
+__all__ = ["as_fitted_engine", "fitted_two_electron_gradient", "fitted_two_electron_term", "result_aux_basis"]
+
+#: working memory of one Gamma_mnP / (mn|P) batch, bytes, at most
+BLOCK_BYTES = 128 * 2**20
+#: eigenvalues of an exchange density below this fraction of its largest are left out of (3)
+RANK_TOLERANCE = 1e-13
+
+
+def result_aux_basis(result, engine: Any = None) -> Basis:
+    """The auxiliary Basis of a density-fitted SCFResult: the FittedEngine's when ``engine``
+    is one, else loaded again from ``result.density_fitting['aux_basis']`` (a name or path)."""
+    from hartree.errors import BasisError, InputError
+
+    from .auxiliary import load_jk_aux
+
+    aux = getattr(engine, "aux", None)
+    if aux is not None:
+        return aux
+    name = result.density_fitting.get("aux_basis")
+    try:
+        return load_jk_aux(result.molecule, result.basis, name)
+    except BasisError:
+        raise InputError(
+            f"the density-fitting basis {name!r} of this result cannot be loaded again; "
+            "pass its FittedEngine to scf_gradient"
+        ) from None
+
+
+def _factors(dk: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """[(U (nao, k), w (k,))] with D = U w U^T for each density of dk (nset, nao, nao)."""
+    out = []
+    for d in dk:
+        w, u = np.linalg.eigh(d)
+        keep = np.abs(w) > RANK_TOLERANCE * max(float(np.abs(w).max()), 1e-300)
+        out.append((u[:, keep], w[keep]))
+    return out
+
+
+def fitted_two_electron_gradient(
+    engine: IntegralEngine,
+    aux: Basis,
+    coulomb_density: np.ndarray,
+    exchange_densities: np.ndarray,
+    exchange_factor: float,
+    block_bytes: int = BLOCK_BYTES,
+) -> np.ndarray:
+    """dE_2/dR of eq. (2), (natm, 3), hartree/bohr: fitted J, and fitted K when
+    ``exchange_factor`` != 0 (0: J only, e.g. for exact_k, whose K term the caller adds).
+
+    engine: an engine on the orbital basis (its int2c2e/int3c2e, numpy or cupy, are brought to
+    the host); aux: the auxiliary Basis of the energy; coulomb_density (nao, nao) the total D;
+    exchange_densities (nset, nao, nao) the D^s and exchange_factor k of eq. (1); block_bytes:
+    the size of one (mn|P) or Gamma_mnP aux-shell batch (at least one shell a batch).
+    """
+    from hartree.integrals.three_center import aux_shell_batches
+    from hartree.integrals.three_center_deriv import grad2c, grad3c
+
+    basis, natm = engine.basis, engine.molecule.natm
+    nao, naux = int(basis.nao), int(aux.nao)
+    dj = np.asarray(to_numpy(coulomb_density), dtype=np.float64)
+    k = float(exchange_factor)
+    factors = _factors(np.asarray(to_numpy(exchange_densities), dtype=np.float64).reshape(-1, nao, nao)) if k else []
+    m = padded_metric_factor(np, np.asarray(to_numpy(engine.int2c2e(aux)), dtype=np.float64))
+    batches = aux_shell_batches(aux, max(1, int(block_bytes) // (8 * nao * nao)))
+    loc = np.asarray(aux.ao_loc)
+    d = np.zeros(naux)
+    low = [np.zeros((naux, u.shape[1], u.shape[1])) for u, _ in factors]  # L^P = U^T (mn|P) U
+    for s0, s1 in batches:
+        j3 = np.asarray(to_numpy(engine.int3c2e(aux, (s0, s1))), dtype=np.float64)  # (nao, nao, nP)
+        p0, p1 = int(loc[s0]), int(loc[s1])
+        d[p0:p1] = np.tensordot(dj, j3, axes=([0, 1], [0, 1]))
+        for lp, (u, _) in zip(low, factors):
+            half = np.tensordot(u, j3, axes=(0, 0))  # (k, nao, nP)
+            lp[p0:p1] = np.einsum("inP,nj->Pij", half, u, optimize=True)
+    winv = m.T @ m
+    c = winv @ d
+    gamma2 = -0.5 * np.outer(c, c)
+    zs = []
+    for lp, (_, w) in zip(low, factors):
+        z = np.tensordot(winv, lp, axes=(1, 0))  # Z^P = sum_Q W_PQ L^Q, (naux, k, k)
+        zw = z * w[None, :, None] * w[None, None, :]  # w_i Z^P_ij w_j
+        gamma2 += 0.5 * k * zw.reshape(naux, -1) @ z.reshape(naux, -1).T  # eq. (3), trace term
+        zs.append(zw)
+    grad = grad2c(aux, 0.5 * (gamma2 + gamma2.T), natm=natm)
+    for s0, s1 in batches:
+        p0, p1 = int(loc[s0]), int(loc[s1])
+        gamma = dj[:, :, None] * c[None, None, p0:p1]
+        for zw, (u, _) in zip(zs, factors):
+            half = np.tensordot(u, zw[p0:p1], axes=(1, 1))  # (nao, nP, k)
+            gamma -= k * np.einsum("mPj,nj->mnP", half, u, optimize=True)  # eq. (3)
+        grad += grad3c(basis, aux, gamma, (s0, s1), natm=natm)
+    return grad
+
+
+def as_fitted_engine(result, engine: Any) -> Any:
+    """A :class:`hartree.df.jk.FittedEngine` for the gradient of a density-fitted ``result``:
+    ``engine`` itself when it is one, else ``engine`` wrapped with the result's auxiliary
+    basis and exact_k (so that ROHF's energy-weighted density uses the fitted Fock matrices
+    of the energy)."""
+    from .jk import FittedEngine
+
+    if isinstance(engine, FittedEngine):
+        return engine
+    return FittedEngine(engine, result_aux_basis(result, engine), exact_k=bool(result.density_fitting.get("exact_k")))
+
+
+def fitted_two_electron_term(
+    engine: Any, coulomb_density: np.ndarray, exchange_densities: np.ndarray, exchange_factor: float, exchange: dict
+) -> np.ndarray:
+    """The two-electron gradient term of a density-fitted energy, (natm, 3), hartree/bohr, on
+    a FittedEngine (:func:`as_fitted_engine`): eq. (2) with fitted K, or with ``exact_k``
+    fitted J plus the exact-integral exchange gradient of the wrapped engine.
+
+    exchange: {omega: c} of :func:`hartree.scf.ks.exchange_terms` ({0.0: 1.0} for
+    Hartree-Fock); exchange_factor: the k of eq. (1) before c (RHF 1/2, UHF/ROHF 1)."""
+    from hartree.errors import InputError
+
+    exchange = {float(o): float(c) for o, c in exchange.items() if c != 0.0}
+    if engine.exact_k:
+        two = fitted_two_electron_gradient(engine.inner, engine.aux, coulomb_density, exchange_densities, 0.0)
+        zeros = np.zeros_like(np.asarray(coulomb_density))
+        for omega, c in exchange.items():
+            two = two + np.asarray(
+                to_numpy(engine.inner.two_electron_gradient(zeros, exchange_densities, exchange_factor * c, omega))
+            )
+        return two
+    if set(exchange) - {0.0}:
+        raise InputError("range-separated exchange with a density-fitted K has no gradient; use exact_k")
+    k = exchange_factor * exchange.get(0.0, 0.0)
+    return fitted_two_electron_gradient(engine.inner, engine.aux, coulomb_density, exchange_densities, k)
