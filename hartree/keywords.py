@@ -37,10 +37,9 @@ as one functional fitted with its own dispersion (wb97x-d3 is libxc's ωB97X-D3,
 with D3), and a suffix with a different ``dispersion`` keyword.
 
 Density fitting (keywords ``density_fitting``: true or an auxiliary basis, and ``exact_k``;
-``--density-fitting [AUX]``, ``--exact-k``) is an SCF option for energies: :func:`scf_options`
-refuses it for the driver ``gradient``, and :func:`hartree.gradients.scf_gradient` refuses a
-density-fitted result (batch opt/freq tasks, ASE forces), since gradients of fitted energies
-are not implemented yet.
+``--density-fitting [AUX]``, ``--exact-k``) is an SCF option of energies and gradients (the
+driver ``gradient``, batch opt/freq tasks, ASE forces): :func:`hartree.gradients.scf_gradient`
+differentiates the fitted energy (:mod:`hartree.df.gradient`).
 
 Gradients (``--gradient``, driver ``gradient``, ``hartree opt``, ``hartree freq``, batch
 tasks gradient/opt/freq, ASE forces) exist for every SCF method here (RHF, UHF, ROHF, RKS,
@@ -87,11 +86,6 @@ def scf_options(driver, keywords, where=None):
             options[name] = min(options.get(name, getattr(defaults, name)), GRADIENT_SCF_DEFAULTS[name])
     elif driver != "energy":
         raise InputError(f"driver must be energy or gradient, got {driver!r}")
-    if driver == "gradient" and (options.get("density_fitting") or options.get("exact_k")):
-        raise InputError(
-            f"{prefix}density_fitting (--density-fitting) applies only to energies: gradients of density-fitted "
-            "energies are not implemented yet"
-        )
     # the ranges, now: one line before any work (the checkpoint a 'checkpoint' guess reads
     # is a command-line option, given to hartree.scf.run beside these options)
     check = {k: v for k, v in options.items() if k not in METHOD_KEYWORDS}

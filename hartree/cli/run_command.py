@@ -75,8 +75,8 @@ on the grid of --nlc-grid) run as the others do; ROKS and checkpoints of DFT run
 (dftd3/dftd4 packages, the functional's or HF's parameters) to the energy and the gradient.
 
 --density-fitting [AUX] fits J and K with an auxiliary basis (default def2-universal-JKFIT,
-or cc-pVXZ-JKFIT for cc-pVTZ/QZ/5Z); --exact-k fits J only. Energies only for now: with
---gradient, opt and freq it is refused (exit code 2)."""
+or cc-pVXZ-JKFIT for cc-pVTZ/QZ/5Z); --exact-k fits J only. --gradient, opt and freq
+differentiate the fitted energy (its derivative integrals on the CPU)."""
 
 EPILOG = (
     """\

@@ -64,7 +64,7 @@ QCSchema AtomicInput files (.json; v1 "qcschema_input" or v2 "qcschema_atomic_in
   diis_space, damping, ...; grid_level, unrestricted and grid_response for functionals,
   nlc_grid_level for VV10 functionals;
   dispersion: d3bj, d3zero or d4; density_fitting: true or a fitting basis, and exact_k, for
-  energies).
+  energies and gradients).
   Options given on the command line override the file, and the file overrides the
   defaults; --basis is needed only when the file names no basis. Drivers hessian and
   properties are refused."""
@@ -196,14 +196,12 @@ def gradient_method(args, molecule):
     """(method, SCF options, grid_response) of ``hartree opt`` and ``hartree freq``: the
     method name and the DFT options of the command line (``--grid``, ``--unrestricted``,
     ``--grid-response``) through :func:`hartree.keywords.gradient_options`; InputError, one
-    line, for those options without a functional, and for ``--density-fitting`` /
-    ``--exact-k`` (gradients of fitted energies are not implemented yet)."""
+    line, for those options without a functional; ``--density-fitting`` / ``--exact-k`` go
+    to every SCF (the gradient of the fitted energy, :mod:`hartree.df.gradient`)."""
     check_dft_flags(args, args.method)
     given = set(getattr(args, "given", None) or ())
-    if given & {"density_fitting", "exact_k"}:
-        raise InputError(DENSITY_FITTING_GRADIENT)
     keywords = {key: getattr(args, dest) for dest, key in OPTION_KEYWORDS.items() if dest in given}
-    dft = ("grid_level", "nlc_grid_level", "unrestricted", "grid_response", "dispersion")
+    dft = ("grid_level", "nlc_grid_level", "unrestricted", "grid_response", "dispersion", "density_fitting", "exact_k")
     keywords = {k: v for k, v in keywords.items() if k in dft}
     return gradient_options(args.method, molecule, keywords)
 
@@ -268,16 +266,9 @@ def add_dft_arguments(group):
     add_density_fitting_arguments(group)
 
 
-#: the refusal of --density-fitting (--exact-k) for gradients, optimizations and frequencies
-DENSITY_FITTING_GRADIENT = (
-    "--density-fitting applies only to energies: gradients of density-fitted energies are not implemented "
-    "yet (hartree run without --gradient)"
-)
-
-
 def add_density_fitting_arguments(group):
-    """Add ``--density-fitting [AUX]`` and ``--exact-k`` (SCF energies; ``opt`` and ``freq``
-    refuse them in :func:`gradient_method`) to an argparse group."""
+    """Add ``--density-fitting [AUX]`` and ``--exact-k`` (SCF energies and gradients: ``run``,
+    ``opt``, ``freq``) to an argparse group."""
     group.add_argument(
         "--density-fitting",
         nargs="?",
@@ -287,7 +278,7 @@ def add_density_fitting_arguments(group):
         metavar="AUX",
         help="fit the Coulomb and exchange matrices with the auxiliary basis AUX (RI-JK; a basis-set-exchange "
         "name or a file; the flag alone: def2-universal-jkfit, or cc-pvXz-jkfit for cc-pVTZ, QZ, 5Z); "
-        "Hartree-Fock and DFT energies (gradients not yet); separate from --aux, the RI-MP2 basis; "
+        "Hartree-Fock and DFT energies and gradients; separate from --aux, the RI-MP2 basis; "
         "give it after FILE (or as --density-fitting=AUX)",
     )
     group.add_argument(

@@ -49,7 +49,7 @@ class SCFOptions:
     Such runs build full J/K every cycle, unless ``exact_k`` (:func:`hartree.scf.run` turns
     ``incremental_fock`` off: a fitted build costs the same for a density change as for the
     density, and the change's eigen-decomposition (:mod:`hartree.df.jk`, eq. 3) has twice the
-    rank); their gradients are refused (not implemented yet).
+    rank); :func:`hartree.gradients.scf_gradient` differentiates the fitted energy.
 
     ``dispersion`` ('d3bj' | 'd3zero' | 'd4' | None) does not change the SCF: :func:`hartree.scf.run`
     adds the correction of :mod:`hartree.dft.dispersion` to the converged energy (the kernel

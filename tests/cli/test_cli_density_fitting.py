@@ -1,12 +1,13 @@
 """Density fitting from the command line and the keywords (issue 19, step 1): ``hartree run
 FILE --density-fitting [AUX]`` (and ``--exact-k``) names the fitting basis and gives the
-energy of hartree.scf.run with density_fitting; what is not implemented (gradients,
-optimizations, frequencies of fitted energies; a fitted K of a range-separated hybrid) and
-bad input end in one line with exit code 2.  Water in STO-3G from the core guess (no compile
+energy of hartree.scf.run with density_fitting, and ``--gradient`` its gradient (step 2); what
+is not implemented (a fitted K of a range-separated hybrid) and bad input end in one line with
+exit code 2.  Water in STO-3G from the core guess (no compile
 of the generated ERI module: tests/scf/test_density_fitting.py says why)."""
 
 import json
 
+import numpy as np
 import pytest
 
 from hartree.cli.main import EXIT_INPUT
@@ -45,9 +46,6 @@ def test_run_fits_and_names_the_basis(cli, water_xyz, tmp_path, aux):
 @pytest.mark.parametrize(
     ("command", "extra", "words"),
     [
-        ("run", ["--gradient", "--density-fitting"], "gradients of density-fitted energies are not implemented"),
-        ("opt", ["--density-fitting"], "gradients of density-fitted energies are not implemented"),
-        ("freq", ["--density-fitting", "--exact-k"], "gradients of density-fitted energies are not implemented"),
         ("run", ["--exact-k"], "applies only with density fitting"),
         ("run", ["--density-fitting", "no-such-jkfit"], "density-fitting basis: unknown basis set"),
         ("run", ["-m", "cam-b3lyp", "--grid", "1", "--density-fitting"], "needs --exact-k"),
@@ -59,12 +57,27 @@ def test_refusals_are_one_line_with_exit_code_2(cli, water_xyz, command, extra, 
     _one_line(code, err, words)
 
 
-def test_keywords_take_density_fitting_for_energies_only():
+def test_keywords_take_density_fitting():
     """The keyword path (AtomicInput, batch, QCEngine): a basis name keeps its spelling (it may
-    be a file), a gradient is refused, a wrong type named."""
+    be a file), energies and gradients take it, a wrong type is named."""
     _, options = scf_options("energy", {"density_fitting": "Def2-Universal-JKFIT", "exact_k": True})
     assert options["density_fitting"] == "Def2-Universal-JKFIT" and options["exact_k"] is True
-    with pytest.raises(InputError, match="gradients of density-fitted energies"):
-        scf_options("gradient", {"density_fitting": True})
+    _, options = scf_options("gradient", {"density_fitting": True})
+    assert options["density_fitting"] is True
     with pytest.raises(InputError, match="density_fitting must be a string or boolean"):
         check_keywords({"density_fitting": 3})
+
+
+def test_run_gradient_is_the_fitted_gradient(cli, water_xyz, tmp_path):
+    """``--gradient --density-fitting``: the JSON's gradient is scf_gradient's of the fitted
+    energy (tests/gradients/test_df_gradient.py checks that against PySCF)."""
+    from hartree.gradients import scf_gradient
+
+    out = tmp_path / "grad.json"
+    code, _, err = cli("run", water_xyz, *RUN, "--gradient", "--density-fitting", "--json", out)
+    assert code == 0, err
+    ref = run(
+        water(), "sto-3g", "rhf", device="cpu", guess="core", conv_tol=1e-10, conv_tol_grad=1e-7, density_fitting=True
+    )
+    got = np.asarray(json.loads(out.read_text())["return_result"]).reshape(-1, 3)
+    np.testing.assert_allclose(got, scf_gradient(ref).gradient, rtol=0, atol=1e-7)
