@@ -17,9 +17,9 @@ exact integrals), with dW = -W dV W:
     Gamma_mnP = D_mn c_P - k sum_s (D^s zeta^P D^s)_mn,         c = W d,  zeta^P = sum_Q W_PQ (Q|.)
     Gamma_PQ  = -1/2 c_P c_Q + k/2 sum_s tr(D^s zeta^P D^s zeta^Q)
 
-(RI-J: Weigend, Häser, Patzelt & Ahlrichs, Chem. Phys. Lett. 294, 143 (1998), eq. 10; RI-K:
-Weigend, Phys. Chem. Chem. Phys. 4, 4285 (2002), and the same terms in Köppl & Werner,
-J. Chem. Theory Comput. 12, 3122 (2016), eqs. 17-20).  With D^s = U w U^T (eigen-decomposition,
+(RI-J: Weigend, Häser, Patzelt & Ahlrichs, Chem. Phys. Lett. 294, 143 (1998); RI-K: the
+fitted exchange of Weigend, Phys. Chem. Chem. Phys. 4, 4285 (2002) differentiated the same
+way; cf. Köppl & Werner, J. Chem. Theory Comput. 12, 3122 (2016)).  With D^s = U w U^T (eigen-decomposition,
 as :class:`hartree.df.jk.FittedJK`) and Z^P = U^T zeta^P U, (k, k) per P:
 
     (D^s zeta^P D^s)_mn = sum_ij U_mi w_i Z^P_ij w_j U_nj,   tr(..) = sum_ij w_i w_j Z^P_ij Z^Q_ij   (3)
