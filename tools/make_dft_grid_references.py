@@ -21,7 +21,7 @@ The output holds the PySCF and libxc versions, the date, the settings, and per c
 molecule (geometry text, unit, charge, multiplicity), basis, functional (hartree's name and
 the libxc code given to PySCF), method, class and tolerance, the grid sizes, cycles, wall
 time and the energy.  ``--cases`` regenerates some cases and keeps the others of an existing
-file.  The whole set took 24 minutes on a shared 2-core machine (the four VV10 cases 16 of them).
+file.  The whole set took 29 minutes on a shared 2-core machine (the five VV10 cases 19 of them).
 """
 
 import argparse

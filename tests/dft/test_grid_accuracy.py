@@ -10,7 +10,7 @@
   level 9 (water, formaldehyde RKS, H2O+ UKS; B3LYP).
 
 Cases, settings and why the VV10 grid is not level 9: tests/dft/grid_cases.py.  The
-references are PySCF's, computed once (24 minutes on a 2-core machine):
+references are PySCF's, computed once (29 minutes on a 2-core machine):
 
     python tools/make_dft_grid_references.py      # rewrites tests/dft/data/grid_references.json
 """
