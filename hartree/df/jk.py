@@ -376,12 +376,21 @@ class FittedEngine:
     def two_electron_gradient(
         self, coulomb_density: Any, exchange_densities: Any, exchange_factor: float, omega: float = 0.0
     ) -> Any:
-        """Refused (InputError): gradients of density-fitted energies are not implemented yet."""
-        raise InputError(GRADIENT_REFUSAL)
+        """The contract's 1/2 sum Gamma d(mn|ls)/dR of the fitted integrals, numpy (natm, 3),
+        hartree/bohr (:func:`hartree.df.gradient.fitted_two_electron_gradient`, auxiliary-basis
+        terms included); with exact_k J fitted and the exchange the wrapped engine's exact one.
+        omega != 0 (the attenuated operator, exchange only in an SCF) is the wrapped engine's
+        exact gradient with exact_k, and refused (InputError) with a fitted K."""
+        from .gradient import fitted_two_electron_gradient
 
-
-#: the one line for a gradient of a density-fitted energy
-GRADIENT_REFUSAL = (
-    "gradients of density-fitted energies are not implemented yet; run the gradient, optimization or "
-    "frequencies without density fitting"
-)
+        if omega != 0.0:
+            if not self.exact_k:
+                raise InputError("range-separated exchange with a density-fitted K has no gradient; use exact_k")
+            return self.inner.two_electron_gradient(coulomb_density, exchange_densities, exchange_factor, omega)
+        if not self.exact_k:
+            return fitted_two_electron_gradient(
+                self.inner, self.aux, coulomb_density, exchange_densities, exchange_factor
+            )
+        two = fitted_two_electron_gradient(self.inner, self.aux, coulomb_density, exchange_densities, 0.0)
+        zeros = np.zeros_like(np.asarray(coulomb_density))
+        return two + np.asarray(self.inner.two_electron_gradient(zeros, exchange_densities, exchange_factor))
