@@ -28,7 +28,7 @@ from hartree.errors import BasisError
 if TYPE_CHECKING:
     from hartree.molecule import Molecule
 
-__all__ = ["UNIVERSAL_JKFIT", "default_jk_aux_name", "load_jk_aux"]
+__all__ = ["UNIVERSAL_JKFIT", "default_jk_aux_name", "load_jk_aux", "result_aux_basis"]
 
 #: the fitting set of the def2 family, and the fallback
 UNIVERSAL_JKFIT = "def2-universal-JKFIT"
@@ -83,3 +83,21 @@ def load_jk_aux(molecule: Molecule, orbital_basis: Basis, aux: object = True) ->
         return load_basis(molecule, aux, cartesian=not orbital_basis.pure)
     except BasisError as error:
         raise BasisError(f"density-fitting basis: {error}") from None
+
+
+def result_aux_basis(result, engine: object = None) -> Basis:
+    """The auxiliary Basis of a density-fitted SCFResult: the FittedEngine's when ``engine``
+    is one, else loaded again from ``result.density_fitting['aux_basis']`` (a name or path)."""
+    from hartree.errors import InputError
+
+    aux = getattr(engine, "aux", None)
+    if aux is not None:
+        return aux
+    name = result.density_fitting.get("aux_basis")
+    try:
+        return load_jk_aux(result.molecule, result.basis, name)
+    except BasisError:
+        raise InputError(
+            f"the density-fitting basis {name!r} of this result cannot be loaded again; "
+            "pass its FittedEngine to scf_gradient"
+        ) from None

@@ -45,32 +45,12 @@ if TYPE_CHECKING:
     from hartree.basis import Basis
     from hartree.engine import IntegralEngine
 
-__all__ = ["as_fitted_engine", "fitted_two_electron_gradient", "fitted_two_electron_term", "result_aux_basis"]
+__all__ = ["fitted_two_electron_gradient", "fitted_two_electron_term"]
 
 #: working memory of one Gamma_mnP / (mn|P) batch, bytes, at most
 BLOCK_BYTES = 128 * 2**20
 #: eigenvalues of an exchange density below this fraction of its largest are left out of (3)
 RANK_TOLERANCE = 1e-13
-
-
-def result_aux_basis(result, engine: Any = None) -> Basis:
-    """The auxiliary Basis of a density-fitted SCFResult: the FittedEngine's when ``engine``
-    is one, else loaded again from ``result.density_fitting['aux_basis']`` (a name or path)."""
-    from hartree.errors import BasisError, InputError
-
-    from .auxiliary import load_jk_aux
-
-    aux = getattr(engine, "aux", None)
-    if aux is not None:
-        return aux
-    name = result.density_fitting.get("aux_basis")
-    try:
-        return load_jk_aux(result.molecule, result.basis, name)
-    except BasisError:
-        raise InputError(
-            f"the density-fitting basis {name!r} of this result cannot be loaded again; "
-            "pass its FittedEngine to scf_gradient"
-        ) from None
 
 
 def _factors(dk: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -137,18 +117,6 @@ def fitted_two_electron_gradient(
             gamma -= k * np.einsum("mPj,nj->mnP", half, u, optimize=True)  # eq. (3)
         grad += grad3c(basis, aux, gamma, (s0, s1), natm=natm)
     return grad
-
-
-def as_fitted_engine(result, engine: Any) -> Any:
-    """A :class:`hartree.df.jk.FittedEngine` for the gradient of a density-fitted ``result``:
-    ``engine`` itself when it is one, else ``engine`` wrapped with the result's auxiliary
-    basis and exact_k (so that ROHF's energy-weighted density uses the fitted Fock matrices
-    of the energy)."""
-    from .jk import FittedEngine
-
-    if isinstance(engine, FittedEngine):
-        return engine
-    return FittedEngine(engine, result_aux_basis(result, engine), exact_k=bool(result.density_fitting.get("exact_k")))
 
 
 def fitted_two_electron_term(

@@ -38,6 +38,7 @@ import numpy as np
 from hartree.errors import InputError
 from hartree.resources import available_memory, size_text
 
+from .auxiliary import result_aux_basis
 from .metric import padded_metric_factor
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from hartree.engine import IntegralEngine
     from hartree.molecule import Molecule
 
-__all__ = ["FittedJK", "FittedEngine"]
+__all__ = ["FittedJK", "FittedEngine", "as_fitted_engine"]
 
 #: working memory of one block (integrals, unpacked B rows), bytes, at most
 BLOCK_BYTES = 256 * 2**20
@@ -394,3 +395,13 @@ class FittedEngine:
         two = fitted_two_electron_gradient(self.inner, self.aux, coulomb_density, exchange_densities, 0.0)
         zeros = np.zeros_like(np.asarray(coulomb_density))
         return two + np.asarray(self.inner.two_electron_gradient(zeros, exchange_densities, exchange_factor))
+
+
+def as_fitted_engine(result, engine: Any) -> Any:
+    """A :class:`hartree.df.jk.FittedEngine` for the gradient of a density-fitted ``result``:
+    ``engine`` itself when it is one, else ``engine`` wrapped with the result's auxiliary
+    basis and exact_k (so that ROHF's energy-weighted density uses the fitted Fock matrices
+    of the energy)."""
+    if isinstance(engine, FittedEngine):
+        return engine
+    return FittedEngine(engine, result_aux_basis(result, engine), exact_k=bool(result.density_fitting.get("exact_k")))

@@ -188,8 +188,9 @@ def test_direct_path_gives_the_stored_energy():
 
 
 def test_fitted_engine_keeps_the_contract():
-    """The wrapper is an IntegralEngine: everything but J/K (and the refused ERI gradient) is
-    the wrapped engine's, the SAD guess's atoms included."""
+    """The wrapper is an IntegralEngine: everything but J/K and the ERI gradient (fitted:
+    tests/gradients/test_df_gradient.py) is the wrapped engine's, the SAD guess's atoms
+    included; an attenuated operator with a fitted K is refused."""
     mol = water()
     basis = load_basis(mol, "sto-3g")
     inner = CPUEngine(mol, basis, screening_threshold=1e-12)
@@ -198,8 +199,8 @@ def test_fitted_engine_keeps_the_contract():
     assert engine.screening_threshold == 1e-12 and engine.device == inner.device and engine.scf_note is None
     np.testing.assert_array_equal(engine.hcore(), inner.hcore())
     assert isinstance(engine.for_molecule(mol, basis), CPUEngine)
-    with pytest.raises(InputError, match="gradients of density-fitted energies are not implemented"):
-        engine.two_electron_gradient(np.eye(basis.nao), np.eye(basis.nao)[None], 0.5)
+    with pytest.raises(InputError, match="use exact_k"):
+        engine.two_electron_gradient(np.eye(basis.nao), np.eye(basis.nao)[None], 0.5, omega=0.33)
     with pytest.raises(InputError, match="needs --exact-k"):
         engine.jk(np.eye(basis.nao), with_j=False, omega=0.33)
 
