@@ -39,7 +39,7 @@ import numpy as np
 
 from hartree.arrays import to_numpy
 
-from .metric import padded_metric_factor
+from .metric import density_factors, padded_metric_factor
 
 if TYPE_CHECKING:
     from hartree.basis import Basis
@@ -49,18 +49,6 @@ __all__ = ["fitted_two_electron_gradient", "fitted_two_electron_term"]
 
 #: working memory of one Gamma_mnP / (mn|P) batch, bytes, at most
 BLOCK_BYTES = 128 * 2**20
-#: eigenvalues of an exchange density below this fraction of its largest are left out of (3)
-RANK_TOLERANCE = 1e-13
-
-
-def _factors(dk: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """[(U (nao, k), w (k,))] with D = U w U^T for each density of dk (nset, nao, nao)."""
-    out = []
-    for d in dk:
-        w, u = np.linalg.eigh(d)
-        keep = np.abs(w) > RANK_TOLERANCE * max(float(np.abs(w).max()), 1e-300)
-        out.append((u[:, keep], w[keep]))
-    return out
 
 
 def fitted_two_electron_gradient(
@@ -86,7 +74,8 @@ def fitted_two_electron_gradient(
     nao, naux = int(basis.nao), int(aux.nao)
     dj = np.asarray(to_numpy(coulomb_density), dtype=np.float64)
     k = float(exchange_factor)
-    factors = _factors(np.asarray(to_numpy(exchange_densities), dtype=np.float64).reshape(-1, nao, nao)) if k else []
+    dk = np.asarray(to_numpy(exchange_densities), dtype=np.float64).reshape(-1, nao, nao)
+    factors = density_factors(np, dk) if k else []
     m = padded_metric_factor(np, np.asarray(to_numpy(engine.int2c2e(aux)), dtype=np.float64))
     batches = aux_shell_batches(aux, max(1, int(block_bytes) // (8 * nao * nao)))
     loc = np.asarray(aux.ao_loc)

@@ -39,7 +39,7 @@ from hartree.errors import InputError
 from hartree.resources import available_memory, size_text
 
 from .auxiliary import result_aux_basis
-from .metric import padded_metric_factor
+from .metric import density_factors, padded_metric_factor
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -52,8 +52,6 @@ __all__ = ["FittedJK", "FittedEngine", "as_fitted_engine"]
 
 #: working memory of one block (integrals, unpacked B rows), bytes, at most
 BLOCK_BYTES = 256 * 2**20
-#: eigenvalues of a density below this fraction of its largest one are left out of (3)
-RANK_TOLERANCE = 1e-13
 
 
 def _memory_available(xp: ModuleType) -> int:
@@ -147,17 +145,6 @@ class FittedJK:
         """(n, npair) over m >= n -> (n, nao, nao) symmetric (one gather)."""
         return self.xp.take(packed, self._unpack_index, axis=1).reshape(-1, self.nao, self.nao)
 
-    def _factors(self, d: Any) -> list[tuple[Any, Any]]:
-        """[(C (nao, k), w (k,))] with D = C w C^T for each density of d (nset, nao, nao),
-        eigenvalues below RANK_TOLERANCE max|w| left out."""
-        xp = self.xp
-        out = []
-        for ds in d:
-            w, u = xp.linalg.eigh(ds)
-            keep = xp.abs(w) > RANK_TOLERANCE * max(float(xp.abs(w).max()), 1e-300)
-            out.append((u[:, keep], w[keep]))
-        return out
-
     def jk(self, dms: Any, with_j: bool = True, with_k: bool = True) -> tuple[Any, Any]:
         """Fitted J (eq. 2) and K (eq. 3), hartree, of symmetric densities dms (nao, nao) or
         (nset, nao, nao), numpy or ``xp``; returned with the shape and module of dms (None for
@@ -191,7 +178,7 @@ class FittedJK:
     def _k_stored(self, d: Any) -> Any:
         """Eq. (3) with the stored B, over blocks of Q rows unpacked to (nq, nao, nao)."""
         xp = self.xp
-        factors = self._factors(d)
+        factors = density_factors(self.xp, d)
         k = xp.zeros_like(d)
         step = max(1, BLOCK_BYTES // (24 * self.nao * self.nao))
         for q0 in range(0, self.naux, step):
@@ -226,7 +213,7 @@ class FittedJK:
         nset, nao, naux = d.shape[0], self.nao, self.naux
         loc = np.asarray(self.aux.ao_loc)
         batches = self._batches(BLOCK_BYTES)
-        factors = self._factors(d) if with_k else []
+        factors = density_factors(self.xp, d) if with_k else []
         t = xp.zeros((naux, nset))
         dflat = d.reshape(nset, nao * nao)
         vk = xp.zeros_like(d) if with_k else None

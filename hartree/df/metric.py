@@ -15,7 +15,22 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-__all__ = ["metric_factor", "padded_metric_factor"]
+__all__ = ["RANK_TOLERANCE", "density_factors", "metric_factor", "padded_metric_factor"]
+
+#: eigenvalues of a density below this fraction of its largest one are left out of its factors
+RANK_TOLERANCE = 1e-13
+
+
+def density_factors(xp: ModuleType, dms: Any) -> list[tuple[Any, Any]]:
+    """[(U (nao, k), w (k,))] with D = U w U^T for each density of dms (nset, nao, nao) in
+    ``xp`` (w of any sign, so difference densities work too), eigenvalues below
+    RANK_TOLERANCE max|w| left out: the fitted exchange and its gradient contract B with U."""
+    out = []
+    for d in dms:
+        w, u = xp.linalg.eigh(d)
+        keep = xp.abs(w) > RANK_TOLERANCE * max(float(xp.abs(w).max()), 1e-300)
+        out.append((u[:, keep], w[keep]))
+    return out
 
 
 def metric_factor(xp: ModuleType, v: Any) -> Any:
