@@ -120,3 +120,30 @@ def random_molecule(rng, natm=4, elements=("H", "C", "N", "O"), box=4.0, min_dis
     numbers = [atomic_number(s) for s in symbols]
     q = 0 if charge is None else charge
     return Molecule(numbers=numbers, coords=np.array(coords) * ANGSTROM_IN_BOHR, charge=q)
+
+
+def water_cation_c1():
+    """H2O+ (doublet) without symmetry, coordinates in bohr (the density-fitting tests)."""
+    return Molecule.from_string("O 0.00 0.05 -0.11; H 0.02 1.43 0.97; H -0.07 -1.49 1.02", unit="bohr", charge=1)
+
+
+def pyscf_density_fitted(mol, basis, aux, method, xc=None, only_dfj=False, level=1):
+    """PySCF's density-fitted SCF object (not run, conv_tol 1e-12) with hartree's orbital and
+    auxiliary basis data (pyscf_basis_dict: same shells, same order); method 'rhf', 'uhf',
+    'rohf', or with ``xc`` 'rks'/'uks' on hartree's grid of ``level``."""
+    from pyscf import dft, scf
+
+    pmol = to_pyscf(mol, basis)
+    if xc is None:
+        mf = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[method](pmol)
+    else:
+        from hartree.dft import make_grid, parse_functional
+
+        mf = (dft.RKS if method == "rks" else dft.UKS)(pmol)
+        mf.xc = parse_functional(xc).xc_code
+        grid = make_grid(mol, level=level)
+        mf.grids = dft.gen_grid.Grids(pmol)
+        mf.grids.coords, mf.grids.weights = np.array(grid.coords), np.array(grid.weights)
+    mf = mf.density_fit(auxbasis=pyscf_basis_dict(mol, aux), only_dfj=only_dfj)
+    mf.conv_tol = 1e-12
+    return mf

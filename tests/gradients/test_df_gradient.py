@@ -12,9 +12,8 @@ from hartree.df.auxiliary import load_jk_aux
 from hartree.df.gradient import fitted_two_electron_gradient
 from hartree.gradients import scf_gradient
 from hartree.integrals.engine import CPUEngine
-from hartree.molecule import Molecule
 from hartree.scf import run
-from tests.helpers import pyscf_basis_dict, to_pyscf, water
+from tests.helpers import pyscf_density_fitted, water, water_cation_c1
 
 pytest.importorskip("pyscf")
 
@@ -27,27 +26,8 @@ LEVEL = 1
 SCF = {"guess": "core", "conv_tol": 1e-12, "conv_tol_grad": 1e-9, "device": "cpu"}
 
 
-def _cation():
-    """H2O+ (doublet) without symmetry (bohr), as tests/scf/test_density_fitting.py."""
-    return Molecule.from_string("O 0.00 0.05 -0.11; H 0.02 1.43 0.97; H -0.07 -1.49 1.02", unit="bohr", charge=1)
-
-
 def _pyscf_gradient(mol, basis, aux, method, xc, only_dfj):
-    from pyscf import dft, scf
-
-    pmol = to_pyscf(mol, basis)
-    if xc is None:
-        mf = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[method](pmol)
-    else:
-        from hartree.dft import make_grid, parse_functional
-
-        mf = (dft.RKS if method == "rks" else dft.UKS)(pmol)
-        mf.xc = parse_functional(xc).xc_code
-        grid = make_grid(mol, level=LEVEL)
-        mf.grids = dft.gen_grid.Grids(pmol)
-        mf.grids.coords, mf.grids.weights = np.array(grid.coords), np.array(grid.weights)
-    mf = mf.density_fit(auxbasis=pyscf_basis_dict(mol, aux), only_dfj=only_dfj)
-    mf.conv_tol = 1e-12
+    mf = pyscf_density_fitted(mol, basis, aux, method, xc, only_dfj=only_dfj, level=LEVEL)
     mf.kernel()
     grad = mf.nuc_grad_method()
     assert grad.auxbasis_response  # PySCF's default: the same gradient as hartree's
@@ -69,7 +49,7 @@ def _pyscf_gradient(mol, basis, aux, method, xc, only_dfj):
 )
 def test_gradient_equals_pyscf_density_fit(system, basis_name, method, xc, exact_k):
     """Measured: 9e-10 to 3e-9 Eh/bohr (HF), 2e-10 to 6e-9 (Kohn-Sham), the SCFs' residue."""
-    mol = water() if system == "water" else _cation()
+    mol = water() if system == "water" else water_cation_c1()
     basis = load_basis(mol, basis_name)
     aux = load_jk_aux(mol, basis)
     kw = {"xc": xc, "grid_level": LEVEL} if xc else {}
@@ -83,7 +63,7 @@ def test_gradient_equals_pyscf_density_fit(system, basis_name, method, xc, exact
 def test_gradient_is_the_derivative_of_the_fitted_energy():
     """UHF H2O+ / STO-3G with fitted J and K: central differences (h = 1e-3 bohr) of hartree's
     fitted energies in two coordinates, to 1e-5 Eh/bohr (measured: 2e-7, the h^2 error)."""
-    mol = _cation()
+    mol = water_cation_c1()
     res = run(mol, "sto-3g", "uhf", density_fitting=True, **SCF)
     got = scf_gradient(res).gradient
     h = 1e-3
@@ -102,7 +82,7 @@ def test_batches_give_the_same_term():
     densities of H2O+ / STO-3G).  Measured 8e-11 relative: the last-bit differences of d_P
     between batch shapes (BLAS order) pass through V^-1, whose condition number for
     def2-universal-JKFIT is large; the derivative integrals alone agree to 1e-15."""
-    mol = _cation()
+    mol = water_cation_c1()
     basis = load_basis(mol, "sto-3g")
     aux = load_jk_aux(mol, basis)
     d = np.asarray(run(mol, basis, "uhf", density_fitting=True, **SCF).density)

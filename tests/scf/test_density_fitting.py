@@ -13,9 +13,8 @@ from hartree.df.jk import FittedEngine
 from hartree.engine import IntegralEngine
 from hartree.errors import BasisError, InputError
 from hartree.integrals.engine import CPUEngine
-from hartree.molecule import Molecule
 from hartree.scf import SCFOptions, run
-from tests.helpers import pyscf_basis_dict, to_pyscf, water
+from tests.helpers import pyscf_density_fitted, to_pyscf, water, water_cation_c1
 
 pytest.importorskip("pyscf")
 
@@ -27,11 +26,6 @@ LEVEL = 1
 #: need the generated ERI module, whose numba compile (a minute or more per session) would
 #: take most of this file's time
 CORE = {"guess": "core"}
-
-
-def _cation():
-    """H2O+ (doublet) without symmetry, so that no orbitals are degenerate (bohr)."""
-    return Molecule.from_string("O 0.00 0.05 -0.11; H 0.02 1.43 0.97; H -0.07 -1.49 1.02", unit="bohr", charge=1)
 
 
 class _PySCFExactK(CPUEngine):
@@ -48,28 +42,6 @@ class _PySCFExactK(CPUEngine):
         with pmol.with_range_coulomb(omega):
             vj, vk = hf.get_jk(pmol, np.asarray(dms), hermi=1)
         return (vj if with_j else None), (vk if with_k else None)
-
-
-def _pyscf_df(mol, basis, aux, method, xc=None, only_dfj=False):
-    """PySCF's density-fitted SCF object (not run) with hartree's orbital and auxiliary basis
-    data (tests.helpers.pyscf_basis_dict: same shells, same order) and, for Kohn-Sham,
-    hartree's grid of LEVEL."""
-    from pyscf import dft, scf
-
-    pmol = to_pyscf(mol, basis)
-    if xc is None:
-        mf = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[method](pmol)
-    else:
-        from hartree.dft import make_grid, parse_functional
-
-        mf = (dft.RKS if method == "rks" else dft.UKS)(pmol)
-        mf.xc = parse_functional(xc).xc_code
-        grid = make_grid(mol, level=LEVEL)
-        mf.grids = dft.gen_grid.Grids(pmol)
-        mf.grids.coords, mf.grids.weights = np.array(grid.coords), np.array(grid.weights)
-    mf = mf.density_fit(auxbasis=pyscf_basis_dict(mol, aux), only_dfj=only_dfj)
-    mf.conv_tol = 1e-12
-    return mf
 
 
 # ----------------------------------------------------------------------------- default aux
@@ -117,10 +89,10 @@ def test_load_jk_aux_follows_the_orbital_basis():
 def test_fitted_jk_equals_pyscf_get_jk(storage):
     """J and K of UHF densities and of an indefinite difference of them equal PySCF's
     with_df.get_jk; the direct path (B recomputed, several orbital passes) equals it too."""
-    mol = _cation()
+    mol = water_cation_c1()
     basis = load_basis(mol, "6-31g")
     aux = load_jk_aux(mol, basis)
-    mf = _pyscf_df(mol, basis, aux, "uhf")
+    mf = pyscf_density_fitted(mol, basis, aux, "uhf", level=LEVEL)
     mf.kernel()
     dm = mf.make_rdm1()
     nao = basis.nao
@@ -155,13 +127,13 @@ def test_fitted_jk_equals_pyscf_get_jk(storage):
 def test_energy_equals_pyscf_density_fit(system, basis_name, method, xc, exact_k):
     """Total energies equal PySCF's density_fit() (only_dfj with exact_k) to 1e-8 Eh
     (measured: 4e-13 Eh or better); the result names the fitting."""
-    mol = water() if system == "water" else _cation()
+    mol = water() if system == "water" else water_cation_c1()
     basis = load_basis(mol, basis_name)
     aux = load_jk_aux(mol, basis)
     kw = {"xc": xc, "grid_level": LEVEL, "conv_tol_grad": 1e-7} if xc else {}
     engine = _PySCFExactK(mol, basis) if exact_k else None
     res = run(mol, basis, method, engine=engine, conv_tol=1e-11, density_fitting=True, exact_k=exact_k, **kw, **CORE)
-    mf = _pyscf_df(mol, basis, aux, method, xc, only_dfj=exact_k)
+    mf = pyscf_density_fitted(mol, basis, aux, method, xc, only_dfj=exact_k, level=LEVEL)
     ref = mf.kernel()
     assert mf.converged and mf.with_df.auxmol.nao == aux.nao
     assert abs(res.energy - ref) < TOL, (res.energy, ref)
@@ -175,7 +147,7 @@ def test_energy_equals_pyscf_density_fit(system, basis_name, method, xc, exact_k
 def test_direct_path_gives_the_stored_energy():
     """B too large for the memory allowed: (mn|P) computed again in every build, the same
     ROHF energy, and the note says so."""
-    mol = _cation()
+    mol = water_cation_c1()
     basis = load_basis(mol, "sto-3g")
     aux = load_jk_aux(mol, basis)
     stored = run(mol, basis, "rohf", device="cpu", conv_tol=1e-11, density_fitting=True, **CORE)
