@@ -5,6 +5,7 @@ Run (GPU machine; GPU4PySCF with its real GPU libxc, i.e. without ``g4stub``, an
 gpu4pyscf-libxc-cuda13x library for both codes: shared/tools/README.md):
     python benchmarks/gpu_dft.py [--cases 020_Vitamin_C:def2-tzvp,...] [--xc b3lyp] [--grid 3]
                                  [--sides hartree,anchor] [--out STEM]
+    python benchmarks/gpu_dft.py --density-fitting [--cases ...] [--out STEM]
     python benchmarks/gpu_dft.py --report PART.json [PART.json ...] [--out STEM]
 Test without a GPU (PySCF's CPU RKS as the anchor, named so in the record):
     python benchmarks/gpu_dft.py --device cpu --anchor pyscf --cases water:sto-3g --out /tmp/x
@@ -14,6 +15,13 @@ geometries of benchmarks/molecules.py).  Both codes: RKS, the functional's libxc
 (hartree.dft.parse_functional's xc_code given to GPU4PySCF), the basis data of hartree
 (tests.helpers.to_pyscf), two-electron screening 1e-13 (direct SCF, no density fitting),
 conv_tol 1e-9 Eh and orbital gradient 1e-7 (GRADIENT_SCF_DEFAULTS), at most 100 cycles.
+
+Density fitting (issue 19's benchmark: ``--density-fitting``, record results/gpu_dft_df_<gpu>):
+both codes fit J and K with the same auxiliary basis data, hartree's default J/K fitting basis
+of the orbital basis (def2-universal-JKFIT for def2-TZVP; hartree.df.auxiliary.load_jk_aux),
+given to the anchor as ``density_fit(auxbasis=...)``; hartree's ``density_fitting=True``.  The
+gradients include the auxiliary-basis terms in both (PySCF's ``auxbasis_response``).  The J/K
+timed on the converged density is then each code's fitted J/K.
 
 Grid: hartree's level N (``grid_level``) against GPU4PySCF's ``grids.level`` N with its
 default radial rule, partition and pruning (Treutler-Ahlrichs, Becke with Treutler's size
@@ -91,26 +99,29 @@ def _best(fn, device, repeat):
 
 
 # ----------------------------------------------------------------------- hartree (child process)
-def warm_up_hartree_dft(basis_name, xc, level, device, done=set()):  # noqa: B006 (a per-process cache)
+def warm_up_hartree_dft(basis_name, xc, level, device, fitted=False, done=set()):  # noqa: B006 (per process)
     """Water RKS and gradient in ``basis_name`` (once per basis and process): J/K, gradient and
     XC kernels compiled before the timed jobs; returns its seconds (0.0 when done before)."""
-    if (basis_name, xc, device) in done:
+    if (basis_name, xc, device, fitted) in done:
         return 0.0
     import hartree
     from hartree.gradients import scf_gradient
     from hartree.gradients.scf_gradient import gradient_engine
 
     t0 = time.perf_counter()
-    res = hartree.scf.run(case_molecule("water"), basis_name, "rks", xc=xc, grid_level=1, device=device)
+    res = hartree.scf.run(
+        case_molecule("water"), basis_name, "rks", xc=xc, grid_level=1, device=device,
+        density_fitting=True if fitted else None,
+    )  # fmt: skip
     scf_gradient(res, gradient_engine(res))
     synchronize(device)
-    done.add((basis_name, xc, device))
+    done.add((basis_name, xc, device, fitted))
     return time.perf_counter() - t0
 
 
-def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True, parts=True):
-    """hartree's RKS SCF and gradient of the case on ``device``, then one XC evaluation and
-    one J/K build on the converged density."""
+def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True, parts=True, fitted=False):
+    """hartree's RKS SCF and gradient of the case on ``device`` (density-fitted J and K when
+    ``fitted``), then one XC evaluation and one J/K build on the converged density."""
     import hartree
     from hartree.basis import load_basis
     from hartree.gradients import scf_gradient
@@ -118,13 +129,14 @@ def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True,
     from hartree.scf.driver import make_engine
     from hartree.scf.ks import KohnSham
 
-    info = hartree_info(device) | {"warm_up_s": warm_up_hartree_dft(basis_name, xc, level, device)}
+    info = hartree_info(device) | {"warm_up_s": warm_up_hartree_dft(basis_name, xc, level, device, fitted)}
     mol = case_molecule(name)
     basis = load_basis(mol, basis_name)
     t_scf, res = _timed(
         lambda: hartree.scf.run(
             mol, basis, "rks", xc=xc, grid_level=level, device=device, screening_threshold=SCREENING,
-            max_cycle=100, allow_unconverged=True, **GRADIENT_SCF_DEFAULTS,
+            max_cycle=100, allow_unconverged=True, density_fitting=True if fitted else None,
+            **GRADIENT_SCF_DEFAULTS,
         ),
         device,
     )  # fmt: skip
@@ -132,6 +144,10 @@ def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True,
     t_cache = t_xc = t_jk = None
     if parts:  # a KohnSham of its own: the grid is built again
         engine = gradient_engine(res) or make_engine(mol, basis, SCREENING, "cpu", None)
+        if fitted:
+            from hartree.df.jk import as_fitted_engine
+
+            engine = as_fitted_engine(res, engine)
         xp = engine.array_module()
         dm = xp.asarray(res.density)  # (1, nao, nao): the total density
         ks = KohnSham(mol, basis, xc, level)
@@ -161,6 +177,7 @@ def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True,
         "jk_s": t_jk,
         "xc_share": None if t_xc is None else t_xc / (t_xc + t_jk),
         "notes": list(res.notes),
+        "density_fitting": res.density_fitting,
         # per cycle: energy (Eh), its change, the orbital-gradient norm and how the Fock
         # matrix was made, so that a slow convergence can be read from the record
         "history": [
@@ -189,8 +206,9 @@ def anchor_dft_module(anchor):
     raise ValueError(f"unknown anchor {anchor!r}; choose one of {', '.join(ANCHORS)}")
 
 
-def anchor_rks(mol, basis, xc, level, anchor):
-    """The anchor's RKS object (not run) on hartree's basis data, its grid of ``level``."""
+def anchor_rks(mol, basis, xc, level, anchor, fitted=False):
+    """The anchor's RKS object (not run) on hartree's basis data, its grid of ``level``;
+    density-fitted with hartree's default J/K fitting basis data when ``fitted``."""
     from hartree.dft import parse_functional
     from tests.helpers import to_pyscf
 
@@ -206,6 +224,11 @@ def anchor_rks(mol, basis, xc, level, anchor):
     mf.direct_scf_tol = SCREENING
     mf.max_cycle = 100
     mf.verbose = 0
+    if fitted:
+        from hartree.df.auxiliary import load_jk_aux
+        from tests.helpers import pyscf_basis_dict
+
+        mf = mf.density_fit(auxbasis=pyscf_basis_dict(mol, load_jk_aux(mol, basis)))
     return mf
 
 
@@ -231,31 +254,31 @@ def anchor_info_dft(anchor):
     return {"anchor": anchor, "device": cpu_name(), "threads": lib.num_threads(), "versions": versions}
 
 
-def warm_up_anchor_dft(basis_name, xc, anchor, done=set()):  # noqa: B006 (a per-process cache)
-    if (basis_name, xc, anchor) in done:
+def warm_up_anchor_dft(basis_name, xc, anchor, fitted=False, done=set()):  # noqa: B006 (per process)
+    if (basis_name, xc, anchor, fitted) in done:
         return 0.0
     from hartree.basis import load_basis
 
     t0 = time.perf_counter()
     water = case_molecule("water")
-    mf = anchor_rks(water, load_basis(water, basis_name), xc, 1, anchor)
+    mf = anchor_rks(water, load_basis(water, basis_name), xc, 1, anchor, fitted)
     mf.kernel()
     mf.nuc_grad_method().kernel()
     synchronize(anchor_device(anchor))
-    done.add((basis_name, xc, anchor))
+    done.add((basis_name, xc, anchor, fitted))
     return time.perf_counter() - t0
 
 
-def anchor_dft(name, basis_name, xc, level, anchor, repeat, with_gradient=True):
+def anchor_dft(name, basis_name, xc, level, anchor, repeat, with_gradient=True, fitted=False):
     """The anchor's RKS SCF and gradient of the case, then one XC evaluation (nr_rks) and one
     J/K build (get_jk) on the converged density."""
     from hartree.basis import load_basis
     from hartree.dft import parse_functional
 
     device = anchor_device(anchor)
-    info = anchor_info_dft(anchor) | {"warm_up_s": warm_up_anchor_dft(basis_name, xc, anchor)}
+    info = anchor_info_dft(anchor) | {"warm_up_s": warm_up_anchor_dft(basis_name, xc, anchor, fitted)}
     mol = case_molecule(name)
-    mf = anchor_rks(mol, load_basis(mol, basis_name), xc, level, anchor)
+    mf = anchor_rks(mol, load_basis(mol, basis_name), xc, level, anchor, fitted)
     history = []  # per cycle: energy, its change, the orbital-gradient norm (PySCF's callback)
 
     def record(env):
@@ -315,12 +338,18 @@ def compare(row):
 def table(rows, meta):
     """The Markdown record."""
     label = anchor_label(meta.get("anchor"))
+    what = "Kohn-Sham DFT, density-fitted" if meta.get("density_fitting") else "Kohn-Sham DFT"
     lines = [
-        f"# Kohn-Sham DFT: hartree vs {label} ({meta['device']})",
+        f"# {what}: hartree vs {label} ({meta['device']})",
         "",
-        f"{meta['date']}; {meta['versions']}. RKS with the functional of each row, direct SCF (screening "
-        f"{SCREENING:g}), "
-        f"conv_tol {GRADIENT_SCF_DEFAULTS['conv_tol']:g} Eh and orbital gradient "
+        f"{meta['date']}; {meta['versions']}. RKS with the functional of each row, "
+        + (
+            "J and K density-fitted in both codes with the same auxiliary basis data (hartree's default J/K "
+            "fitting basis; gradients with the auxiliary-basis terms), "
+            if meta.get("density_fitting")
+            else f"direct SCF (screening {SCREENING:g}), "
+        )
+        + f"conv_tol {GRADIENT_SCF_DEFAULTS['conv_tol']:g} Eh and orbital gradient "
         f"{GRADIENT_SCF_DEFAULTS['conv_tol_grad']:g}, same basis data; grid: hartree level {meta['grid_level']} "
         f"against {label}'s grids.level {meta['grid_level']} (PySCF's defaults: the same points and weights), "
         "VV10 functionals' non-local part on level 1 in both codes (hartree's default; GPU4PySCF's nlcgrids.level "
@@ -389,15 +418,20 @@ def _versions(rows):
 
 # ----------------------------------------------------------------------- main
 def run(args):
-    meta = {"benchmark": BENCHMARK, "date": now(), "commit": git_commit(), "device": args.device,
+    benchmark = BENCHMARK + ("_df" if args.density_fitting else "")
+    meta = {"benchmark": benchmark, "density_fitting": args.density_fitting,
+            "date": now(), "commit": git_commit(), "device": args.device,
             "anchor": args.anchor, "xc": args.xc, "grid_level": args.grid, "repeat": args.repeat,
             "sides": args.sides, "command": " ".join(sys.argv), "versions": ""}  # fmt: skip
     common = (args.xc, args.grid)
     calls = {
-        "hartree": (hartree_dft, (*common, args.device, args.repeat, not args.no_gradient, not args.no_parts)),
-        "anchor": (anchor_dft, (*common, args.anchor, args.repeat, not args.no_gradient)),
+        "hartree": (
+            hartree_dft,
+            (*common, args.device, args.repeat, not args.no_gradient, not args.no_parts, args.density_fitting),
+        ),
+        "anchor": (anchor_dft, (*common, args.anchor, args.repeat, not args.no_gradient, args.density_fitting)),
     }
-    run_cases(args, BENCHMARK, meta, calls, (compare, table, _versions),
+    run_cases(args, benchmark, meta, calls, (compare, table, _versions),
               row_fields={"xc": args.xc, "grid_level": args.grid}, describe=summary)  # fmt: skip
 
 
@@ -408,10 +442,15 @@ def main():
     ap.add_argument("--grid", type=int, default=GRID, help=f"grid level of both codes (default {GRID})")
     ap.add_argument("--repeat", type=int, default=3, help="warm XC and J/K evaluations timed (best kept)")
     ap.add_argument("--no-gradient", action="store_true", help="SCF only (no gradient in either code)")
+    ap.add_argument(
+        "--density-fitting", action="store_true", help="J and K density-fitted in both codes (record gpu_dft_df_<gpu>)"
+    )
     ap.add_argument("--no-parts", action="store_true", help="no separate XC and J/K timing on hartree's side")
     args = ap.parse_args()
     if args.report:
-        return report_records(args, BENCHMARK, _key, (compare, table, _versions))
+        return report_records(
+            args, BENCHMARK + ("_df" if args.density_fitting else ""), _key, (compare, table, _versions)
+        )
     check_run_arguments(ap, args)
     if not 1 <= args.grid <= 9:
         ap.error("--grid: a level 1..9")
