@@ -33,7 +33,7 @@ at the SCF's convergence level when the grids are the same.
 Measured per case and code, each code in its own process (benchmarks/side_by_side.py) after a
 water warm-up in the basis (kernels compiled): the SCF's wall time (grid, guess, cycles) and
 cycles, the analytic gradient's wall time (no grid response in either code; --no-gradient
-skips it in both) and their sum;
+skips it in both, and in their warm-ups) and their sum;
 then, on the converged density, one warm XC evaluation (E_xc, V_xc: hartree's KohnSham with
 its AO cache built, GPU4PySCF's ``_numint.nr_rks``) and one J/K build (hartree's engine.jk,
 GPU4PySCF's ``get_jk``), best of --repeat, whose ratio is the XC share of a cycle against
@@ -99,10 +99,10 @@ def _best(fn, device, repeat):
 
 
 # ----------------------------------------------------------------------- hartree (child process)
-def warm_up_hartree_dft(basis_name, xc, level, device, fitted=False, done=set()):  # noqa: B006 (per process)
+def warm_up_hartree_dft(basis_name, xc, level, device, fitted=False, with_gradient=True, done=set()):  # noqa: B006
     """Water RKS and gradient in ``basis_name`` (once per basis and process): J/K, gradient and
     XC kernels compiled before the timed jobs; returns its seconds (0.0 when done before)."""
-    if (basis_name, xc, device, fitted) in done:
+    if (basis_name, xc, device, fitted, with_gradient) in done:
         return 0.0
     import hartree
     from hartree.gradients import scf_gradient
@@ -113,9 +113,10 @@ def warm_up_hartree_dft(basis_name, xc, level, device, fitted=False, done=set())
         case_molecule("water"), basis_name, "rks", xc=xc, grid_level=1, device=device,
         density_fitting=True if fitted else None,
     )  # fmt: skip
-    scf_gradient(res, gradient_engine(res))
+    if with_gradient:
+        scf_gradient(res, gradient_engine(res))
     synchronize(device)
-    done.add((basis_name, xc, device, fitted))
+    done.add((basis_name, xc, device, fitted, with_gradient))
     return time.perf_counter() - t0
 
 
@@ -129,7 +130,8 @@ def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True,
     from hartree.scf.driver import make_engine
     from hartree.scf.ks import KohnSham
 
-    info = hartree_info(device) | {"warm_up_s": warm_up_hartree_dft(basis_name, xc, level, device, fitted)}
+    warm_up_s = warm_up_hartree_dft(basis_name, xc, level, device, fitted, with_gradient)
+    info = hartree_info(device) | {"warm_up_s": warm_up_s}
     mol = case_molecule(name)
     basis = load_basis(mol, basis_name)
     t_scf, res = _timed(
@@ -254,8 +256,8 @@ def anchor_info_dft(anchor):
     return {"anchor": anchor, "device": cpu_name(), "threads": lib.num_threads(), "versions": versions}
 
 
-def warm_up_anchor_dft(basis_name, xc, anchor, fitted=False, done=set()):  # noqa: B006 (per process)
-    if (basis_name, xc, anchor, fitted) in done:
+def warm_up_anchor_dft(basis_name, xc, anchor, fitted=False, with_gradient=True, done=set()):  # noqa: B006
+    if (basis_name, xc, anchor, fitted, with_gradient) in done:
         return 0.0
     from hartree.basis import load_basis
 
@@ -263,9 +265,10 @@ def warm_up_anchor_dft(basis_name, xc, anchor, fitted=False, done=set()):  # noq
     water = case_molecule("water")
     mf = anchor_rks(water, load_basis(water, basis_name), xc, 1, anchor, fitted)
     mf.kernel()
-    mf.nuc_grad_method().kernel()
+    if with_gradient:
+        mf.nuc_grad_method().kernel()
     synchronize(anchor_device(anchor))
-    done.add((basis_name, xc, anchor, fitted))
+    done.add((basis_name, xc, anchor, fitted, with_gradient))
     return time.perf_counter() - t0
 
 
@@ -276,7 +279,7 @@ def anchor_dft(name, basis_name, xc, level, anchor, repeat, with_gradient=True, 
     from hartree.dft import parse_functional
 
     device = anchor_device(anchor)
-    info = anchor_info_dft(anchor) | {"warm_up_s": warm_up_anchor_dft(basis_name, xc, anchor, fitted)}
+    info = anchor_info_dft(anchor) | {"warm_up_s": warm_up_anchor_dft(basis_name, xc, anchor, fitted, with_gradient)}
     mol = case_molecule(name)
     mf = anchor_rks(mol, load_basis(mol, basis_name), xc, level, anchor, fitted)
     history = []  # per cycle: energy, its change, the orbital-gradient norm (PySCF's callback)

@@ -314,13 +314,16 @@ def attempt(side, fn, *args):
 # ----------------------------------------------------------------------- the run
 def add_run_arguments(ap, cases, benchmark):
     """Add the options every two-sided script shares: --cases (default ``cases``), --device,
-    --anchor, --sides, --out (default results/<benchmark>_<gpu>) and --report."""
+    --anchor, --sides, --out (default results/<benchmark>_<gpu>), --report and --note."""
     ap.add_argument("--cases", default=cases, help=f"molecule:basis,... (default {cases})")
     ap.add_argument("--device", default="gpu", choices=DEVICES, help="hartree's device (cpu: testing)")
     ap.add_argument("--anchor", default="gpu4pyscf", choices=ANCHORS)
     ap.add_argument("--sides", default="hartree,anchor", help="which codes run: hartree, anchor or both")
     ap.add_argument("--out", default=None, help=f"record path without extension (default: results/{benchmark}_<gpu>)")
     ap.add_argument("--report", nargs="+", default=None, metavar="JSON", help="merge these records; no measurement")
+    ap.add_argument(
+        "--note", action="append", default=[], metavar="TEXT", help="with --report: a line for the record's notes"
+    )
 
 
 def check_run_arguments(ap, args):
@@ -395,6 +398,10 @@ def report_records(args, benchmark, key, summarise):
     rows = [compare(r) for r in rows]
     device = next((r[s]["device"] for r in rows for s in ("hartree", "anchor") if "device" in (r.get(s) or {})), "gpu")
     meta |= {"device": device, "versions": versions(rows)}
+    notes = [n for part in meta["parts"] for n in part.get("notes", [])] + list(getattr(args, "note", []))
+    if notes:
+        meta["notes"] = list(dict.fromkeys(notes))  # a merged record's notes and the new ones, once each
+        meta["parts"][-1]["notes"] = meta["notes"]  # kept when this record is merged again
     stem = args.out or record_path(benchmark, device_slug(device))
     write_record(stem, {"meta": meta, "rows": rows}, table(rows, meta))
     print(table(rows, meta))
