@@ -13,16 +13,24 @@ decomposition D = C w C^T of each density (w of any sign, so difference densitie
 
     X^Q_mi = sum_n B^Q_mn C_ni,   K_mn = sum_Q sum_i X^Q_mi w_i X^Q_ni               (3)
 
-Where B lives is decided at the first build and said in ``notes``:
+B is kept only over the significant pairs m >= n (:mod:`hartree.df.pairs`: by shell pairs,
+those whose (mn|P) the engine computes at all, by its product-overlap bound 1e-14; Taxol/
+def2-TZVP 49 % of the pairs), chosen once, at construction.  Where B lives is decided at the
+first build and said in ``notes``, with the share of the pairs kept:
 
-* stored: B over the pairs m >= n, (naux, nao (nao + 1) / 2) float64 in ``xp``, when that fits
-  in half the memory available (host: :func:`hartree.resources.available_memory`; GPU: the
-  device's free memory), built once, aux-shell block by block;
+* stored: B over the kept pairs, (naux, npair + 1) float64 in ``xp`` (one zero column at the
+  end: a left-out pair of the unpacking reads it), when that fits in half the memory
+  available (host: :func:`hartree.resources.available_memory`; GPU: the device's free
+  memory), built once, aux-shell block by block; J (2) works on the packed kept pairs of D,
+  K (3) unpacks blocks of rows of B to (nq, nao, nao) by one gather through the pairs'
+  index (zero on the left-out pairs);
 * direct: otherwise (mn|P) is computed again in every build, block by block: J as
   sum_P (mn|P) c_P with c = M^T M t, t_P = sum_ls (ls|P) D_ls (two passes over the
   integrals), K by (3) with X^Q = sum_P M_QP X'^P and X'^P_mi = sum_n (mn|P) C_ni, held for
   as many orbitals i as the same budget allows (8 naux nao bytes each), one more pass over
-  the integrals for each further group of orbitals.
+  the integrals for each further group of orbitals.  The engine's int3c2e cannot be
+  restricted to shell pairs: with the default threshold it leaves the left-out pairs zero
+  itself; with a larger one they are computed and then zeroed.
 
 :class:`FittedEngine` serves these J/K to the SCF behind the engine contract, so that the SCF
 kernel, its guess and the Kohn-Sham code run unchanged; everything else is the wrapped engine's.
@@ -40,6 +48,7 @@ from hartree.resources import available_memory, size_text
 
 from .auxiliary import result_aux_basis
 from .metric import density_factors, padded_metric_factor
+from .pairs import ENGINE_THRESHOLD, fitted_pairs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -69,24 +78,36 @@ class FittedJK:
 
     memory_bytes: the memory B may take (default: half of what is available at the first
     build); the stored/direct choice of the module docstring compares B's size with it.
+    pair_threshold: the product-overlap bound of the pairs B keeps (:mod:`hartree.df.pairs`;
+    default: the engine's own int3c2e screening, so nothing nonzero is left out; 0 keeps
+    every pair).
     """
 
-    def __init__(self, engine: IntegralEngine, aux: Basis, memory_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        engine: IntegralEngine,
+        aux: Basis,
+        memory_bytes: int | None = None,
+        pair_threshold: float = ENGINE_THRESHOLD,
+    ) -> None:
         self.engine, self.aux = engine, aux
         self.xp = engine.array_module()
         self.nao, self.naux = int(engine.basis.nao), int(aux.nao)
         self.memory_bytes = memory_bytes
+        #: the kept pairs m >= n (host numpy; their index arrays go to ``xp`` at setup)
+        self.pairs = fitted_pairs(engine.basis, pair_threshold)
         #: 'stored' or 'direct' (None before the first build)
         self.storage = None
         #: sentences for the user: what was fitted with what, where B lives
         self.notes: list[str] = []
-        self._m = self._b = self._pairs = self._unpack_index = None
+        self._m = self._b = self._pairs = self._weights = self._unpack_index = self._mask = None
         self._budget = 0  # bytes B (or, direct, the half-transformed integrals) may take; set by setup
 
     @property
     def tensor_bytes(self) -> int:
-        """Size of the stored B, bytes: 8 naux nao (nao + 1) / 2."""
-        return 8 * self.naux * self.nao * (self.nao + 1) // 2
+        """Size of the stored B over the kept pairs and its zero column, bytes:
+        8 naux (npair + 1)."""
+        return 8 * self.naux * (self.pairs.npair + 1)
 
     def _where(self) -> str:
         return "host memory" if self.xp is np else "GPU memory"
@@ -100,6 +121,14 @@ class FittedJK:
     def _int3c(self, s0: int, s1: int) -> Any:
         return self.xp.asarray(self.engine.int3c2e(self.aux, (s0, s1)))
 
+    def _screened_int3c(self, s0: int, s1: int) -> Any:
+        """(mn|P) of the direct path, zero on the left-out pairs (the engine computes them
+        only when the pair threshold exceeds its own screening: module docstring)."""
+        j3 = self._int3c(s0, s1)
+        if self._mask is not None:
+            j3 *= self._mask
+        return j3
+
     def setup(self) -> None:
         """The metric factor M, and B when it fits (module docstring); once."""
         if self._m is not None:
@@ -110,39 +139,48 @@ class FittedJK:
             budget = self.memory_bytes if self.memory_bytes is not None else _memory_available(xp) // 2
             self._budget = int(budget)
             head = f"density fitting: {self.aux.name}, {self.naux} auxiliary functions"
+            kept = self.pairs.text()
             if self.tensor_bytes <= budget:
+                self._index_arrays()
                 self._b = self._build_b()
                 self.storage = "stored"
                 size = size_text(self.tensor_bytes)
-                self.notes.append(f"{head}; the fitted 3-index tensor B ({size}) kept in {self._where()}")
+                self.notes.append(f"{head}; {kept}, {size} kept in {self._where()}")
             else:
                 self.storage = "direct"
+                if self.pairs.drops_computed_pairs:
+                    self._mask = xp.asarray(self.pairs.mask())[:, :, None]
                 self.notes.append(
-                    f"{head}; the fitted 3-index tensor B would need {size_text(self.tensor_bytes)}, more than the "
+                    f"{head}; {kept} would need {size_text(self.tensor_bytes)}, more than the "
                     f"{size_text(budget)} of {self._where()} it may take: (mn|P) is computed again in every J/K "
                     "build, block by block over the auxiliary shells"
                 )
 
+    def _index_arrays(self) -> None:
+        """The kept pairs' rows, columns, weights and unpacking index in ``xp``."""
+        xp, p = self.xp, self.pairs
+        self._pairs = (xp.asarray(p.rows), xp.asarray(p.cols))
+        self._weights = xp.asarray(p.weights)
+        self._unpack_index = xp.asarray(p.unpack)
+
     def _build_b(self) -> Any:
-        """B of eq. (1) over the pairs m >= n, (naux, npair): (mn|P) block by block, then M
-        applied in place, column block by column block."""
+        """B of eq. (1) over the kept pairs, (naux, npair + 1), last column zero: (mn|P) block
+        by block, then M applied in place, column block by column block."""
         xp = self.xp
-        rows, cols = np.tril_indices(self.nao)
-        self._pairs = (xp.asarray(rows), xp.asarray(cols))
-        full = np.empty((self.nao, self.nao), dtype=np.int64)  # (m, n) -> its pair, both triangles
-        full[rows, cols] = full[cols, rows] = np.arange(rows.size)
-        self._unpack_index = xp.asarray(full.ravel())
-        b = xp.empty((self.naux, rows.size))
+        ncol = self.pairs.npair + 1
+        b = xp.empty((self.naux, ncol))
         loc = np.asarray(self.aux.ao_loc)
         for s0, s1 in self._batches(BLOCK_BYTES):
             b[loc[s0] : loc[s1]] = self._int3c(s0, s1)[self._pairs].T
+        b[:, -1] = 0.0  # the zero column (its pair index is (0, 0))
         step = max(1, BLOCK_BYTES // (8 * self.naux))
-        for c0 in range(0, rows.size, step):
+        for c0 in range(0, ncol, step):
             b[:, c0 : c0 + step] = self._m @ b[:, c0 : c0 + step]
         return b
 
     def _unpack(self, packed: Any) -> Any:
-        """(n, npair) over m >= n -> (n, nao, nao) symmetric (one gather)."""
+        """(n, npair + 1) over the kept pairs and the zero column -> (n, nao, nao) symmetric,
+        zero on the left-out pairs (one gather)."""
         return self.xp.take(packed, self._unpack_index, axis=1).reshape(-1, self.nao, self.nao)
 
     def jk(self, dms: Any, with_j: bool = True, with_k: bool = True) -> tuple[Any, Any]:
@@ -169,9 +207,9 @@ class FittedJK:
         return out[0], out[1]
 
     def _j_stored(self, d: Any) -> Any:
-        """Eq. (2) with the stored B: g = B D (D over m >= n, off-diagonal doubled), J = B^T g."""
-        dp = d[:, self._pairs[0], self._pairs[1]]
-        dp = dp * self.xp.where(self._pairs[0] == self._pairs[1], 1.0, 2.0)
+        """Eq. (2) with the stored B: g = B D (D over the kept pairs, off-diagonal doubled, 0 for
+        the zero column), J = B^T g."""
+        dp = d[:, self._pairs[0], self._pairs[1]] * self._weights  # (nset, npair + 1)
         g = self._b @ dp.T  # (naux, nset)
         return self._unpack((self._b.T @ g).T)
 
@@ -220,7 +258,7 @@ class FittedJK:
         for n, chunks in enumerate(self._passes(factors) or [[]]):
             xs = [xp.zeros((naux, nao, i1 - i0)) for _, i0, i1 in chunks]
             for s0, s1 in batches:
-                j3 = self._int3c(s0, s1)  # (nao, nao, nP)
+                j3 = self._screened_int3c(s0, s1)  # (nao, nao, nP)
                 p0, p1 = int(loc[s0]), int(loc[s1])
                 if with_j and n == 0:
                     t[p0:p1] = j3.reshape(nao * nao, -1).T @ dflat.T  # t_P = (P|D)
@@ -243,7 +281,7 @@ class FittedJK:
             cfit = self._m.T @ (self._m @ t)  # c = V^-1 t
             vj = xp.zeros_like(d)
             for s0, s1 in batches:
-                j3 = self._int3c(s0, s1)
+                j3 = self._screened_int3c(s0, s1)
                 vj += (j3.reshape(nao * nao, -1) @ cfit[int(loc[s0]) : int(loc[s1])]).T.reshape(nset, nao, nao)
         return vj, vk
 
@@ -251,20 +289,27 @@ class FittedJK:
 class FittedEngine:
     """An :class:`hartree.engine.IntegralEngine` whose ``jk`` is density fitted: J always, K
     too unless ``exact_k`` (then K is the wrapped engine's exact one, every omega).  Every
-    other member is the wrapped ``engine``'s, except :meth:`two_electron_gradient`, which is
-    refused: gradients of fitted energies are not implemented yet.
+    other member is the wrapped ``engine``'s, except :meth:`two_electron_gradient`: the
+    gradient of the fitted energy (:mod:`hartree.df.gradient`).
 
-    aux: the auxiliary Basis (:func:`hartree.df.auxiliary.load_jk_aux`); memory_bytes: see
-    :class:`FittedJK`.  Range-separated exchange (omega != 0) with a fitted K is refused
-    (InputError): the fitted erf-attenuated metric is not written yet.
+    aux: the auxiliary Basis (:func:`hartree.df.auxiliary.load_jk_aux`); memory_bytes,
+    pair_threshold: see :class:`FittedJK`.  Range-separated exchange (omega != 0) with a
+    fitted K is refused (InputError): the fitted erf-attenuated metric is not written yet.
     """
 
-    def __init__(self, engine: IntegralEngine, aux: Basis, exact_k: bool = False, memory_bytes: int | None = None):
+    def __init__(
+        self,
+        engine: IntegralEngine,
+        aux: Basis,
+        exact_k: bool = False,
+        memory_bytes: int | None = None,
+        pair_threshold: float = ENGINE_THRESHOLD,
+    ):
         self.inner = engine
         self.molecule, self.basis = engine.molecule, engine.basis
         self.screening_threshold = engine.screening_threshold
         self.aux, self.exact_k = aux, bool(exact_k)
-        self.fitted = FittedJK(engine, aux, memory_bytes)
+        self.fitted = FittedJK(engine, aux, memory_bytes, pair_threshold)
 
     # ------------------------------------------------------------------ host side
     @property
@@ -286,8 +331,9 @@ class FittedEngine:
 
     def summary(self) -> dict:
         """What was fitted, for ``SCFResult.density_fitting``: aux_basis (name), naux,
-        exact_k, storage ('stored' | 'direct' | None before a build) and tensor_bytes (B's
-        size, stored or not)."""
+        exact_k, storage ('stored' | 'direct' | None before a build), tensor_bytes (B's size
+        over the kept pairs, stored or not), pairs_kept and pairs_total (orbital pairs m >= n
+        B keeps, of nao (nao + 1) / 2: :mod:`hartree.df.pairs`)."""
         f = self.fitted
         return {
             "aux_basis": str(self.aux.name),
@@ -295,6 +341,8 @@ class FittedEngine:
             "exact_k": self.exact_k,
             "storage": f.storage,
             "tensor_bytes": f.tensor_bytes,
+            "pairs_kept": f.pairs.npair,
+            "pairs_total": f.pairs.total,
         }
 
     def array_module(self) -> ModuleType:
@@ -340,7 +388,8 @@ class FittedEngine:
     ) -> tuple[Any, Any]:
         """Fitted J (and K) of dms (nao, nao) or (nset, nao, nao), the contract's shapes and
         modules; with ``exact_k`` K comes from the wrapped engine (threshold and omega go
-        there).  threshold does not apply to the fitted matrices (nothing is screened)."""
+        there).  threshold does not apply to the fitted matrices (their pairs are chosen once:
+        ``pair_threshold``)."""
         omega = float(omega)
         if omega != 0.0 and with_j:
             raise InputError("a density-fitted J of the erf-attenuated operator is not implemented")
