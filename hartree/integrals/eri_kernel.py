@@ -30,9 +30,13 @@ Finally each index is transformed to real spherical functions with cart2sph(l).
 The primitive stage (roots, recurrences (2), quadrature (1), batched over primitive
 quartets) is in eri_prim.py.
 
-Performance notes: the hot helpers are ``inline="always"`` (numba IR inlining) so that
-the J/K driver compiles them into one function: separate calls with many array arguments
-cost ~40 ns each in reference counting.  Index arithmetic in the innermost loops is
+Performance notes: the small hot helpers are ``inline="always"`` (numba IR inlining) so that
+their callers compile them into one function: separate calls with many array arguments
+cost ~40 ns each in reference counting.  The large bodies called once per quartet or class
+(cart_block, class_block, quartet_block, spherical_) are plain calls: numba types an inlined
+body again in every caller, and inlining them made the cold compile of the CPU kernels
+265 s instead of 142 s on a 2-core host, for no measurable gain in a caffeine/6-31G** J/K
+build (20-25 s either way).  Index arithmetic in the innermost loops is
 unsigned (U = uint64) so numba emits no negative-index wraparound, which otherwise blocks
 LLVM's vectorisation.
 """
@@ -169,7 +173,7 @@ def _copy(src, dst, n):
         dst[i] = src[i]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def cart_block(
     P,
     Q,
@@ -203,7 +207,7 @@ def cart_block(
     return (la + 1) * (la + 2) // 2, (lb + 1) * (lb + 2) // 2, (lc + 1) * (lc + 2) // 2, (ld + 1) * (ld + 2) // 2
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def class_block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start, pp, pair_ab, roots, weights, g, coef, acc, h1, out,
                 abpow, term_i, term_c, rys_table, omega=0.0):  # fmt: skip
     """Cartesian (ab|cd) of the class (la lb|lc ld) given (any l, also one raised or lowered
@@ -231,7 +235,7 @@ def class_block(Pd, Qd, P, Q, la, lb, lc, ld, pair_start, pp, pair_ab, roots, we
         _copy(acc, out, nab * ncd)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def spherical_(out, tmp, la, lb, lc, ld, c2s):
     """Transform the cartesian block in out (C order a, b, c, d) to real spherical
     functions in place, one index at a time (ping-pong out <-> tmp); returns the new
@@ -271,7 +275,7 @@ def spherical_(out, tmp, la, lb, lc, ld, c2s):
     return n0, n1, n2, n3
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def quartet_block(
     P,
     Q,
