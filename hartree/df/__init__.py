@@ -6,6 +6,8 @@
 :mod:`hartree.df.auxiliary`: the default J/K fitting basis of an orbital basis;
 :mod:`hartree.df.jk`: the fitted J/K (:class:`~hartree.df.jk.FittedJK`) and the engine that
 serves it to the SCF (:class:`~hartree.df.jk.FittedEngine`); :mod:`hartree.df.pairs`: the
-orbital pairs over which the fitted tensor is kept; :mod:`hartree.df.metric`: the factor of
-the Coulomb metric, shared with RI-MP2.  docs/architecture.md, "Density fitting".
+orbital pairs over which the fitted tensor is kept; :mod:`hartree.df.storage`: where it is
+kept (GPU memory, split with pinned host memory, host memory, or recomputed);
+:mod:`hartree.df.metric`: the factor of the Coulomb metric, shared with RI-MP2.
+docs/architecture.md, "Density fitting".
 """

@@ -15,22 +15,37 @@ decomposition D = C w C^T of each density (w of any sign, so difference densitie
 
 B is kept only over the significant pairs m >= n (:mod:`hartree.df.pairs`: by shell pairs,
 those whose (mn|P) the engine computes at all, by its product-overlap bound 1e-14; Taxol/
-def2-TZVP 49 % of the pairs), chosen once, at construction.  Where B lives is decided at the
-first build and said in ``notes``, with the share of the pairs kept:
+def2-TZVP 49 % of the pairs), chosen once, at construction.
 
-* stored: B over the kept pairs, (naux, npair + 1) float64 in ``xp`` (one zero column at the
-  end: a left-out pair of the unpacking reads it), when that fits in half the memory
-  available (host: :func:`hartree.resources.available_memory`; GPU: the device's free
-  memory), built once, aux-shell block by block; J (2) works on the packed kept pairs of D,
-  K (3) unpacks blocks of rows of B to (nq, nao, nao) by one gather through the pairs'
-  index (zero on the left-out pairs);
-* direct: otherwise (mn|P) is computed again in every build, block by block: J as
-  sum_P (mn|P) c_P with c = M^T M t, t_P = sum_ls (ls|P) D_ls (two passes over the
-  integrals), K by (3) with X^Q = sum_P M_QP X'^P and X'^P_mi = sum_n (mn|P) C_ni, held for
-  as many orbitals i as the same budget allows (8 naux nao bytes each), one more pass over
-  the integrals for each further group of orbitals.  The engine's int3c2e cannot be
-  restricted to shell pairs: with the default threshold it leaves the left-out pairs zero
-  itself; with a larger one they are computed and then zeroed.
+Where B lives, (naux, npair + 1) float64 with one zero column at the end (a left-out pair of
+the unpacking reads it), is decided at the first build, before any integral is computed, and
+said in ``notes`` with the share of the pairs kept and the sizes (:mod:`hartree.df.storage`).
+The budgets: half the memory available where ``xp`` allocates (host:
+:func:`hartree.resources.available_memory`; GPU: the device's free memory), and for a GPU
+engine half the host memory available beside it (``memory_bytes``, ``host_memory_bytes``):
+
+* stored: B fits in the first budget: kept in ``xp``, built once, aux-shell block by block;
+* split (GPU): as many rows Q as the first budget holds in GPU memory, the rest in pinned
+  host memory, when they fit in the second budget (meant for Valinomycin/def2-TZVP's 99 GiB
+  on one H200 with 128 GiB of host memory); the host rows are streamed to the device in blocks
+  in every J/K build, the copy of one block overlapping the GEMMs of the one before (two
+  buffers, two CUDA streams);
+* host (GPU): the same with no row in GPU memory;
+* direct: otherwise (host memory short too, or pinned memory refused): (mn|P) is computed
+  again in every build, block by block: J as sum_P (mn|P) c_P with c = M^T M t,
+  t_P = sum_ls (ls|P) D_ls (two passes over the integrals), K by (3) with
+  X^Q = sum_P M_QP X'^P and X'^P_mi = sum_n (mn|P) C_ni, held for as many orbitals i as the
+  first budget allows (8 naux nao bytes each), one more pass over the integrals for each
+  further group of orbitals.  The engine's int3c2e cannot be restricted to shell pairs: with
+  the default threshold it leaves the left-out pairs zero itself; with a larger one they are
+  computed and then zeroed.
+
+With B kept (stored, split, host) every build is one pass over its rows, the device part
+then the streamed blocks, accumulating: J (2) as B^T (B D) on the packed kept pairs of D,
+block of rows by block of rows; K (3) with blocks of rows unpacked to (nq, nao, nao) by one
+gather through the pairs' index (zero on the left-out pairs).  For a numpy engine the host
+part is plain numpy (a host budget must be given: by default it has none), so every
+placement runs on the CPU, as the tests do.
 
 :class:`FittedEngine` serves these J/K to the SCF behind the engine contract, so that the SCF
 kernel, its guess and the Kohn-Sham code run unchanged; everything else is the wrapped engine's.
@@ -49,6 +64,7 @@ from hartree.resources import available_memory, size_text
 from .auxiliary import result_aux_basis
 from .metric import density_factors, padded_metric_factor
 from .pairs import ENGINE_THRESHOLD, fitted_pairs
+from .storage import FittedTensor, Placement, default_host_budget, place
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -76,11 +92,14 @@ def _memory_available(xp: ModuleType) -> int:
 class FittedJK:
     """Fitted J and K (eqs. 1-3) of ``engine``'s basis with the auxiliary Basis ``aux``.
 
-    memory_bytes: the memory B may take (default: half of what is available at the first
-    build); the stored/direct choice of the module docstring compares B's size with it.
-    pair_threshold: the product-overlap bound of the pairs B keeps (:mod:`hartree.df.pairs`;
-    default: the engine's own int3c2e screening, so nothing nonzero is left out; 0 keeps
-    every pair).
+    memory_bytes: the memory B may take where ``xp`` allocates (default: half of what is
+    available at the first build); host_memory_bytes: the host memory B may take beside a
+    GPU (default: half of the host memory available for a GPU engine, none for a numpy one:
+    :func:`hartree.df.storage.default_host_budget`); the placement of the module docstring
+    compares B's size with them.  pair_threshold: the product-overlap bound of the pairs B
+    keeps (:mod:`hartree.df.pairs`; default: the engine's own int3c2e screening, so nothing
+    nonzero is left out; 0 keeps every pair).  block_bytes: the working memory of one block
+    (integrals, unpacked rows of B, a streamed block of host rows), bytes.
     """
 
     def __init__(
@@ -89,28 +108,40 @@ class FittedJK:
         aux: Basis,
         memory_bytes: int | None = None,
         pair_threshold: float = ENGINE_THRESHOLD,
+        host_memory_bytes: int | None = None,
+        block_bytes: int = BLOCK_BYTES,
     ) -> None:
         self.engine, self.aux = engine, aux
         self.xp = engine.array_module()
         self.nao, self.naux = int(engine.basis.nao), int(aux.nao)
-        self.memory_bytes = memory_bytes
+        self.memory_bytes, self.host_memory_bytes = memory_bytes, host_memory_bytes
+        self.block_bytes = max(1, int(block_bytes))
         #: the kept pairs m >= n (host numpy; their index arrays go to ``xp`` at setup)
         self.pairs = fitted_pairs(engine.basis, pair_threshold)
-        #: 'stored' or 'direct' (None before the first build)
-        self.storage = None
+        #: where B lives (:class:`hartree.df.storage.Placement`; None before the first build)
+        self.placement: Placement | None = None
         #: sentences for the user: what was fitted with what, where B lives
         self.notes: list[str] = []
         self._m = self._b = self._pairs = self._weights = self._unpack_index = self._mask = None
         self._budget = 0  # bytes B (or, direct, the half-transformed integrals) may take; set by setup
 
     @property
+    def storage(self) -> str | None:
+        """'stored', 'split', 'host' or 'direct' (module docstring); None before the first build."""
+        return None if self.placement is None else self.placement.storage
+
+    @property
     def tensor_bytes(self) -> int:
-        """Size of the stored B over the kept pairs and its zero column, bytes:
-        8 naux (npair + 1)."""
+        """Size of B over the kept pairs and its zero column, bytes: 8 naux (npair + 1)."""
         return 8 * self.naux * (self.pairs.npair + 1)
 
     def _where(self) -> str:
         return "host memory" if self.xp is np else "GPU memory"
+
+    def _host_where(self, pinned: bool = True) -> str:
+        if self.xp is np:
+            return "host memory (the host budget)"
+        return "pinned host memory" if pinned else "host memory"
 
     def _batches(self, work: int) -> list[tuple[int, int]]:
         """Aux-shell ranges whose (mn|P) blocks, (nao, nao, nP), take about ``work`` bytes."""
@@ -130,31 +161,56 @@ class FittedJK:
         return j3
 
     def setup(self) -> None:
-        """The metric factor M, and B when it fits (module docstring); once."""
+        """Where B lives (decided and said before any integral is computed), the metric
+        factor M, and B unless direct (module docstring); once."""
         if self._m is not None:
             return
         xp = self.xp
         with self.engine.use():
-            self._m = padded_metric_factor(xp, xp.asarray(self.engine.int2c2e(self.aux)))  # eq. (1)
             budget = self.memory_bytes if self.memory_bytes is not None else _memory_available(xp) // 2
+            host = self.host_memory_bytes if self.host_memory_bytes is not None else default_host_budget(xp)
             self._budget = int(budget)
-            head = f"density fitting: {self.aux.name}, {self.naux} auxiliary functions"
-            kept = self.pairs.text()
-            if self.tensor_bytes <= budget:
+            self.placement = place(self.naux, self.pairs.npair + 1, budget, host)
+            tensor, failure = None, ""
+            if self.placement.storage != "direct":
+                try:
+                    tensor = FittedTensor(xp, self.placement, self.block_bytes)
+                except MemoryError as exc:  # pinned host memory refused: recompute instead
+                    failure = str(exc)
+                    self.placement = place(self.naux, self.pairs.npair + 1, 0, 0)
+            self.notes.append(self._placement_note(failure))
+            self._m = padded_metric_factor(xp, xp.asarray(self.engine.int2c2e(self.aux)))  # eq. (1)
+            if tensor is not None:
                 self._index_arrays()
-                self._b = self._build_b()
-                self.storage = "stored"
-                size = size_text(self.tensor_bytes)
-                self.notes.append(f"{head}; {kept}, {size} kept in {self._where()}")
-            else:
-                self.storage = "direct"
-                if self.pairs.drops_computed_pairs:
-                    self._mask = xp.asarray(self.pairs.mask())[:, :, None]
-                self.notes.append(
-                    f"{head}; {kept} would need {size_text(self.tensor_bytes)}, more than the "
-                    f"{size_text(budget)} of {self._where()} it may take: (mn|P) is computed again in every J/K "
-                    "build, block by block over the auxiliary shells"
-                )
+                self._build_b(tensor)
+                self._b = tensor
+            elif self.pairs.drops_computed_pairs:
+                self._mask = xp.asarray(self.pairs.mask())[:, :, None]
+
+    def _placement_note(self, failure: str) -> str:
+        """The notes' sentence on the fitting and where B lives."""
+        p = self.placement
+        head = f"density fitting: {self.aux.name}, {self.naux} auxiliary functions"
+        kept, size = self.pairs.text(), size_text(self.tensor_bytes)
+        if p.storage == "stored":
+            return f"{head}; {kept}, {size} kept in {self._where()}"
+        if p.storage == "split":
+            return (
+                f"{head}; {kept}, {size}: {size_text(p.device_bytes)} in {self._where()}, "
+                f"{size_text(p.host_bytes)} in {self._host_where()}, streamed in every J/K build"
+            )
+        if p.storage == "host":
+            return (
+                f"{head}; {kept}, {size}, more than the {size_text(p.device_budget)} of {self._where()} it may "
+                f"take: kept in {self._host_where()}, streamed in every J/K build"
+            )
+        direct = "(mn|P) is computed again in every J/K build, block by block over the auxiliary shells"
+        if failure:
+            return f"{head}; {kept} would need {size}; {failure}: {direct}"
+        limit = f"the {size_text(self._budget)} of {self._where()}"
+        if p.host_budget:
+            limit += f" and the {size_text(p.host_budget)} of {self._host_where(pinned=False)}"
+        return f"{head}; {kept} would need {size}, more than {limit} it may take: {direct}"
 
     def _index_arrays(self) -> None:
         """The kept pairs' rows, columns, weights and unpacking index in ``xp``."""
@@ -163,20 +219,15 @@ class FittedJK:
         self._weights = xp.asarray(p.weights)
         self._unpack_index = xp.asarray(p.unpack)
 
-    def _build_b(self) -> Any:
-        """B of eq. (1) over the kept pairs, (naux, npair + 1), last column zero: (mn|P) block
-        by block, then M applied in place, column block by column block."""
-        xp = self.xp
-        ncol = self.pairs.npair + 1
-        b = xp.empty((self.naux, ncol))
+    def _build_b(self, tensor: FittedTensor) -> None:
+        """B of eq. (1) over the kept pairs into ``tensor`` (naux, npair + 1), last column
+        zero: (mn|P) block by block to the rows' part, then M applied in place, column block
+        by column block (:class:`hartree.df.storage.FittedTensor`)."""
         loc = np.asarray(self.aux.ao_loc)
-        for s0, s1 in self._batches(BLOCK_BYTES):
-            b[loc[s0] : loc[s1]] = self._int3c(s0, s1)[self._pairs].T
-        b[:, -1] = 0.0  # the zero column (its pair index is (0, 0))
-        step = max(1, BLOCK_BYTES // (8 * self.naux))
-        for c0 in range(0, ncol, step):
-            b[:, c0 : c0 + step] = self._m @ b[:, c0 : c0 + step]
-        return b
+        for s0, s1 in self._batches(self.block_bytes):
+            tensor.put_rows(int(loc[s0]), self._int3c(s0, s1)[self._pairs].T)
+        tensor.zero_column(self.pairs.npair)  # the zero column (its pair index is (0, 0))
+        tensor.left_multiply(self._m, self.block_bytes)
 
     def _unpack(self, packed: Any) -> Any:
         """(n, npair + 1) over the kept pairs and the zero column -> (n, nao, nao) symmetric,
@@ -193,9 +244,8 @@ class FittedJK:
         with self.engine.use():
             d = xp.asarray(dms, dtype=np.float64)
             d = d.reshape(-1, self.nao, self.nao)
-            if self.storage == "stored":
-                vj = self._j_stored(d) if with_j else None
-                vk = self._k_stored(d) if with_k else None
+            if self._b is not None:
+                vj, vk = self._jk_kept(d, with_j, with_k)
             else:
                 vj, vk = self._jk_direct(d, with_j, with_k)
         out = []
@@ -206,26 +256,28 @@ class FittedJK:
             out.append(v)
         return out[0], out[1]
 
-    def _j_stored(self, d: Any) -> Any:
-        """Eq. (2) with the stored B: g = B D (D over the kept pairs, off-diagonal doubled, 0 for
-        the zero column), J = B^T g."""
-        dp = d[:, self._pairs[0], self._pairs[1]] * self._weights  # (nset, npair + 1)
-        g = self._b @ dp.T  # (naux, nset)
-        return self._unpack((self._b.T @ g).T)
-
-    def _k_stored(self, d: Any) -> Any:
-        """Eq. (3) with the stored B, over blocks of Q rows unpacked to (nq, nao, nao)."""
-        xp = self.xp
-        factors = density_factors(self.xp, d)
-        k = xp.zeros_like(d)
-        step = max(1, BLOCK_BYTES // (24 * self.nao * self.nao))
-        for q0 in range(0, self.naux, step):
-            bq = self._unpack(self._b[q0 : q0 + step])
-            rows = bq.reshape(-1, self.nao)  # (nq nao, nao): one GEMM per density
-            for s, (c, w) in enumerate(factors):
-                x = (rows @ c).reshape(bq.shape[0], self.nao, -1)  # X^Q_mi, (nq, nao, k)
-                k[s] += xp.tensordot(x * w, x, axes=([0, 2], [0, 2]))
-        return k
+    def _jk_kept(self, d: Any, with_j: bool, with_k: bool) -> tuple[Any, Any]:
+        """Eqs. (2) and (3) with the kept B, one pass over its rows (the device part, then the
+        host part streamed block by block), accumulating: g = B D over the packed kept pairs
+        of D (off-diagonal doubled, 0 for the zero column) and J = B^T g per block of rows;
+        K over blocks of rows unpacked to (nq, nao, nao)."""
+        xp, nao = self.xp, self.nao
+        dp = d[:, self._pairs[0], self._pairs[1]] * self._weights if with_j else None  # (nset, npair + 1)
+        jp = xp.zeros((self.pairs.npair + 1, d.shape[0])) if with_j else None
+        factors = density_factors(xp, d) if with_k else []
+        vk = xp.zeros_like(d) if with_k else None
+        step = max(1, self.block_bytes // (24 * nao * nao))
+        for rows_q in self._b.chunks():
+            if with_j:
+                jp += rows_q.T @ (rows_q @ dp.T)  # eq. (2): sum_Q B^Q g_Q, g_Q = B^Q . D
+            for q0 in range(0, rows_q.shape[0] if with_k else 0, step):
+                bq = self._unpack(rows_q[q0 : q0 + step])
+                flat = bq.reshape(-1, nao)  # (nq nao, nao): one GEMM per density
+                for s, (c, w) in enumerate(factors):
+                    x = (flat @ c).reshape(bq.shape[0], nao, -1)  # X^Q_mi, (nq, nao, k)
+                    vk[s] += xp.tensordot(x * w, x, axes=([0, 2], [0, 2]))  # eq. (3)
+        vj = self._unpack(jp.T) if with_j else None
+        return vj, vk
 
     def _passes(self, factors: list[tuple[Any, Any]]) -> list[list[tuple[int, int, int]]]:
         """The orbitals of eq. (3) grouped into passes over the integrals: lists of (density,
@@ -250,7 +302,7 @@ class FittedJK:
         xp = self.xp
         nset, nao, naux = d.shape[0], self.nao, self.naux
         loc = np.asarray(self.aux.ao_loc)
-        batches = self._batches(BLOCK_BYTES)
+        batches = self._batches(self.block_bytes)
         factors = density_factors(self.xp, d) if with_k else []
         t = xp.zeros((naux, nset))
         dflat = d.reshape(nset, nao * nao)
@@ -268,11 +320,11 @@ class FittedJK:
                     x[p0:p1] = half.reshape(i1 - i0, nao, p1 - p0).transpose(2, 1, 0)
             for x, (s, i0, i1) in zip(xs, chunks):
                 flat = x.reshape(naux, -1)
-                step = max(1, BLOCK_BYTES // (8 * naux))
+                step = max(1, self.block_bytes // (8 * naux))
                 for c0 in range(0, flat.shape[1], step):
                     flat[:, c0 : c0 + step] = self._m @ flat[:, c0 : c0 + step]  # X^Q = sum_P M_QP X'^P
                 w = factors[s][1][i0:i1]
-                qstep = max(1, BLOCK_BYTES // (8 * nao * (i1 - i0)))
+                qstep = max(1, self.block_bytes // (8 * nao * (i1 - i0)))
                 for q0 in range(0, naux, qstep):
                     xq = x[q0 : q0 + qstep]
                     vk[s] += xp.tensordot(xq * w, xq, axes=([0, 2], [0, 2]))  # eq. (3)
@@ -293,7 +345,7 @@ class FittedEngine:
     gradient of the fitted energy (:mod:`hartree.df.gradient`).
 
     aux: the auxiliary Basis (:func:`hartree.df.auxiliary.load_jk_aux`); memory_bytes,
-    pair_threshold: see :class:`FittedJK`.  Range-separated exchange (omega != 0) with a
+    pair_threshold, host_memory_bytes, block_bytes: see :class:`FittedJK`.  Range-separated exchange (omega != 0) with a
     fitted K is refused (InputError): the fitted erf-attenuated metric is not written yet.
     """
 
@@ -304,12 +356,14 @@ class FittedEngine:
         exact_k: bool = False,
         memory_bytes: int | None = None,
         pair_threshold: float = ENGINE_THRESHOLD,
+        host_memory_bytes: int | None = None,
+        block_bytes: int = BLOCK_BYTES,
     ):
         self.inner = engine
         self.molecule, self.basis = engine.molecule, engine.basis
         self.screening_threshold = engine.screening_threshold
         self.aux, self.exact_k = aux, bool(exact_k)
-        self.fitted = FittedJK(engine, aux, memory_bytes, pair_threshold)
+        self.fitted = FittedJK(engine, aux, memory_bytes, pair_threshold, host_memory_bytes, block_bytes)
 
     # ------------------------------------------------------------------ host side
     @property
@@ -331,16 +385,21 @@ class FittedEngine:
 
     def summary(self) -> dict:
         """What was fitted, for ``SCFResult.density_fitting``: aux_basis (name), naux,
-        exact_k, storage ('stored' | 'direct' | None before a build), tensor_bytes (B's size
-        over the kept pairs, stored or not), pairs_kept and pairs_total (orbital pairs m >= n
-        B keeps, of nao (nao + 1) / 2: :mod:`hartree.df.pairs`)."""
+        exact_k, storage ('stored' | 'split' | 'host' | 'direct' | None before a build:
+        :mod:`hartree.df.storage`), tensor_bytes (B's size over the kept pairs, kept or not),
+        device_bytes and host_bytes (how much of it is kept in the engine's memory and in
+        host memory), pairs_kept and pairs_total (orbital pairs m >= n B keeps, of
+        nao (nao + 1) / 2: :mod:`hartree.df.pairs`)."""
         f = self.fitted
+        p = f.placement
         return {
             "aux_basis": str(self.aux.name),
             "naux": f.naux,
             "exact_k": self.exact_k,
             "storage": f.storage,
             "tensor_bytes": f.tensor_bytes,
+            "device_bytes": None if p is None else p.device_bytes,
+            "host_bytes": None if p is None else p.host_bytes,
             "pairs_kept": f.pairs.npair,
             "pairs_total": f.pairs.total,
         }

@@ -44,7 +44,8 @@ class SCFResult:
                       electrons_integrated (the grid's electron count for the final SCF
                       density; float) — :meth:`hartree.scf.ks.KohnSham.summary`
     density_fitting   None (exact J/K), or what was fitted (:meth:`hartree.df.jk.FittedEngine.summary`):
-                      aux_basis, naux, exact_k, storage ('stored' | 'direct'), tensor_bytes,
+                      aux_basis, naux, exact_k, storage ('stored' | 'split' | 'host' |
+                      'direct': hartree.df.storage), tensor_bytes, device_bytes, host_bytes,
                       pairs_kept, pairs_total (the orbital pairs B keeps: hartree.df.pairs)
     dispersion        None, or the correction added after the SCF (plain JSON types: model,
                       label, functional, parameters, package, version, three_body, energy

@@ -3,11 +3,13 @@ served by hartree.gpu.eri3c) and the density-fitted SCF on it (hartree.df.jk, wr
 numpy and cupy), against the CPU engine.
 
 Without a GPU the kernels run through the g++ emulation (numpy arrays); with one (``gpu``
-mark) through NVRTC and cupy, where the fitted tensor B, J and K live on the device."""
+mark) through NVRTC and cupy, where the fitted tensor B, J and K live on the device, or B
+partly or wholly in pinned host memory, streamed to the device in every build."""
 
 import numpy as np
 import pytest
 
+from hartree.arrays import to_numpy
 from hartree.basis import load_basis
 from hartree.df.auxiliary import load_jk_aux
 from hartree.df.jk import FittedEngine
@@ -15,7 +17,7 @@ from hartree.gpu.engine import GPUEngine
 from hartree.integrals.engine import CPUEngine
 from hartree.molecule import Molecule
 from hartree.scf import run
-from tests.helpers import water
+from tests.helpers import water, water_cation_c1
 
 
 def _emulated_engine(mol, basis):
@@ -61,3 +63,34 @@ def test_fitted_scf_on_a_gpu_equals_the_cpu_one(storage):
     assert abs(gpu.energy - cpu.energy) < 1e-9
     assert gpu.density_fitting["storage"] == storage
     assert any("GPU memory" in n for n in gpu.notes)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("storage", ["split", "host"])
+def test_streamed_placements_on_a_gpu_equal_the_stored_one(storage):
+    """UHF of H2O+ / def2-SVP on the device with B split between GPU memory (40 % of its rows)
+    and pinned host memory, or wholly in pinned host memory, streamed in blocks of 3 rows (many
+    blocks through the two device buffers and the copy stream): J and K of the converged
+    densities equal the stored placement's to 1e-12, the energy to 1e-11 Eh (issue 19)."""
+    mol = water_cation_c1()
+    basis = load_basis(mol, "def2-svp")
+    aux = load_jk_aux(mol, basis)
+    stored = FittedEngine(GPUEngine(mol, basis), aux)
+    tensor = stored.fitted.tensor_bytes
+    row = tensor // aux.nao
+    memory = int(0.4 * tensor) if storage == "split" else row - 1
+    engine = FittedEngine(
+        GPUEngine(mol, basis), aux, memory_bytes=memory, host_memory_bytes=tensor, block_bytes=3 * row
+    )
+    ref = run(mol, basis, "uhf", engine=stored, conv_tol=1e-10, incremental_fock=False)
+    res = run(mol, basis, "uhf", engine=engine, conv_tol=1e-10, incremental_fock=False)
+    assert ref.density_fitting["storage"] == "stored" and res.density_fitting["storage"] == storage
+    assert res.density_fitting["device_bytes"] + res.density_fitting["host_bytes"] == tensor
+    assert (res.density_fitting["device_bytes"] > 0) == (storage == "split")
+    assert any("in pinned host memory, streamed in every J/K build" in n for n in res.notes)
+    assert abs(res.energy - ref.energy) < 1e-11
+    d = to_numpy(ref.density)
+    for dms in (d, d[0] - 0.9 * d[1]):
+        (j, k), (j0, k0) = engine.jk(dms), stored.jk(dms)
+        np.testing.assert_allclose(j, j0, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(k, k0, rtol=0, atol=1e-12)
