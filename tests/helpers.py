@@ -127,23 +127,63 @@ def water_cation_c1():
     return Molecule.from_string("O 0.00 0.05 -0.11; H 0.02 1.43 0.97; H -0.07 -1.49 1.02", unit="bohr", charge=1)
 
 
+def pyscf_grids(pmol, grid):
+    """A PySCF ``Grids`` for ``pmol`` holding hartree's points and weights (copies): PySCF
+    builds and prunes its own grid only while ``grids.coords`` is None
+    (KohnShamDFT.initialize_grids), so these are used as they are."""
+    from pyscf import dft
+
+    grids = dft.gen_grid.Grids(pmol)
+    grids.coords, grids.weights = np.array(grid.coords), np.array(grid.weights)
+    return grids
+
+
+def pyscf_ks(mol, basis, xc, level=1, nlc_level=None, method=None):
+    """PySCF's Kohn-Sham object (not run, PySCF's default tolerances) of the same libxc
+    functional (``parse_functional(xc).xc_code``) with hartree's basis data (to_pyscf) on
+    hartree's grid of ``level`` as ``grids`` and, unless ``nlc_level`` is None, the grid of
+    ``nlc_level`` as ``nlcgrids`` (the VV10 grid).  method 'rks' or 'uks'; by default RKS
+    for a singlet, UKS otherwise."""
+    from pyscf import dft
+
+    from hartree.dft import make_grid, parse_functional
+
+    pmol = to_pyscf(mol, basis)
+    if method is None:
+        method = "rks" if mol.multiplicity == 1 else "uks"
+    mf = (dft.RKS if method == "rks" else dft.UKS)(pmol)
+    mf.xc = parse_functional(xc).xc_code
+    mf.grids = pyscf_grids(pmol, make_grid(mol, level=level))
+    if nlc_level is not None:
+        mf.nlcgrids = pyscf_grids(pmol, make_grid(mol, level=nlc_level))
+    return mf
+
+
+def pyscf_ks_converged(mol, basis, xc, dm0, level=1, nlc_level=1):
+    """PySCF's converged RKS (singlet) or UKS (pyscf_ks, both grids hartree's; conv_tol
+    1e-12 Eh, conv_tol_grad 1e-9), started from ``dm0``, hartree's converged density of
+    shape (nao, nao), (1, nao, nao) for RKS or (2, nao, nao) for UKS: a few cycles instead
+    of a dozen; the converged energy does not depend on the start."""
+    mf = pyscf_ks(mol, basis, xc, level=level, nlc_level=nlc_level)
+    dm0 = np.asarray(dm0)
+    if mol.multiplicity == 1 and dm0.ndim == 3:
+        dm0 = dm0[0]
+    mf.conv_tol, mf.conv_tol_grad = 1e-12, 1e-9
+    mf.kernel(dm0=dm0)
+    assert mf.converged
+    return mf
+
+
 def pyscf_density_fitted(mol, basis, aux, method, xc=None, only_dfj=False, level=1):
     """PySCF's density-fitted SCF object (not run, conv_tol 1e-12) with hartree's orbital and
     auxiliary basis data (pyscf_basis_dict: same shells, same order); method 'rhf', 'uhf',
-    'rohf', or with ``xc`` 'rks'/'uks' on hartree's grid of ``level``."""
-    from pyscf import dft, scf
+    'rohf', or with ``xc`` 'rks'/'uks' on hartree's grid of ``level`` (pyscf_ks)."""
+    from pyscf import scf
 
-    pmol = to_pyscf(mol, basis)
     if xc is None:
-        mf = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[method](pmol)
+        mf = {"rhf": scf.RHF, "uhf": scf.UHF, "rohf": scf.ROHF}[method](to_pyscf(mol, basis))
     else:
-        from hartree.dft import make_grid, parse_functional
-
-        mf = (dft.RKS if method == "rks" else dft.UKS)(pmol)
-        mf.xc = parse_functional(xc).xc_code
-        grid = make_grid(mol, level=level)
-        mf.grids = dft.gen_grid.Grids(pmol)
-        mf.grids.coords, mf.grids.weights = np.array(grid.coords), np.array(grid.weights)
+        mf = pyscf_ks(mol, basis, xc, level=level, method=method)
     mf = mf.density_fit(auxbasis=pyscf_basis_dict(mol, aux), only_dfj=only_dfj)
     mf.conv_tol = 1e-12
     return mf

@@ -9,18 +9,10 @@ from hartree.basis import load_basis
 from hartree.dft import Grid, make_grid, parse_functional, xc_energy_potential
 from hartree.dft.numint import ao_values, shell_radii
 from hartree.errors import InputError
-from tests.helpers import to_pyscf, water
+from tests.helpers import pyscf_grids, to_pyscf, water
 
 #: LDA, GGA, a hybrid's semilocal part, meta-GGAs
 FUNCTIONALS = ["svwn", "pbe", "b3lyp", "tpss", "r2scan"]
-
-
-def pyscf_grids(pmol, grid):
-    """A PySCF Grids object holding hartree's points and weights."""
-    grids = dft.gen_grid.Grids(pmol)
-    grids.coords = np.array(grid.coords)
-    grids.weights = np.array(grid.weights)
-    return grids
 
 
 @pytest.mark.parametrize("cartesian", [False, True])

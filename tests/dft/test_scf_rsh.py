@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from hartree.basis import load_basis
-from hartree.dft import make_grid, parse_functional
+from hartree.dft import parse_functional
 from hartree.gradients import scf_gradient
 from hartree.integrals.engine import CPUEngine
 from hartree.molecule import Molecule
 from hartree.scf import run
 from hartree.scf.ks import exchange_terms
-from tests.helpers import to_pyscf
+from tests.helpers import pyscf_ks_converged
 
 pytest.importorskip("pyscf")
 
@@ -36,25 +36,6 @@ def _molecule(system):
     if system == "water":
         return Molecule.from_string(WATER)
     return Molecule.from_string(CATION, unit="bohr", charge=1)
-
-
-def _pyscf_mf(mol, basis, xc, dm0):
-    """PySCF's converged RKS/UKS of the same libxc functional on hartree's grid(s), started
-    from hartree's converged density (the converged energy does not depend on the start)."""
-    from pyscf import dft
-
-    pmol = to_pyscf(mol, basis)
-    mf = (dft.RKS if mol.multiplicity == 1 else dft.UKS)(pmol)
-    mf.xc = parse_functional(xc).xc_code
-    for attr in ("grids", "nlcgrids"):
-        grid = make_grid(mol, level=LEVEL)
-        grids = dft.gen_grid.Grids(pmol)  # PySCF builds a grid only while coords is None
-        grids.coords, grids.weights = np.array(grid.coords), np.array(grid.weights)
-        setattr(mf, attr, grids)
-    mf.conv_tol, mf.conv_tol_grad = 1e-12, 1e-9
-    mf.kernel(dm0=dm0)
-    assert mf.converged
-    return mf
 
 
 @pytest.mark.parametrize("xc", ["b3lyp", "pbe", "cam-b3lyp", "wb97x", LC_WPBE, "wb97x-v"])
@@ -92,8 +73,7 @@ def test_energy_and_gradient_equal_pyscf(system, xc, with_gradient):
     mol = _molecule(system)
     basis = load_basis(mol, "sto-3g")
     res = run(mol, basis, "rks" if mol.multiplicity == 1 else "uks", xc=xc, grid_level=LEVEL, device="cpu", **TIGHT)
-    dm = np.asarray(res.density)
-    mf = _pyscf_mf(mol, basis, xc, dm0=dm[0] if res.method == "rks" and dm.ndim == 3 else dm)
+    mf = pyscf_ks_converged(mol, basis, xc, res.density, level=LEVEL, nlc_level=LEVEL)
     assert abs(res.energy - mf.e_tot) < TOL, (res.energy, mf.e_tot)
     if not with_gradient:
         return

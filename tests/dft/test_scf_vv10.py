@@ -16,7 +16,7 @@ from hartree.errors import InputError
 from hartree.gradients import gradient, scf_gradient
 from hartree.molecule import Molecule
 from hartree.scf import run
-from tests.helpers import to_pyscf
+from tests.helpers import pyscf_ks_converged
 
 pytest.importorskip("pyscf")
 
@@ -33,26 +33,6 @@ def _molecule(system):
     if system == "water":  # distorted: every component of the gradient is non-zero
         return Molecule.from_string("O 0.0 0.1 0.1173; H 0.1 0.7572 -0.4692; H 0.0 -0.7572 -0.4292")
     return Molecule.from_string(CATION, unit="bohr", charge=1)
-
-
-def _pyscf_mf(mol, basis, xc, dm0=None):
-    """A converged PySCF RKS/UKS of the same libxc functional on hartree's grids, started
-    from dm0 (hartree's converged density: a few cycles instead of a dozen of PySCF's
-    VV10, which takes 2 s a cycle here; the converged energy does not depend on the start)."""
-    from pyscf import dft
-
-    pmol = to_pyscf(mol, basis)
-    mf = (dft.RKS if mol.multiplicity == 1 else dft.UKS)(pmol)
-    mf.xc = parse_functional(xc).xc_code
-    for attr, level in (("grids", LEVEL), ("nlcgrids", NLC_LEVEL)):
-        grid = make_grid(mol, level=level)
-        grids = dft.gen_grid.Grids(pmol)  # PySCF builds and prunes a grid only while coords is None
-        grids.coords, grids.weights = np.array(grid.coords), np.array(grid.weights)
-        setattr(mf, attr, grids)
-    mf.conv_tol, mf.conv_tol_grad = 1e-12, 1e-9
-    mf.kernel(dm0=dm0)
-    assert mf.converged and mf.do_nlc()
-    return mf
 
 
 @pytest.mark.parametrize(
@@ -76,8 +56,8 @@ def test_energy_and_gradient_equal_pyscf_on_the_same_grids(system, xc, with_grad
     mol = _molecule(system)
     basis = load_basis(mol, "sto-3g")
     res = run(mol, basis, "rks" if mol.multiplicity == 1 else "uks", xc=xc, grid_level=LEVEL, device="cpu", **TIGHT)
-    dm = np.asarray(res.density)
-    mf = _pyscf_mf(mol, basis, xc, dm0=dm[0] if res.method == "rks" and dm.ndim == 3 else dm)
+    mf = pyscf_ks_converged(mol, basis, xc, res.density, level=LEVEL, nlc_level=NLC_LEVEL)
+    assert mf.do_nlc()
     assert abs(res.energy - mf.e_tot) < TOL, (res.energy, mf.e_tot)
     comps = res.energy_components
     assert 0.0 < comps["vv10"] < 0.1 and comps["xc"] < 0.0
