@@ -15,14 +15,21 @@ method of their closing lines ('RKS-B3LYP', as hartree run's).
 from .report import plain_table
 
 
+def _label_value_table(title):
+    """An empty header-less table titled ``title`` in the report's style with two columns:
+    the label and its value (folded when longer than the line)."""
+    table = plain_table(title, show_header=False)
+    table.add_column("")
+    table.add_column("", overflow="fold")
+    return table
+
+
 def dft_table(result):
     """The 'Kohn-Sham DFT' table of a Kohn-Sham result (None for Hartree-Fock)."""
     info = getattr(result, "dft", None)
     if not info:
         return None
-    table = plain_table("Kohn-Sham DFT", show_header=False)
-    table.add_column("")
-    table.add_column("", overflow="fold")
+    table = _label_value_table("Kohn-Sham DFT")
     spin = "restricted (RKS)" if str(result.method).lower() == "rks" else "unrestricted (UKS)"
     table.add_row("functional", f"{info['xc']}: {info['family']}, {spin}")
     cx = float(info["hf_exchange"])
@@ -55,9 +62,7 @@ def dispersion_table(result):
     info = getattr(result, "dispersion", None)
     if not info:
         return None
-    table = plain_table("Dispersion correction", show_header=False)
-    table.add_column("")
-    table.add_column("", overflow="fold")
+    table = _label_value_table("Dispersion correction")
     three = "with the three-body (ATM) term" if info["three_body"] else "two-body"
     table.add_row("model", f"{info['label']}, {three}, added after the SCF")
     table.add_row("parameters", f"{info['parameters']} ({info['package']} {info['version']})")
