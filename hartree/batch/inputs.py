@@ -10,8 +10,9 @@
   :class:`~hartree.batch.task.Job` objects that carry the molecule, so workers need not
   see the client's files.
 * Options (:class:`BatchOptions`): the command line's ``--task``, ``--method``,
-  ``--basis``, ``--device``, ``--dispersion`` win over an AtomicInput's driver, model and keywords, which win
-  over the defaults (task energy, method rhf, device auto), as for ``hartree run``.
+  ``--basis``, ``--device``, ``--dispersion``, ``--density-fitting``, ``--exact-k`` win over
+  an AtomicInput's driver, model and keywords, which win over the defaults (task energy,
+  method rhf, device auto), as for ``hartree run``.
 * Fingerprint: SHA-256 of the input file's bytes and the options that shape the result
   (task, method, basis, SCF keywords; not the device).  A result ``DIR/<name>.json`` whose
   ``extras.hartree.batch.fingerprint`` equals the job's is finished: a rerun skips it.  A
@@ -47,6 +48,8 @@ class BatchOptions:
     device: str | None = None
     cartesian: bool = False
     dispersion: str | None = None  # 'd3bj' | 'd3zero' | 'd4' (keyword dispersion)
+    density_fitting: str | bool | None = None  # True or a J/K fitting basis (keyword density_fitting)
+    exact_k: bool = False  # with density_fitting: fit J only (keyword exact_k)
 
 
 def unique_names(paths):
@@ -131,6 +134,10 @@ def make_job(path, name, options):
         keywords["cartesian"] = True
     if options.dispersion is not None:
         keywords["dispersion"] = options.dispersion
+    if options.density_fitting is not None:
+        keywords["density_fitting"] = options.density_fitting
+    if options.exact_k:
+        keywords["exact_k"] = True
     device, scf = scf_options("gradient" if task == "gradient" else "energy", keywords, path)
     scf_method, scf, grid_response = gradient_options(method, molecule, scf, path)  # a functional: rks/uks, xc
     if grid_response and task == "energy":

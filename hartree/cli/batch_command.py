@@ -63,12 +63,15 @@ examples:
   hartree batch inputs/*.json --out results --workers 4            # AtomicInputs, 4 processes
   hartree batch *.xyz -b 6-31g** --task opt --out opt --scheduler tcp://head-node:8786
   hartree batch *.xyz -b sto-3g --task freq --out freq --device cpu
+  hartree batch *.xyz -b def2-tzvp -m b3lyp --out df --density-fitting   # RI-JK (after the inputs)
 
 exit code {EXIT_SOME_FAILED}: some inputs failed (listed; the others' results are written)."""
 
 
 def add_arguments(parser):
     """Add the ``batch`` arguments to an argparse parser."""
+    from .run_options import add_density_fitting_arguments  # (hartree.scf's options: only here)
+
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="input files: .xyz, or .json QCSchema")
     model = parser.add_argument_group("what to compute")
     model.add_argument("--task", choices=TASKS, default=None, type=str.lower, help="what to compute (default: energy)")
@@ -97,6 +100,7 @@ def add_arguments(parser):
         help="dispersion correction added to each SCF (energy and gradient): d3bj, d3zero or d4 (default: "
         "the input's keyword dispersion, else none)",
     )
+    add_density_fitting_arguments(model)
     where = parser.add_argument_group("cluster").add_mutually_exclusive_group()
     where.add_argument(
         "--workers", type=positive_int, default=None, metavar="N", help="local worker processes (default: automatic)"
@@ -262,6 +266,8 @@ def execute(args, console):
         device=args.device,
         cartesian=args.cartesian,
         dispersion=args.dispersion,
+        density_fitting=args.density_fitting,
+        exact_k=args.exact_k,
     )
     batch = plan(args.inputs, args.out, options, overwrite=args.overwrite)
     _check_paths(args, batch)

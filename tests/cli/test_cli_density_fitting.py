@@ -81,3 +81,36 @@ def test_run_gradient_is_the_fitted_gradient(cli, water_xyz, tmp_path):
     )
     got = np.asarray(json.loads(out.read_text())["return_result"]).reshape(-1, 3)
     np.testing.assert_allclose(got, scf_gradient(ref).gradient, rtol=0, atol=1e-7)
+
+
+def test_batch_takes_density_fitting(tmp_path):
+    """``hartree batch --density-fitting [AUX] --exact-k``: the parser hands them to
+    BatchOptions' keywords, a batch task's energy is hartree.scf.run's with them, and the
+    fingerprint tells a fitted result from an exact one (a rerun recomputes)."""
+    import argparse
+
+    from hartree.batch.inputs import BatchOptions, make_job
+    from hartree.batch.task import run_task
+    from hartree.cli.batch_command import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["w.xyz", "-o", "out", "--density-fitting", "def2-universal-jkfit", "--exact-k"])
+    assert (args.density_fitting, args.exact_k) == ("def2-universal-jkfit", True)
+    args = parser.parse_args(["w.xyz", "-o", "out", "--density-fitting"])
+    assert (args.density_fitting, args.exact_k) == (True, False)
+
+    path = tmp_path / "water.xyz"
+    path.write_text(water().to_xyz())
+    fitted = make_job(str(path), "water", BatchOptions(basis="sto-3g", device="cpu", density_fitting=True))
+    assert fitted.options["density_fitting"] is True
+    exact_k = make_job(
+        str(path), "water", BatchOptions(basis="sto-3g", device="cpu", density_fitting=True, exact_k=True)
+    )
+    plain = make_job(str(path), "water", BatchOptions(basis="sto-3g", device="cpu"))
+    assert len({fitted.fingerprint, exact_k.fingerprint, plain.fingerprint}) == 3
+    outcome = run_task(fitted)
+    assert outcome.ok, outcome.error
+    ref = run(water(), "sto-3g", "rhf", device="cpu", density_fitting=True)
+    assert abs(outcome.document["return_result"] - ref.energy) < 1e-8
+    assert outcome.document["keywords"]["density_fitting"] is True
