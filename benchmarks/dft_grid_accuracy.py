@@ -33,22 +33,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.records import cpu_model, timed  # noqa: E402
+
 REFERENCES = ROOT / "tests" / "dft" / "data" / "grid_references.json"
-
-
-def _timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
-def cpu_model():
-    """The model name of /proc/cpuinfo, or platform's processor string."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            return next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), None)
-    except OSError:
-        return platform.processor() or None
 
 
 class Runs:
@@ -68,7 +57,7 @@ class Runs:
             guess = None
             if (level, nlc_level) != (self.default_level, None):
                 guess = self.get(name, method, xc, self.default_level, None)["result"]
-            wall, res = _timed(
+            wall, res = timed(
                 lambda: gc.hartree_scf(name, method, xc, level, nlc_level=nlc_level, guess=guess, conv=gc.TIGHT_CONV)
             )
             if not res.converged:
@@ -179,7 +168,7 @@ def pruning_rows(runs, case):
         mf.grids.prune = dft.gen_grid.nwchem_prune if prune == "nwchem" else None
         mf.small_rho_cutoff = 0.0
         mf.conv_tol, mf.conv_tol_grad = 1e-11, 1e-7
-        wall, energy = _timed(lambda: float(mf.kernel(dm0=start.make_rdm1())))
+        wall, energy = timed(lambda: float(mf.kernel(dm0=start.make_rdm1())))
         rows.append(
             {
                 "case": gc.case_id(*case),
@@ -305,7 +294,6 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--name", default="dft_grid_accuracy_cpu", help="file name of the record, without .json/.md")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
 
     import numba
     import numpy as np

@@ -34,6 +34,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.records import cpu_model, timed  # noqa: E402
+
 CASES = {
     "water": ("baker/water", "6-31g"),
     "benzene": ("baker/benzene", "6-31g*"),
@@ -42,21 +46,6 @@ CASES = {
 XC = "b3lyp"
 LEVEL = 3
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
-
-
-def _timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
-def cpu_model():
-    """The model name of /proc/cpuinfo, or platform's processor string."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            return next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), None)
-    except OSError:
-        return platform.processor() or None
 
 
 def pyscf_grids(pmol, grid):
@@ -87,14 +76,14 @@ def run_case(name, repeat):
     load_before = os.getloadavg()
     mol = Molecule.from_xyz(molecule_path(geometry))
     basis = load_basis(mol, basis_name)
-    t_grid, grid = _timed(lambda: make_grid(mol, level=LEVEL))
+    t_grid, grid = timed(lambda: make_grid(mol, level=LEVEL))
     pmol = to_pyscf(mol, basis)
     dm = scf.RHF(pmol).get_init_guess(pmol, "minao")
     xc_code = parse_functional(XC).xc_code
     ni = dft.numint.NumInt()
     grids = pyscf_grids(pmol, grid)
 
-    t_build, cache = _timed(lambda: make_xc_cache(basis, grid, XC))
+    t_build, cache = timed(lambda: make_xc_cache(basis, grid, XC))
     cached = lambda: xc_energy_potential(basis, grid, dm, XC, cache=cache)  # noqa: E731
     uncached = lambda: xc_energy_potential(basis, grid, dm, XC)  # noqa: E731
     pyscf = lambda: ni.nr_rks(pmol, grids, xc_code, dm)  # noqa: E731
@@ -103,7 +92,7 @@ def run_case(name, repeat):
     times = {"cached": [], "uncached": [], "pyscf": []}
     for _ in range(repeat):
         for key, fn in (("cached", cached), ("pyscf", pyscf), ("uncached", uncached)):
-            times[key].append(_timed(fn)[0])
+            times[key].append(timed(fn)[0])
     best = {k: min(v) for k, v in times.items()}
     return dict(
         case=name,
@@ -140,7 +129,7 @@ def run_scf():
     mol = Molecule.from_xyz(molecule_path("baker/benzene"))
     hartree.scf.run(Molecule.from_string("O 0 0 0; H 0 0.76 0.59; H 0 -0.76 0.59"), "sto-3g", "rks", xc=XC)  # warm
     load_before = os.getloadavg()
-    t, res = _timed(lambda: hartree.scf.run(mol, "6-31g*", "rks", xc=XC, grid_level=LEVEL))
+    t, res = timed(lambda: hartree.scf.run(mol, "6-31g*", "rks", xc=XC, grid_level=LEVEL))
     stages = {k: float(v) for k, v in res.timings.items() if not k.endswith("_builds")}
     return dict(
         case="benzene",
@@ -210,7 +199,6 @@ def main():
     if args.threads > 0:
         for var in THREAD_VARIABLES:
             os.environ[var] = str(args.threads)
-    sys.path.insert(0, str(ROOT))
 
     import numba
     import numpy as np

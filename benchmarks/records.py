@@ -9,7 +9,9 @@ stays in git history.  ``<device>`` is a short name of the GPU model ("h100", "h
 """
 
 import os
+import platform
 import re
+import time
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -33,3 +35,19 @@ def gpu_slug(count=1):
 def record_path(benchmark, slug):
     """results/<benchmark>_<slug> without extension."""
     return os.path.join(RESULTS, f"{benchmark}_{slug}")
+
+
+def cpu_model():
+    """The model name of /proc/cpuinfo, or platform's processor string (None if neither)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            return next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), None)
+    except OSError:
+        return platform.processor() or None
+
+
+def timed(fn):
+    """(seconds, fn()) of one call, by the wall clock."""
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
