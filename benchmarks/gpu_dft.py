@@ -100,8 +100,9 @@ def _best(fn, device, repeat):
 
 # ----------------------------------------------------------------------- hartree (child process)
 def warm_up_hartree_dft(basis_name, xc, level, device, fitted=False, with_gradient=True, done=set()):  # noqa: B006
-    """Water RKS and gradient in ``basis_name`` (once per basis and process): J/K, gradient and
-    XC kernels compiled before the timed jobs; returns its seconds (0.0 when done before)."""
+    """Water RKS (density-fitted when ``fitted``) and, ``with_gradient``, its gradient in
+    ``basis_name`` (once per setting and process): J/K, gradient and XC kernels compiled before
+    the timed jobs; returns its seconds (0.0 when done before)."""
     if (basis_name, xc, device, fitted, with_gradient) in done:
         return 0.0
     import hartree
@@ -420,8 +421,7 @@ def _versions(rows):
 
 
 # ----------------------------------------------------------------------- main
-def run(args):
-    benchmark = BENCHMARK + ("_df" if args.density_fitting else "")
+def run(args, benchmark):
     meta = {"benchmark": benchmark, "density_fitting": args.density_fitting,
             "date": now(), "commit": git_commit(), "device": args.device,
             "anchor": args.anchor, "xc": args.xc, "grid_level": args.grid, "repeat": args.repeat,
@@ -450,14 +450,13 @@ def main():
     )
     ap.add_argument("--no-parts", action="store_true", help="no separate XC and J/K timing on hartree's side")
     args = ap.parse_args()
+    benchmark = BENCHMARK + ("_df" if args.density_fitting else "")  # the record's name
     if args.report:
-        return report_records(
-            args, BENCHMARK + ("_df" if args.density_fitting else ""), _key, (compare, table, _versions)
-        )
+        return report_records(args, benchmark, _key, (compare, table, _versions))
     check_run_arguments(ap, args)
     if not 1 <= args.grid <= 9:
         ap.error("--grid: a level 1..9")
-    run(args)
+    run(args, benchmark)
 
 
 if __name__ == "__main__":
