@@ -398,7 +398,7 @@ def report_records(args, benchmark, key, summarise):
     rows = [compare(r) for r in rows]
     device = next((r[s]["device"] for r in rows for s in ("hartree", "anchor") if "device" in (r.get(s) or {})), "gpu")
     meta |= {"device": device, "versions": versions(rows)}
-    notes = [n for part in meta["parts"] for n in part.get("notes", [])] + list(getattr(args, "note", []))
+    notes = [n for part in meta["parts"] for n in part.get("notes", [])] + args.note
     if notes:
         meta["notes"] = list(dict.fromkeys(notes))  # a merged record's notes and the new ones, once each
         meta["parts"][-1]["notes"] = meta["notes"]  # kept when this record is merged again
