@@ -164,6 +164,18 @@ class IntegralEngine(Protocol):
         ...
 
     # ------------------------------------------------------------------ first derivatives
+    def int3c2e_gradient(self, aux: Basis, gamma: Array, aux_shells: tuple[int, int] | None = None) -> Any:
+        """Σ_mnP Γ_mnP d(mn|P)/dR per atom: numpy (natm, 3), hartree/bohr times Γ's unit;
+        gamma (nao, nao, nP) symmetric in m, n, for the auxiliary shells s0 <= s < s1 of
+        ``aux_shells`` (default all), in the engine's array module or numpy.  The derivative
+        integrals are contracted as they are made, never stored; the pairs are int3c2e's."""
+        ...
+
+    def int2c2e_gradient(self, aux: Basis, gamma: Array) -> Any:
+        """Σ_PQ Γ_PQ d(P|Q)/dR per atom: numpy (natm, 3), hartree/bohr times Γ's unit; gamma
+        (naux, naux) symmetric."""
+        ...
+
     def one_electron_gradient(self, density: Array, energy_weighted_density: Array) -> Any:
         """Σ_mn D_mn d(T + V)_mn/dR - Σ_mn W_mn dS_mn/dR per atom: numpy (natm, 3),
         hartree/bohr, the nuclei of V moving with their atoms (the Hellmann-Feynman term

@@ -54,6 +54,8 @@ def test_the_contract_declares_what_methods_need():
         "jk",
         "int2c2e",
         "int3c2e",
+        "int2c2e_gradient",
+        "int3c2e_gradient",
         "one_electron_gradient",
         "two_electron_gradient",
     }

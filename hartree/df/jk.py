@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hartree.arrays import to_numpy
 from hartree.errors import InputError
 from hartree.resources import available_memory, size_text
 
@@ -466,6 +467,12 @@ class FittedEngine:
         return vj, vk
 
     # ------------------------------------------------------------------ first derivatives
+    def int3c2e_gradient(self, aux: Basis, gamma: Any, aux_shells: tuple[int, int] | None = None) -> Any:
+        return self.inner.int3c2e_gradient(aux, gamma, aux_shells)
+
+    def int2c2e_gradient(self, aux: Basis, gamma: Any) -> Any:
+        return self.inner.int2c2e_gradient(aux, gamma)
+
     def one_electron_gradient(self, density: Any, energy_weighted_density: Any) -> Any:
         return self.inner.one_electron_gradient(density, energy_weighted_density)
 
@@ -488,7 +495,7 @@ class FittedEngine:
                 self.inner, self.aux, coulomb_density, exchange_densities, exchange_factor
             )
         two = fitted_two_electron_gradient(self.inner, self.aux, coulomb_density, exchange_densities, 0.0)
-        zeros = np.zeros_like(np.asarray(coulomb_density))
+        zeros = np.zeros_like(to_numpy(coulomb_density))
         return two + np.asarray(self.inner.two_electron_gradient(zeros, exchange_densities, exchange_factor))
 
 

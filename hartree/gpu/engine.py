@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hartree.arrays import to_numpy
+
 if TYPE_CHECKING:
     from hartree.basis import Basis
     from hartree.molecule import Molecule
@@ -68,6 +70,7 @@ class GPUEngine:
         self._gradient = None  # DirectGradient, built on first use
         self._one_gradient = None  # OneElectronGradientGPU, built on first use
         self._eri3c = None  # (aux basis, ThreeCenterBuilder) of the last int3c2e/int2c2e
+        self._eri3c_gradient = None  # (aux basis, ThreeCenterGradient) of the last *_gradient
         #: sentences for the user (batching, out-of-memory retries), in order
         self.notes: list[str] = []
         #: seconds spent compiling/loading kernels in :meth:`prepare` (None before)
@@ -277,6 +280,32 @@ class GPUEngine:
             return builder.int3c(aux_shells)
 
     # ------------------------------------------------------------------ first derivatives
+    def _three_center_gradient(self, aux: Basis) -> Any:
+        """The :class:`hartree.gpu.eri3c_gradient.ThreeCenterGradient` of ``basis`` and ``aux``
+        on the first device (kept for the last auxiliary basis asked for)."""
+        held = self._eri3c_gradient
+        if held is None or held[0] is not aux:
+            from .eri3c_gradient import ThreeCenterGradient
+
+            with self.use():
+                built = ThreeCenterGradient(self.basis, aux, self.backends()[0], self.molecule.natm)
+                held = self._eri3c_gradient = (aux, built)
+        return held[1]
+
+    def int3c2e_gradient(self, aux: Basis, gamma: Array, aux_shells: tuple[int, int] | None = None) -> Any:
+        """Σ Γ_mnP d(mn|P)/dR per atom, numpy (natm, 3), hartree/bohr, by the generated
+        derivative kernels of :mod:`hartree.gpu.eri3c_gradient` on the first GPU."""
+        builder = self._three_center_gradient(aux)
+        with self.use():
+            return to_numpy(builder.grad3c(gamma, aux_shells)).reshape(-1, 3)
+
+    def int2c2e_gradient(self, aux: Basis, gamma: Array) -> Any:
+        """Σ Γ_PQ d(P|Q)/dR per atom, numpy (natm, 3), hartree/bohr, on the first GPU
+        (:mod:`hartree.gpu.eri3c_gradient`)."""
+        builder = self._three_center_gradient(aux)
+        with self.use():
+            return to_numpy(builder.grad2c(gamma)).reshape(-1, 3)
+
     def _note(self, note):
         if note not in self.notes:
             self.notes.append(note)

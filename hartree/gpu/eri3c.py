@@ -125,20 +125,23 @@ def generate(cls3, table):
 
 
 # ----------------------------------------------------------------------------- host data
-def _subset_rows(pst, prim, idx):
-    """(pst', prim') of the pairs idx (in that order) from a CSR (pst, prim)."""
+def _subset_rows(pst, idx):
+    """(pst', rows) of the pairs idx (in that order) from a CSR pst: the new row starts and
+    the old primitive rows, in the new order."""
     counts = np.diff(pst)[idx]
     new = np.zeros(len(idx) + 1, dtype=np.int64)
     np.cumsum(counts, out=new[1:])
     rows = np.arange(int(new[-1])) - np.repeat(new[:-1], counts) + np.repeat(pst[:-1][idx].astype(np.int64), counts)
-    return new.astype(np.int32), np.ascontiguousarray(prim[rows])
+    return new.astype(np.int32), rows
 
 
-def orbital_pair_lists(basis, screening=1e-14):
+def orbital_pair_lists(basis, screening=1e-14, exponents=False):
     """{(la, lb): dict(off int32 (n, 3), pst int32 (n+1,), geo (n, 6), prim (np, 5))} for
     the significant shell pairs of ``basis`` (the CPU code's list), ordered by decreasing
     primitive-pair count (uniform loops within a warp).  off = (i0, j0, i != j) with
-    cartesian offsets i0, j0 of the pair's shells."""
+    cartesian offsets i0, j0 of the pair's shells.  exponents: also prim_exp (np, 2), the
+    (alpha, beta) of each primitive pair, and atoms int32 (n, 2), the atoms of the two
+    shells (the gradient kernels of :mod:`hartree.gpu.eri3c_gradient`)."""
     from hartree.integrals.three_center import significant_pairs
 
     sig = significant_pairs(basis, screening)
@@ -159,23 +162,27 @@ def orbital_pair_lists(basis, screening=1e-14):
             continue
         counts = np.diff(pc.pst)[sel]
         sel = sel[np.argsort(-counts, kind="stable")]
-        pst, prim = _subset_rows(pc.pst, pc.prim, sel)
+        pst, rows = _subset_rows(pc.pst, sel)
         sh = pc.sh[sel]
         off = np.stack([cart[sh[:, 0]], cart[sh[:, 1]], (sh[:, 0] != sh[:, 1])], axis=1)
         out[cls] = {
             "off": np.ascontiguousarray(off, dtype=np.int32),
             "pst": pst,
             "geo": np.ascontiguousarray(pc.geo[sel]),
-            "prim": prim,
+            "prim": np.ascontiguousarray(pc.prim[rows]),
             "shells": sh[:, 0].copy(),
         }
+        if exponents:
+            out[cls]["prim_exp"] = np.ascontiguousarray(pc.prim_exp[rows])
+            out[cls]["atoms"] = np.ascontiguousarray(np.asarray(basis.shell_atom)[sh], dtype=np.int32)
     return out
 
 
 def aux_unit_lists(aux):
     """{l: dict(...)} for the aux shells of each l paired with the unit function, in shell
     order: off int32 (n, 3) = (cartesian offset, 0, 0), ket_off int32 (n,) = cartesian
-    offset, pst, geo (n, 6) = (C, 0), prim rows (a_c, C, c_c f(l)); shells int64 (n,)."""
+    offset, pst, geo (n, 6) = (C, 0), prim rows (a_c, C, c_c f(l)); shells int64 (n,);
+    atoms int32 (n,), the atom of each shell."""
     ls = np.asarray(aux.shell_l)
     cen = np.asarray(aux.shell_center)
     exps, coefs = np.asarray(aux.exponents), np.asarray(aux.coefficients)
@@ -205,6 +212,7 @@ def aux_unit_lists(aux):
             "geo": geo,
             "prim": np.concatenate(rows),
             "shells": sh,
+            "atoms": np.ascontiguousarray(np.asarray(aux.shell_atom)[sh], dtype=np.int32),
         }
     return out
 

@@ -149,15 +149,21 @@ KINDS: tuple[IntegralKind, ...] = (
         "(Obara & Saika eq. 20), the auxiliary centre by translational invariance", True, 6, 18,
         cpu=Implementation("hartree.integrals.three_center_deriv", "grad3c",
                            "Σ Γ_abP d(ab|P)/dR per atom (natm, 3), hartree/bohr"),
+        gpu=Implementation("hartree.gpu.eri3c_gradient", "ThreeCenterGradient.grad3c",
+                           "Σ Γ_abP d(ab|P)/dR per atom (3 natm,), hartree/bohr, cupy"),
+        engine_method="int3c2e_gradient",
         note="gradients of density-fitted energies: contracted with a 3-index Γ (symmetric in a, b; aux-shell "
-        "batches), never stored; raised and lowered classes of the int3c2e kernels (l_a + l_b + l_P <= 25); "
-        "GPU: not written yet",
+        "batches), never stored; raised and lowered classes of the int3c2e kernels (CPU: l_a + l_b + l_P <= 25; "
+        "GPU: the energy's device functions of (la±1 lb|lc 0), (la lb±1|lc 0), hartree.gpu.eri3c_gradient)",
     ),
     IntegralKind(
         "int2c2e_deriv1", "∂/∂R of (P|Q)", 2, 1, _RYS + " (the bra of (P 1|Q) differentiated)", True, 6, 12,
         cpu=Implementation("hartree.integrals.three_center_deriv", "grad2c",
                            "Σ Γ_PQ d(P|Q)/dR per atom (natm, 3), hartree/bohr"),
-        note="gradients of density-fitted energies (the metric term); GPU: not written yet",
+        gpu=Implementation("hartree.gpu.eri3c_gradient", "ThreeCenterGradient.grad2c",
+                           "Σ Γ_PQ d(P|Q)/dR per atom (3 natm,), hartree/bohr, cupy"),
+        engine_method="int2c2e_gradient",
+        note="gradients of density-fitted energies (the metric term)",
     ),
     IntegralKind(
         "eri_erf", "erf(ω r12)/r12, (ab|cd)", 4, 0, _RYS + "; roots of T ω²/(ω² + ρ), weights × ω/sqrt(ω² + ρ)", True,

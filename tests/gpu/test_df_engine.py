@@ -57,7 +57,8 @@ def test_fitted_scf_on_a_gpu_equals_the_cpu_one(storage):
     basis = load_basis(mol, "def2-svp")
     aux = load_jk_aux(mol, basis)
     memory = None if storage == "stored" else 8 * aux.nao * basis.nao * (basis.nao + 1) // 2 - 1
-    engine = FittedEngine(GPUEngine(mol, basis), aux, memory_bytes=memory)
+    host = None if storage == "stored" else 0  # no pinned host memory: recomputed, not split
+    engine = FittedEngine(GPUEngine(mol, basis), aux, memory_bytes=memory, host_memory_bytes=host)
     gpu = run(mol, basis, "uhf", engine=engine, conv_tol=1e-10, incremental_fock=False)
     cpu = run(mol, basis, "uhf", device="cpu", density_fitting=True, conv_tol=1e-10)
     assert abs(gpu.energy - cpu.energy) < 1e-9
