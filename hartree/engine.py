@@ -134,6 +134,7 @@ class IntegralEngine(Protocol):
         with_k: bool = True,
         threshold: float | None = None,
         omega: float = 0.0,
+        precision: str = "fp64",
     ) -> tuple[Array | None, Array | None]:
         """Coulomb and exchange matrices of symmetric densities, direct with screening:
 
@@ -145,6 +146,10 @@ class IntegralEngine(Protocol):
         lower bound: ``screening_threshold``; looser values serve early SCF cycles).
         omega (bohr^-1): 0 for the operator 1/r12; > 0 for erf(omega r12)/r12, < 0 for
         erfc(|omega| r12)/r12 (PySCF's convention; range-separated hybrids).
+        precision: 'fp64' (the default) or 'mixed': this call accepts the engine's bounded
+        reduced-precision arithmetic where it has one (the density-fitted K:
+        :mod:`hartree.df.mixed_k`; the SCF asks for it in early cycles, as it loosens
+        ``threshold``); the exact engines have none and compute in FP64 either way.
         """
         ...
 

@@ -194,9 +194,12 @@ def stage_times_text(timings):
         return ""
     nfull, ninc = timings.get("full_builds", 0), timings.get("incremental_builds", 0)
     early = timings.get("early_screening_builds", 0)
+    mixed = timings.get("mixed_precision_builds", 0)
     parts = [
         f"J/K {timings.get('jk', 0.0):.2f} s ({nfull} full + {ninc} incremental builds"
-        + (f", {early} with early screening)" if early else ")")
+        + (f", {early} with early screening" if early else "")
+        + (f", {mixed} asked for in mixed precision" if mixed else "")
+        + ")"
     ]
     for key, label in (
         ("guess", "guess"),

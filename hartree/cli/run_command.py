@@ -49,7 +49,7 @@ from .report import (
     print_report,
 )
 from .run_options import EPILOG as ATOMIC_INPUT_EPILOG
-from .run_options import RECORDED, Given, GivenFlag, add_dft_arguments, molecule_of, resolve, scf_method
+from .run_options import RECORDED, Given, GivenFlag, add_dft_arguments, molecule_of, resolve, scf_method, scf_precision
 
 DESCRIPTION = """\
 Run a Hartree-Fock or Kohn-Sham DFT calculation on the molecule in FILE and print one line per SCF
@@ -76,7 +76,8 @@ on the grid of --nlc-grid) run as the others do; ROKS and checkpoints of DFT run
 
 --density-fitting [AUX] fits J and K with an auxiliary basis (default def2-universal-JKFIT,
 or cc-pVXZ-JKFIT for cc-pVTZ/QZ/5Z); --exact-k fits J only. --gradient, opt and freq
-differentiate the fitted energy (its derivative integrals on the CPU)."""
+differentiate the fitted energy (its derivative integrals on the CPU). --precision mixed: the
+fitted K of the early cycles in a mixed precision bounded per build (else FP64), then FP64."""
 
 EPILOG = (
     """\
@@ -99,6 +100,7 @@ examples:
   hartree run water.xyz -b def2-svp -m pbe --gradient --grid-response   # DFT gradient
   hartree run dimer.xyz -b def2-svp -m b3lyp --dispersion d3bj          # B3LYP-D3(BJ)
   hartree run water.xyz -b def2-tzvp -m b3lyp --density-fitting         # RI-JK, def2-universal-jkfit
+  hartree run water.xyz -b def2-tzvp --density-fitting --precision mixed   # mixed-precision fitted K
   hartree run oh.xyz -b 6-31g* -m pbe0 --multiplicity 2                  # UKS (open shell)
   hartree run no2.xyz -b def2-svp --method uhf --multiplicity 2
   hartree run cation.xyz -b cc-pvtz -m rohf --charge 1 --multiplicity 2 --quiet
@@ -263,9 +265,11 @@ def add_arguments(parser):
         choices=PRECISIONS,
         default="fp64",
         type=str.lower,
-        help="arithmetic of the RI-MP2 matrix multiplications (fp64: double "
-        "precision throughout; the others trade accuracy for speed; mixed "
-        "stays within ~0.1 kcal/mol); the report names the schemes that ran",
+        help="arithmetic of the RI-MP2 matrix multiplications (fp64: double precision throughout; the "
+        "others trade accuracy for speed; mixed stays within ~0.1 kcal/mol); with --density-fitting and "
+        "no --method mp2, fp64 or mixed: the fitted K of the early SCF cycles in a mixed precision whose "
+        "bound on each build's exchange-energy error is 1e-6 Eh (else FP64), the last cycles in FP64; "
+        "the report names the schemes that ran and the bounds",
     )
     out = parser.add_argument_group("output files")
     out.add_argument(
@@ -329,10 +333,12 @@ def convergence_hint(error, method):
 def scf_keywords(args):
     """The SCF settings of a run as a JSON-able dict (recorded in the QCSchema keywords):
     method, basis and the SCF options of :func:`hartree.cli.run_options.resolve` (for
-    --gradient tightened to GRADIENT_SCF_DEFAULTS), those an AtomicInput added included."""
+    --gradient tightened to GRADIENT_SCF_DEFAULTS), those an AtomicInput added included, and
+    ``precision`` of a fitted SCF run with --precision mixed."""
     options = args.scf_options
     recorded = {name: options[name] for name in RECORDED}
-    return {"method": args.method, "basis": args.basis, **recorded, **options}
+    extra = {"precision": args.precision} if args.method != "mp2" and args.precision != "fp64" else {}
+    return {"method": args.method, "basis": args.basis, **recorded, **options, **extra}
 
 
 def mp2_keywords(args, mp2):
@@ -348,7 +354,8 @@ def mp2_keywords(args, mp2):
 def scf_reference(args, molecule):
     """(method, options) of the SCF to run (:func:`hartree.cli.run_options.scf_method`): from
     --method (a functional: RKS or UKS), or for mp2 the --reference (default rhf for
-    singlets, uhf otherwise).  InputError for correlation options without --method mp2."""
+    singlets, uhf otherwise).  InputError for correlation options without --method mp2 and for
+    --precision where it means nothing (:func:`scf_precision`; with mp2 it is RI-MP2's)."""
     if args.method != "mp2":
         given = [
             flag
@@ -356,13 +363,13 @@ def scf_reference(args, molecule):
                 ("--reference", args.reference),
                 ("--aux", args.aux),
                 ("--frozen-core", args.frozen_core),
-                ("--precision", args.precision != "fp64"),
             )
             if value
         ]
         if given:
             raise InputError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only with --method mp2")
-        return scf_method(args, molecule)
+        method, options = scf_method(args, molecule)
+        return method, {**options, **scf_precision(args)}
     reference = args.reference or ("rhf" if molecule.multiplicity == 1 else "uhf")
     try:
         validate_method(molecule, reference)

@@ -192,6 +192,26 @@ def scf_method(args, molecule, reference=None):
     return method, options
 
 
+def scf_precision(args):
+    """The SCF options of ``--precision`` for a run that is not --method mp2: {} for fp64,
+    {'precision': 'mixed'} with a fitted K (hartree.df.mixed_k).  InputError, one line, where
+    it means nothing: without --density-fitting, with --exact-k, or a scheme other than mixed."""
+    if args.precision == "fp64":
+        return {}
+    options = args.scf_options
+    if not options.get("density_fitting"):
+        raise InputError(
+            "--precision applies only with --method mp2 (RI-MP2) or --density-fitting (the fitted exchange)"
+        )
+    if options.get("exact_k"):
+        raise InputError("--precision applies to the fitted exchange, not with --exact-k (the exact K is FP64)")
+    if args.precision != "mixed":
+        raise InputError(
+            f"--precision {args.precision} applies only with --method mp2; the density-fitted SCF takes fp64 or mixed"
+        )
+    return {"precision": "mixed"}
+
+
 def gradient_method(args, molecule):
     """(method, SCF options, grid_response) of ``hartree opt`` and ``hartree freq``: the
     method name and the DFT options of the command line (``--grid``, ``--unrestricted``,
@@ -290,13 +310,16 @@ def add_density_fitting_arguments(group):
 
 def density_fitting_line(molecule, basis, options):
     """The header line naming the J/K fitting basis of a run with ``density_fitting`` in its
-    SCF ``options`` (loaded now: a BasisError comes before any work), else None."""
+    SCF ``options`` (loaded now: a BasisError comes before any work), and precision 'mixed'
+    when asked for; else None."""
     if not options.get("density_fitting"):
         return None
     from ..df.auxiliary import load_jk_aux
 
     aux = load_jk_aux(molecule, basis, options["density_fitting"])
     what = "J fitted, exact K" if options.get("exact_k") else "J and K fitted"
+    if options.get("precision") == "mixed":
+        what += "; K in bounded mixed precision in the early cycles, FP64 at the end"
     return f"fitting:  {aux.name}, {aux.nao} functions ({what})"
 
 

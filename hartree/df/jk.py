@@ -47,6 +47,13 @@ gather through the pairs' index (zero on the left-out pairs).  For a numpy engin
 part is plain numpy (a host budget must be given: by default it has none), so every
 placement runs on the CPU, as the tests do.
 
+Mixed precision (``jk(..., mixed=True)``; the SCF's early cycles with ``precision='mixed'``):
+with B kept, the two GEMMs of (3), X^Q = B^Q C and K = sum_Q X^Q w X^Q^T, equal in cost and
+the whole of a build but for J, run by the scheme :class:`hartree.df.mixed_k.MixedK` chooses
+per build from an a-priori bound on the build's exchange-energy error (FP64 when the bound
+misses the target); J stays FP64, and so does K on the direct path (no statistics of B for
+the bound).  :mod:`hartree.df.mixed_k` states the bound and the policy.
+
 :class:`FittedEngine` serves these J/K to the SCF behind the engine contract, so that the SCF
 kernel, its guess and the Kohn-Sham code run unchanged; everything else is the wrapped engine's.
 """
@@ -64,6 +71,7 @@ from hartree.resources import available_memory, size_text
 
 from .auxiliary import result_aux_basis
 from .metric import density_factors, padded_metric_factor
+from .mixed_k import K_TARGET_EH, KPlan, MixedK, b_statistics, exchange_block
 from .pairs import ENGINE_THRESHOLD, fitted_pairs
 from .storage import FittedTensor, Placement, default_host_budget, place
 
@@ -100,7 +108,9 @@ class FittedJK:
     compares B's size with them.  pair_threshold: the product-overlap bound of the pairs B
     keeps (:mod:`hartree.df.pairs`; default: the engine's own int3c2e screening, so nothing
     nonzero is left out; 0 keeps every pair).  block_bytes: the working memory of one block
-    (integrals, unpacked rows of B, a streamed block of host rows), bytes.
+    (integrals, unpacked rows of B, a streamed block of host rows), bytes.  mixed: the
+    :class:`hartree.df.mixed_k.MixedK` that chooses the scheme of the mixed-precision K builds
+    and records them (default: the device's policy, target K_TARGET_EH).
     """
 
     def __init__(
@@ -111,8 +121,13 @@ class FittedJK:
         pair_threshold: float = ENGINE_THRESHOLD,
         host_memory_bytes: int | None = None,
         block_bytes: int = BLOCK_BYTES,
+        mixed: MixedK | None = None,
     ) -> None:
         self.engine, self.aux = engine, aux
+        self.mixed = MixedK() if mixed is None else mixed
+        #: the KPlan of the last build asked for in mixed precision (None before one)
+        self.last_plan: KPlan | None = None
+        self.statistics = None  # hartree.df.mixed_k.BStatistics of B, at the first mixed build
         self.xp = engine.array_module()
         self.nao, self.naux = int(engine.basis.nao), int(aux.nao)
         self.memory_bytes, self.host_memory_bytes = memory_bytes, host_memory_bytes
@@ -235,19 +250,24 @@ class FittedJK:
         zero on the left-out pairs (one gather)."""
         return self.xp.take(packed, self._unpack_index, axis=1).reshape(-1, self.nao, self.nao)
 
-    def jk(self, dms: Any, with_j: bool = True, with_k: bool = True) -> tuple[Any, Any]:
+    def jk(self, dms: Any, with_j: bool = True, with_k: bool = True, mixed: bool = False) -> tuple[Any, Any]:
         """Fitted J (eq. 2) and K (eq. 3), hartree, of symmetric densities dms (nao, nao) or
         (nset, nao, nao), numpy or ``xp``; returned with the shape and module of dms (None for
-        a matrix not asked for)."""
+        a matrix not asked for).  mixed: K by the scheme ``self.mixed`` chooses (module
+        docstring; its KPlan in ``last_plan``)."""
         xp = self.xp
         self.setup()
         to_host = isinstance(dms, np.ndarray) and xp is not np
         with self.engine.use():
             d = xp.asarray(dms, dtype=np.float64)
             d = d.reshape(-1, self.nao, self.nao)
+            if with_k and not mixed:
+                self.mixed.fp64_build()
             if self._b is not None:
-                vj, vk = self._jk_kept(d, with_j, with_k)
+                vj, vk = self._jk_kept(d, with_j, with_k, mixed)
             else:
+                if with_k and mixed:
+                    self.mixed.direct()
                 vj, vk = self._jk_direct(d, with_j, with_k)
         out = []
         for v in (vj, vk):
@@ -257,17 +277,37 @@ class FittedJK:
             out.append(v)
         return out[0], out[1]
 
-    def _jk_kept(self, d: Any, with_j: bool, with_k: bool) -> tuple[Any, Any]:
+    def _row_blocks(self, step: int):
+        """B's rows unpacked, (nq <= step, nao, nao) at a time."""
+        for rows_q in self._b.chunks():
+            for q0 in range(0, rows_q.shape[0], step):
+                yield self._unpack(rows_q[q0 : q0 + step])
+
+    def _k_plan(self, d: Any, factors: list, step: int) -> KPlan:
+        """The scheme of a mixed-precision K build (:meth:`hartree.df.mixed_k.MixedK.plan`),
+        B's statistics made at the first one that needs a bound."""
+
+        def statistics():
+            if self.statistics is None:
+                self.statistics = b_statistics(self.xp, self._row_blocks(step), self.nao)
+            return self.statistics
+
+        self.last_plan = self.mixed.plan(self.xp, statistics, factors, d, self.naux, step)
+        return self.last_plan
+
+    def _jk_kept(self, d: Any, with_j: bool, with_k: bool, mixed: bool = False) -> tuple[Any, Any]:
         """Eqs. (2) and (3) with the kept B, one pass over its rows (the device part, then the
         host part streamed block by block), accumulating: g = B D over the packed kept pairs
         of D (off-diagonal doubled, 0 for the zero column) and J = B^T g per block of rows;
-        K over blocks of rows unpacked to (nq, nao, nao)."""
+        K over blocks of rows unpacked to (nq, nao, nao); mixed: K by the build's KPlan."""
         xp, nao = self.xp, self.nao
         dp = d[:, self._pairs[0], self._pairs[1]] * self._weights if with_j else None  # (nset, npair + 1)
         jp = xp.zeros((self.pairs.npair + 1, d.shape[0])) if with_j else None
         factors = density_factors(xp, d) if with_k else []
         vk = xp.zeros_like(d) if with_k else None
         step = max(1, self.block_bytes // (24 * nao * nao))
+        plan = self._k_plan(d, factors, step) if with_k and mixed else None
+        low = plan is not None and plan.low
         for rows_q in self._b.chunks():
             if with_j:
                 jp += rows_q.T @ (rows_q @ dp.T)  # eq. (2): sum_Q B^Q g_Q, g_Q = B^Q . D
@@ -275,9 +315,14 @@ class FittedJK:
                 bq = self._unpack(rows_q[q0 : q0 + step])
                 flat = bq.reshape(-1, nao)  # (nq nao, nao): one GEMM per density
                 for s, (c, w) in enumerate(factors):
+                    if low:
+                        vk[s] += exchange_block(xp, flat, c, w, nao, plan)
+                        continue
                     x = (flat @ c).reshape(bq.shape[0], nao, -1)  # X^Q_mi, (nq, nao, k)
                     vk[s] += xp.tensordot(x * w, x, axes=([0, 2], [0, 2]))  # eq. (3)
         vj = self._unpack(jp.T) if with_j else None
+        if low:
+            vk = 0.5 * (vk + vk.transpose(0, 2, 1))
         return vj, vk
 
     def _passes(self, factors: list[tuple[Any, Any]]) -> list[list[tuple[int, int, int]]]:
@@ -348,6 +393,12 @@ class FittedEngine:
     aux: the auxiliary Basis (:func:`hartree.df.auxiliary.load_jk_aux`); memory_bytes,
     pair_threshold, host_memory_bytes, block_bytes: see :class:`FittedJK`.  Range-separated exchange (omega != 0) with a
     fitted K is refused (InputError): the fitted erf-attenuated metric is not written yet.
+
+    Mixed precision (``jk(..., precision='mixed')``, the SCF's early cycles with its option
+    ``precision='mixed'``): the fitted K by :mod:`hartree.df.mixed_k`; mixed_scheme (None: the
+    device's policy, FP64 on the CPU; or 'ozaki', 'fp32', 'tf32', 'tf32x3', forced),
+    mixed_slices (a forced Ozaki slice count) and mixed_target_eh (the most the bound on a
+    build's exchange-energy error may be, Eh) make its :class:`~hartree.df.mixed_k.MixedK`.
     """
 
     def __init__(
@@ -359,12 +410,16 @@ class FittedEngine:
         pair_threshold: float = ENGINE_THRESHOLD,
         host_memory_bytes: int | None = None,
         block_bytes: int = BLOCK_BYTES,
+        mixed_scheme: str | None = None,
+        mixed_slices: int | None = None,
+        mixed_target_eh: float = K_TARGET_EH,
     ):
         self.inner = engine
         self.molecule, self.basis = engine.molecule, engine.basis
         self.screening_threshold = engine.screening_threshold
         self.aux, self.exact_k = aux, bool(exact_k)
-        self.fitted = FittedJK(engine, aux, memory_bytes, pair_threshold, host_memory_bytes, block_bytes)
+        mixed = MixedK(mixed_scheme, mixed_slices, mixed_target_eh)
+        self.fitted = FittedJK(engine, aux, memory_bytes, pair_threshold, host_memory_bytes, block_bytes, mixed)
 
     # ------------------------------------------------------------------ host side
     @property
@@ -372,6 +427,8 @@ class FittedEngine:
         """The fitting's sentences, then the wrapped engine's."""
         what = "J fitted, K exact (exact_k)" if self.exact_k else "J and K fitted"
         own = [f"{n} ({what})" for n in self.fitted.notes]
+        mixed = self.fitted.mixed.note()
+        own += [mixed] if mixed else []
         return own + [n for n in self.inner.notes if n not in own]
 
     @property
@@ -390,7 +447,8 @@ class FittedEngine:
         :mod:`hartree.df.storage`), tensor_bytes (B's size over the kept pairs, kept or not),
         device_bytes and host_bytes (how much of it is kept in the engine's memory and in
         host memory), pairs_kept and pairs_total (orbital pairs m >= n B keeps, of
-        nao (nao + 1) / 2: :mod:`hartree.df.pairs`)."""
+        nao (nao + 1) / 2: :mod:`hartree.df.pairs`), precision (None, or the record of the
+        builds asked for in mixed precision: :meth:`hartree.df.mixed_k.MixedK.summary`)."""
         f = self.fitted
         p = f.placement
         return {
@@ -403,6 +461,7 @@ class FittedEngine:
             "host_bytes": None if p is None else p.host_bytes,
             "pairs_kept": f.pairs.npair,
             "pairs_total": f.pairs.total,
+            "precision": f.mixed.summary(),
         }
 
     def array_module(self) -> ModuleType:
@@ -445,11 +504,15 @@ class FittedEngine:
         with_k: bool = True,
         threshold: float | None = None,
         omega: float = 0.0,
+        precision: str = "fp64",
     ) -> tuple[Any, Any]:
         """Fitted J (and K) of dms (nao, nao) or (nset, nao, nao), the contract's shapes and
         modules; with ``exact_k`` K comes from the wrapped engine (threshold and omega go
         there).  threshold does not apply to the fitted matrices (their pairs are chosen once:
-        ``pair_threshold``)."""
+        ``pair_threshold``).  precision 'mixed': the fitted K by the scheme of the class
+        docstring (the exact K of exact_k and J stay FP64)."""
+        if precision not in ("fp64", "mixed"):
+            raise InputError(f"precision must be 'fp64' or 'mixed', got {precision!r}")
         omega = float(omega)
         if omega != 0.0 and with_j:
             raise InputError("a density-fitted J of the erf-attenuated operator is not implemented")
@@ -461,7 +524,7 @@ class FittedEngine:
         fit_k = with_k and not self.exact_k
         vj = vk = None
         if with_j or fit_k:
-            vj, vk = self.fitted.jk(dms, with_j=with_j, with_k=fit_k)
+            vj, vk = self.fitted.jk(dms, with_j=with_j, with_k=fit_k, mixed=precision == "mixed")
         if with_k and self.exact_k:
             _, vk = self.inner.jk(dms, with_j=False, with_k=True, threshold=threshold, omega=omega)
         return vj, vk

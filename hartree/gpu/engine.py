@@ -186,6 +186,7 @@ class GPUEngine:
         with_k: bool = True,
         threshold: float | None = None,
         omega: float = 0.0,
+        precision: str = "fp64",
     ) -> tuple[Array | None, Array | None]:
         """J_μν = Σ (μν|λσ) D_λσ and K_μν = Σ (μλ|νσ) D_λσ for each density.
 
@@ -197,7 +198,7 @@ class GPUEngine:
         at their first use), < 0 for erfc(|omega| r12)/r12 = 1/r12 - erf(|omega| r12)/r12
         (PySCF's convention; two builds).  Every operator is screened with the 1/r12
         Schwarz factors, which bound erf and erfc (both kernels are positive definite and
-        below 1/r).
+        below 1/r).  precision: 'fp64' or 'mixed', the same here (FP64 integral kernels).
         """
         from .memory import batched_jk
 

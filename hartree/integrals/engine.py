@@ -122,6 +122,7 @@ class CPUEngine:
         with_k: bool = True,
         threshold: float | None = None,
         omega: float = 0.0,
+        precision: str = "fp64",
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Coulomb J and exchange K of symmetric densities, direct with screening.
 
@@ -129,6 +130,7 @@ class CPUEngine:
         a matrix not asked for is None.  threshold: this call's screening threshold
         (default and lower bound: the engine's ``screening_threshold``).  omega (bohr^-1):
         0 for 1/r12, > 0 for erf(omega r12)/r12, < 0 for erfc(|omega| r12)/r12.
+        precision: 'fp64' or 'mixed', the same here (FP64 integrals and sums).
         """
         pairs = self.shell_pairs()
         thr = self.screening_threshold if threshold is None else max(float(threshold), self.screening_threshold)

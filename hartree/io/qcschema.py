@@ -29,6 +29,10 @@ primitives) and the orbitals, enough to rebuild them for plotting.
   (as Psi4's DFT-D energies are); ``extras.hartree.dispersion`` holds its model, parameters,
   package and version, and a gradient's ``extras.hartree.gradient_components.dispersion``
   its gradient (included in ``return_gradient``).
+* A density-fitted SCF has ``extras.hartree.density_fitting``
+  (:meth:`hartree.df.jk.FittedEngine.summary`: auxiliary basis, where the fitted tensor lived
+  and, with ``--precision mixed``, ``precision``: the schemes of the mixed-precision K builds,
+  the largest bound, the fallbacks to FP64 and the FP64 builds after the switch).
 * ``wavefunction.restricted`` is True only when alpha and beta are the same in
   everything (RHF).  ROHF documents are ``restricted: false`` with equal alpha and beta
   orbitals and per-spin occupations; ``extras.hartree.scf_method`` says "rohf".
@@ -249,6 +253,8 @@ def result_to_qcschema(result, *, input_file=None, keywords=None, mp2=None):
         hartree["dft"] = dict(result.dft)
     if getattr(result, "dispersion", None):
         hartree["dispersion"] = dict(result.dispersion)
+    if getattr(result, "density_fitting", None):
+        hartree["density_fitting"] = dict(result.density_fitting)
     if input_file is not None:
         hartree["input_file"] = str(input_file)
     method = str(getattr(result, "xc", None) or result.method).lower()  # DFT: the functional

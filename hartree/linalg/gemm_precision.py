@@ -11,7 +11,8 @@ u64 = 2^-53, k = inner dimension, rA_i = max_p |A_ip|, cB_j = max_p |B_pj| (sche
   heterogeneous: |C - AB| <= 2 (k + 2) u32 |A_S||B_S| + 2 k u64 |A||B|
   bitwise: |C - AB| <= (3 (k + 2) + 2^(4 - upper_bits)) u32 |A||B| + 2 k u64 |A||B|
   ozaki:   |C - AB| <= 4 k (S + 3) 2^(-7 S) rA_i cB_j + (2 S + 2 + 4 k) u64 |A||B|
-``error_bound(a, b, precision, ...)`` evaluates these bounds (float64 arrays).
+``error_bound(a, b, precision, ...)`` evaluates these bounds (float64 arrays);
+``bound_coefficients`` gives their scalar factors, for bounds from operand norms.
 ``estimated_error`` is an a-priori RMS estimate relative to a typical element of |A||B|
 (rounding errors as a random walk: bound / sqrt(k); for ozaki ozaki.estimate_factor times
 the operands' dynamic ranges over k).
@@ -158,6 +159,22 @@ def choose_mixed(m, n, k, device="cpu", ranges=(2.0, 2.0)):
     return precision, (s if precision == "ozaki" else None), why
 
 
+def bound_coefficients(precision, k, *, slices=None, upper_bits=12):
+    """(phi, psi): the scalars of the elementwise bounds of the module docstring written as
+    |C - AB|_ij <= phi rA_i cB_j + psi (|A||B|)_ij for an inner dimension ``k`` (phi = 0 but
+    for ozaki, which needs ``slices``; psi includes the FP64 term 2 k u64 of the schemes that
+    sum in FP64); heterogeneous is not covered (its bound needs the split operands)."""
+    if precision == "ozaki":
+        if slices is None:
+            raise InputError("bound_coefficients for ozaki needs slices")
+        return ozaki.bound_factor(slices, k), (2.0 * slices + 2.0 + 4.0 * k) * U64
+    if precision == "fp64":
+        return 0.0, 2.0 * k * U64
+    if precision in ("fp32", "tf32", "tf32x3", "bitwise"):
+        return 0.0, _bound_coefficient(precision, k, upper_bits) + 2.0 * k * U64
+    raise InputError(f"no scalar bound for mgemm precision {precision!r}")
+
+
 def error_bound(a, b, precision, *, transa=False, transb=False, cutoff=None, upper_bits=12, slices=None):
     """Elementwise bound (m, n) float64 on |mgemm(a, b) - a b| advertised for ``precision``
     (module docstring; ozaki needs ``slices``); computed in float64 from |A|, |B| (numpy
@@ -200,6 +217,7 @@ def gemm_flops(m, n, k):
 __all__ = [
     "PRECISIONS",
     "error_bound",
+    "bound_coefficients",
     "estimated_error",
     "choose_precision",
     "choose_mixed",

@@ -26,7 +26,9 @@ engine in a :class:`hartree.df.jk.FittedEngine` (J/K fitted, the rest the engine
 kernel runs on it unchanged, with full J/K builds when K is fitted (SCFOptions says why);
 ``result.density_fitting`` says what was fitted.  The GPU memory estimate and CPU fallback
 above are the exact J/K's and do not apply to such runs (the fitted J/K says where its tensor
-lives in ``result.notes``).
+lives in ``result.notes``).  ``precision='mixed'`` (SCFOptions) needs a fitted K: the early
+cycles build it in a bounded mixed precision (:mod:`hartree.df.mixed_k`), the notes and
+``result.density_fitting['precision']`` say what ran; refused (InputError) without fitting.
 
 The SCF itself uses only the engine contract (:class:`hartree.engine.IntegralEngine`);
 this module alone knows the GPU engine, for its memory estimate and fallback.
@@ -219,6 +221,8 @@ def _fitted_kernel(molecule, basis, options, engine):
     """kernel() on the density-fitted engine (:func:`fitted_engine`), full J/K builds when K
     is fitted; the result with the engine's notes and ``density_fitting``."""
     engine = fitted_engine(molecule, basis, options, engine)
+    if engine.exact_k and options.precision == "mixed":
+        raise InputError("precision 'mixed' applies to a fitted K, not to a FittedEngine with exact_k")
     if not engine.exact_k:
         options = options.replace(incremental_fock=False)
     with engine.use():
@@ -254,6 +258,14 @@ def run(
     """
     options = SCFOptions(method=method, **option_overrides)
     validate(molecule, options.method)
+    from ..df.jk import FittedEngine
+    from ..gpu.engine import GPUEngine
+
+    if options.precision != "fp64" and options.density_fitting is None and not isinstance(engine, FittedEngine):
+        raise InputError(
+            f"precision {options.precision!r} applies to a density-fitted K (density_fitting=True, "
+            "--density-fitting); exact J/K are built in FP64"
+        )
     if options.dispersion is not None:  # parameters for this functional: before any work
         from ..dft.dispersion import check_parameters
 
@@ -267,9 +279,6 @@ def run(
     if engine is None:
         gpu_ids = resolve_gpus(gpus, basis.nao) if device == "gpu" else None
         engine = make_engine(molecule, basis, options.screening_threshold, device, gpu_ids)
-    from ..df.jk import FittedEngine
-    from ..gpu.engine import GPUEngine
-
     if options.density_fitting is not None or isinstance(engine, FittedEngine):
         result = _fitted_kernel(molecule, basis, options, engine)
     elif isinstance(engine, GPUEngine):  # device memory estimate and out-of-memory fallback

@@ -13,7 +13,10 @@ Each cycle (Roothaan 1951; Pople & Nesbet 1954 for UHF; Roothaan 1960 for ROHF):
    optionally (``early_screening``, off by default), while the orbital gradient is above
    ``early_screening_gradient`` the builds screen with that looser threshold (variable
    thresholds as in TeraChem and Q-Chem); a full rebuild at ``screening_threshold`` and a
-   fresh DIIS subspace end that phase, and convergence is only judged after it;
+   fresh DIIS subspace end that phase, and convergence is only judged after it; likewise
+   with ``precision='mixed'`` (a fitted K) the builds are mixed precision (``engine.jk(...,
+   precision='mixed')``) until :meth:`SCFOptions.leaves_mixed` (dynamic precision: Luehr,
+   Ufimtsev & Martinez, J. Chem. Theory Comput. 7, 949 (2011));
 4. new Fock matrix, energy, commutator error; test convergence.
 
 The kernel never raises because the SCF did not converge: the result says
@@ -125,10 +128,11 @@ class _IncrementalJK:
     phase has no periodic full rebuilds for that reason).  exchange: the exchange matrix as
     ((omega, factor), ...) (:func:`hartree.scf.ks.exchange_terms`; Hartree-Fock ((0, 1),)),
     built as the one vk, so the incremental update holds for it as for J (each K is linear
-    in D); () builds no K (vk None).
+    in D); () builds no K (vk None).  mixed: builds ask for precision 'mixed' until
+    :meth:`full_precision`.
     """
 
-    def __init__(self, engine, incremental, every, clock=None, early=None, exchange=((0.0, 1.0),)):
+    def __init__(self, engine, incremental, every, clock=None, early=None, exchange=((0.0, 1.0),), mixed=False):
         self.engine = engine
         self.exchange = tuple(exchange)
         self.with_k = bool(self.exchange)  # False: vk is None (a pure functional needs no K)
@@ -137,8 +141,8 @@ class _IncrementalJK:
         self.dm = self.vj = self.vk = None
         self.since_full = 0
         self.clock = clock
-        self.early = early
-        self.builds = {"full": 0, "incremental": 0, "early_screening": 0}
+        self.early, self.mixed = early, bool(mixed)
+        self.builds = {"full": 0, "incremental": 0, "early_screening": 0, "mixed_precision": 0}
 
     @property
     def screening_early(self):
@@ -150,6 +154,11 @@ class _IncrementalJK:
         if self.early is not None:
             self.early = None
             self.dm = None
+
+    def full_precision(self):
+        """Leave the mixed-precision phase; the next build is a full FP64 one."""
+        if self.mixed:
+            self.mixed, self.dm = False, None
 
     def _jk(self, dm, kw):
         """J of dm and its exchange sum factor K(omega) (``exchange``; None when empty): J
@@ -176,6 +185,7 @@ class _IncrementalJK:
         if self.clock is not None:
             self.clock.lap("other")
         kw = {} if self.early is None else {"threshold": self.early}
+        kw.update({"precision": "mixed"} if self.mixed else {})
         if full:
             vj, vk = self._jk(dm, kw)
             self.since_full = 0
@@ -185,7 +195,8 @@ class _IncrementalJK:
             self.since_full += 1
         self.dm, self.vj, self.vk = dm, vj, vk
         self.builds["full" if full else "incremental"] += 1
-        self.builds["early_screening"] += bool(kw)
+        self.builds["early_screening"] += "threshold" in kw
+        self.builds["mixed_precision"] += self.mixed
         if not self.with_k:
             vk = None
         if self.clock is not None:
@@ -383,6 +394,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
         clock,
         _early_threshold(engine, options),
         exchange=((0.0, 1.0),) if ks is None else ks.exchange,
+        mixed=options.precision == "mixed",
     )
 
     def new_state(dm, vj, vk, mo):
@@ -469,7 +481,12 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
         new = new_state(dm, vj, vk, (mo_coeff, mo_occ))
         delta = new.energy - state.energy
         record(cycle, delta, step + ("+full" if full else ""), new)
-        done = abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad and not builder.screening_early
+        done = abs(delta) < options.conv_tol and new.grad_norm < options.conv_tol_grad
+        done = done and not builder.screening_early and not builder.mixed
+        if builder.mixed and options.leaves_mixed(history):
+            builder.full_precision()  # the next build: full, FP64 (the DIIS restarts after it)
+            first_tight = True
+            notes.append(f"mixed-precision J/K to cycle {cycle} (gradient {new.grad_norm:.1e}), then FP64")
         if builder.screening_early and new.grad_norm < options.early_screening_gradient:
             builder.tighten()  # the next build: full, at the engine's threshold
             first_tight = True
@@ -511,6 +528,7 @@ def kernel(molecule: Molecule, basis: Basis, options: SCFOptions, engine: Integr
 
     if builder.screening_early:  # stopped early (max_cycle): the last build is a tight one
         builder.tighten()
+    builder.full_precision()  # and an FP64 one
     if builder.since_full != 0 or builder.dm is None:  # the reported energy: a full build
         vj, vk, _ = builder.build(state.dm, force_full=True)
         state = new_state(state.dm, vj, vk, None if mo_state[0] is None else (mo_state[0], mo_state[2]))

@@ -22,6 +22,13 @@ GUESSES = ("sad", "core", "checkpoint")
 FALLBACK_KINDS = ("adiis", "ediis")
 #: dispersion corrections added after the SCF (:mod:`hartree.dft.dispersion`)
 DISPERSION_MODELS = ("d3bj", "d3zero", "d4")
+#: precision='mixed' ends (FP64 builds from then on) after a cycle whose energy changed by
+#: less than this, Eh: the default bound on one mixed build's exchange-energy error
+#: (hartree.df.mixed_k.K_TARGET_EH), so further cycles could not be told apart in that precision
+PRECISION_SWITCH_ENERGY = 1e-6
+#: ... or when the orbital gradient has not halved in this many cycles (the precision's floor:
+#: a scheme whose rounding is noise on the Fock matrix stalls there)
+PRECISION_STALL_CYCLES = 5
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,13 @@ class SCFOptions:
     ``incremental_fock`` off: a fitted build costs the same for a density change as for the
     density, and the change's eigen-decomposition (:mod:`hartree.df.jk`, eq. 3) has twice the
     rank); :func:`hartree.gradients.scf_gradient` differentiates the fitted energy.
+
+    ``precision`` 'mixed' (a fitted K only; 'fp64' the default): the early cycles ask the engine
+    for mixed-precision J/K builds (the fitted K's bounded scheme, :mod:`hartree.df.mixed_k`),
+    until the orbital gradient falls below ``precision_switch_gradient``, a cycle changes the
+    energy by less than PRECISION_SWITCH_ENERGY or the gradient stalls (:meth:`leaves_mixed`);
+    from then on every build is FP64, DIIS starts afresh, and convergence is judged on FP64
+    cycles only (so the energy is the FP64 one).
 
     ``dispersion`` ('d3bj' | 'd3zero' | 'd4' | None) does not change the SCF: :func:`hartree.scf.run`
     adds the correction of :mod:`hartree.dft.dispersion` to the converged energy (the kernel
@@ -95,6 +109,8 @@ class SCFOptions:
     dispersion: str | None = None  # 'd3bj' | 'd3zero' | 'd4': added by run() after the SCF
     density_fitting: str | bool | None = None  # True (default aux) or a J/K fitting basis: RI-J/K
     exact_k: bool = False  # with density_fitting: fit J only, exact K
+    precision: str = "fp64"  # 'fp64' | 'mixed': mixed-precision fitted K in early cycles
+    precision_switch_gradient: float = 1e-4  # 'mixed': FP64 builds once the gradient is below
 
     def __post_init__(self):
         method = str(self.method).lower()
@@ -161,8 +177,10 @@ class SCFOptions:
             raise InputError("checkpoints are not supported for Kohn-Sham DFT yet; run without checkpoint/guess_from")
 
     def _check_density_fitting(self):
-        """density_fitting: False and '' mean None; InputError for another type, or exact_k
-        without density fitting."""
+        """density_fitting: False and '' mean None; InputError for another type, exact_k
+        without density fitting, a precision other than fp64 and mixed, or mixed with exact_k
+        (mixed without density fitting is refused by :func:`hartree.scf.run`, which knows
+        whether the engine it is given fits)."""
         df = self.density_fitting
         if df is False or (isinstance(df, str) and not df.strip()):
             object.__setattr__(self, "density_fitting", None)
@@ -172,6 +190,24 @@ class SCFOptions:
             raise InputError(f"exact_k must be True or False, got {self.exact_k!r}")
         if self.exact_k and self.density_fitting is None:
             raise InputError("exact_k (--exact-k) applies only with density fitting (--density-fitting)")
+        if self.precision not in ("fp64", "mixed"):
+            raise InputError(f"precision must be 'fp64' or 'mixed', got {str(self.precision)[:40]!r}")
+        if self.precision == "mixed" and self.exact_k:
+            raise InputError(
+                "precision 'mixed' (--precision mixed) applies to the fitted K, not with exact_k (--exact-k)"
+            )
+        if not self.precision_switch_gradient > 0.0:
+            raise InputError("precision_switch_gradient must be positive")
+
+    def leaves_mixed(self, history: list[IterationRecord]) -> bool:
+        """Whether a ``precision='mixed'`` SCF builds in FP64 after the last cycle of
+        ``history``: its orbital gradient below ``precision_switch_gradient``, its |dE| below
+        PRECISION_SWITCH_ENERGY, or no halving of the gradient in PRECISION_STALL_CYCLES cycles."""
+        last, n = history[-1], PRECISION_STALL_CYCLES
+        if last.gradient_norm < self.precision_switch_gradient or abs(last.delta_energy) < PRECISION_SWITCH_ENERGY:
+            return True
+        before = [r.gradient_norm for r in history[:-n]]
+        return bool(before) and min(r.gradient_norm for r in history[-n:]) > 0.5 * min(before)
 
     def replace(self, **changes) -> SCFOptions:
         """A copy with some fields changed (unknown names raise TypeError)."""

@@ -38,7 +38,9 @@ class SCFResult:
     timings           dict, wall seconds per stage (hartree.scf.kernel.STAGES: one_electron,
                       guess, grid, jk, xc, other, analysis; the device synchronised at each stage
                       boundary) and the number of full/incremental J/K builds
-                      (full_builds, incremental_builds) — extra to the table
+                      (full_builds, incremental_builds; early_screening_builds and
+                      mixed_precision_builds: those with a loose threshold, those asked
+                      for in mixed precision) — extra to the table
     xc                the functional of a Kohn-Sham run (as given), None for Hartree-Fock
     dft               Kohn-Sham only, else None: dict with xc, grid_level, grid_points and
                       electrons_integrated (the grid's electron count for the final SCF
@@ -46,7 +48,8 @@ class SCFResult:
     density_fitting   None (exact J/K), or what was fitted (:meth:`hartree.df.jk.FittedEngine.summary`):
                       aux_basis, naux, exact_k, storage ('stored' | 'split' | 'host' |
                       'direct': hartree.df.storage), tensor_bytes, device_bytes, host_bytes,
-                      pairs_kept, pairs_total (the orbital pairs B keeps: hartree.df.pairs)
+                      pairs_kept, pairs_total (the orbital pairs B keeps: hartree.df.pairs),
+                      precision (None, or the mixed-precision K builds: hartree.df.mixed_k)
     dispersion        None, or the correction added after the SCF (plain JSON types: model,
                       label, functional, parameters, package, version, three_body, energy
                       in Eh) — :func:`hartree.dft.dispersion.dispersion_record`
