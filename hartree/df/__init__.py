@@ -8,6 +8,8 @@
 serves it to the SCF (:class:`~hartree.df.jk.FittedEngine`); :mod:`hartree.df.pairs`: the
 orbital pairs over which the fitted tensor is kept; :mod:`hartree.df.storage`: where it is
 kept (GPU memory, split with pinned host memory, host memory, or recomputed);
-:mod:`hartree.df.metric`: the factor of the Coulomb metric, shared with RI-MP2.
+:mod:`hartree.df.metric`: the factor of the Coulomb metric, shared with RI-MP2;
+:mod:`hartree.df.range_separated`: the second fit, of an attenuated operator (the long-range
+exchange of range-separated hybrids).
 docs/architecture.md, "Density fitting".
 """

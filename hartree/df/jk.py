@@ -49,6 +49,8 @@ placement runs on the CPU, as the tests do.
 
 :class:`FittedEngine` serves these J/K to the SCF behind the engine contract, so that the SCF
 kernel, its guess and the Kohn-Sham code run unchanged; everything else is the wrapped engine's.
+The J/K of an attenuated operator (``omega`` != 0: range-separated hybrids' long-range K) come
+from a second fit with that operator's integrals and metric (:mod:`hartree.df.range_separated`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from hartree.resources import available_memory, size_text
 from .auxiliary import result_aux_basis
 from .metric import density_factors, padded_metric_factor
 from .pairs import ENGINE_THRESHOLD, fitted_pairs
+from .range_separated import LINEAR_DEPENDENCE, OperatorIntegrals, operator_text, truncated_metric_factor
 from .storage import FittedTensor, Placement, default_host_budget, place
 
 if TYPE_CHECKING:
@@ -99,7 +102,10 @@ class FittedJK:
     compares B's size with them.  pair_threshold: the product-overlap bound of the pairs B
     keeps (:mod:`hartree.df.pairs`; default: the engine's own int3c2e screening, so nothing
     nonzero is left out; 0 keeps every pair).  block_bytes: the working memory of one block
-    (integrals, unpacked rows of B, a streamed block of host rows), bytes.
+    (integrals, unpacked rows of B, a streamed block of host rows), bytes.  omega (bohr^-1):
+    the operator fitted, 0 for 1/r12, else the attenuated one of :mod:`hartree.df.range_separated`
+    (its integrals, :class:`~hartree.df.range_separated.OperatorIntegrals`, and its truncated
+    metric factor, whose rank ``metric_rank`` gives; None for 1/r12 and before the first build).
     """
 
     def __init__(
@@ -110,7 +116,12 @@ class FittedJK:
         pair_threshold: float = ENGINE_THRESHOLD,
         host_memory_bytes: int | None = None,
         block_bytes: int = BLOCK_BYTES,
+        omega: float = 0.0,
     ) -> None:
+        self.omega = float(omega)
+        self.metric_rank: int | None = None
+        if self.omega != 0.0:
+            engine = OperatorIntegrals(engine, self.omega)
         self.engine, self.aux = engine, aux
         self.xp = engine.array_module()
         self.nao, self.naux = int(engine.basis.nao), int(aux.nao)
@@ -179,7 +190,7 @@ class FittedJK:
                     failure = str(exc)
                     self.placement = place(self.naux, self.pairs.npair + 1, 0, 0)
             self.notes.append(self._placement_note(failure))
-            self._m = padded_metric_factor(xp, xp.asarray(self.engine.int2c2e(self.aux)))  # eq. (1)
+            self._m = self._metric()  # eq. (1)
             if tensor is not None:
                 self._index_arrays()
                 self._build_b(tensor)
@@ -187,10 +198,27 @@ class FittedJK:
             elif self.pairs.drops_computed_pairs:
                 self._mask = xp.asarray(self.pairs.mask())[:, :, None]
 
+    def _metric(self) -> Any:
+        """M of eq. (1), (naux, naux) in ``xp`` (zero rows for a singular metric:
+        :func:`hartree.df.metric.padded_metric_factor`; an attenuated operator's:
+        :func:`hartree.df.range_separated.truncated_metric_factor`, said in the notes)."""
+        v = self.xp.asarray(self.engine.int2c2e(self.aux))
+        if self.omega == 0.0:
+            return padded_metric_factor(self.xp, v)
+        m, self.metric_rank = truncated_metric_factor(self.xp, v)
+        self.notes.append(
+            f"density fitting of {operator_text(self.omega)}: {self.metric_rank} of {self.naux} eigenvectors of "
+            f"its metric kept (eigenvalues above {LINEAR_DEPENDENCE:g} Eh)"
+        )
+        return m
+
     def _placement_note(self, failure: str) -> str:
         """The notes' sentence on the fitting and where B lives."""
         p = self.placement
         head = f"density fitting: {self.aux.name}, {self.naux} auxiliary functions"
+        if self.omega != 0.0:
+            head = f"density fitting of {operator_text(self.omega)} (range-separated exchange: a second tensor "
+            head += f"beside the 1/r12 one, twice the fitted memory): {self.aux.name}, {self.naux} auxiliary functions"
         kept, size = self.pairs.text(), size_text(self.tensor_bytes)
         if p.storage == "stored":
             return f"{head}; {kept}, {size} kept in {self._where()}"
@@ -345,8 +373,11 @@ class FittedEngine:
     gradient of the fitted energy (:mod:`hartree.df.gradient`).
 
     aux: the auxiliary Basis (:func:`hartree.df.auxiliary.load_jk_aux`); memory_bytes,
-    pair_threshold, host_memory_bytes, block_bytes: see :class:`FittedJK`.  Range-separated exchange (omega != 0) with a
-    fitted K is refused (InputError): the fitted erf-attenuated metric is not written yet.
+    pair_threshold, host_memory_bytes, block_bytes: see :class:`FittedJK` (each fitted tensor's
+    own).  An attenuated operator (omega != 0: the long-range exchange of range-separated
+    hybrids) is fitted with its own integrals and metric, a second tensor built at its first
+    request (a :class:`FittedJK` with ``omega``, in ``range_separated``); the 1/r12 J and K
+    stay ``fitted``'s.
     """
 
     def __init__(
@@ -363,7 +394,19 @@ class FittedEngine:
         self.molecule, self.basis = engine.molecule, engine.basis
         self.screening_threshold = engine.screening_threshold
         self.aux, self.exact_k = aux, bool(exact_k)
-        self.fitted = FittedJK(engine, aux, memory_bytes, pair_threshold, host_memory_bytes, block_bytes)
+        self._options = (memory_bytes, pair_threshold, host_memory_bytes, block_bytes)
+        self.fitted = FittedJK(engine, aux, *self._options)
+        #: {omega: FittedJK} of the attenuated operators fitted so far (bohr^-1)
+        self.range_separated: dict[float, FittedJK] = {}
+
+    def _fit(self, omega: float) -> FittedJK:
+        """The fit of the operator of omega: ``fitted`` for 1/r12, else that of
+        ``range_separated`` (made at the first request)."""
+        if omega == 0.0:
+            return self.fitted
+        if omega not in self.range_separated:
+            self.range_separated[omega] = FittedJK(self.inner, self.aux, *self._options, omega=omega)
+        return self.range_separated[omega]
 
     # ------------------------------------------------------------------ host side
     @property
@@ -371,6 +414,7 @@ class FittedEngine:
         """The fitting's sentences, then the wrapped engine's."""
         what = "J fitted, K exact (exact_k)" if self.exact_k else "J and K fitted"
         own = [f"{n} ({what})" for n in self.fitted.notes]
+        own += [n for fit in self.range_separated.values() for n in fit.notes]
         return own + [n for n in self.inner.notes if n not in own]
 
     @property
@@ -389,19 +433,30 @@ class FittedEngine:
         :mod:`hartree.df.storage`), tensor_bytes (B's size over the kept pairs, kept or not),
         device_bytes and host_bytes (how much of it is kept in the engine's memory and in
         host memory), pairs_kept and pairs_total (orbital pairs m >= n B keeps, of
-        nao (nao + 1) / 2: :mod:`hartree.df.pairs`)."""
+        nao (nao + 1) / 2: :mod:`hartree.df.pairs`); range_separated: one dict per attenuated
+        operator fitted (omega in bohr^-1, metric_rank: the eigenvectors of its metric kept,
+        storage, tensor_bytes, device_bytes, host_bytes of its tensor), [] for none."""
+
+        def where(fit: FittedJK) -> dict:
+            p = fit.placement
+            return {
+                "storage": fit.storage,
+                "tensor_bytes": fit.tensor_bytes,
+                "device_bytes": None if p is None else p.device_bytes,
+                "host_bytes": None if p is None else p.host_bytes,
+            }
+
         f = self.fitted
-        p = f.placement
         return {
             "aux_basis": str(self.aux.name),
             "naux": f.naux,
             "exact_k": self.exact_k,
-            "storage": f.storage,
-            "tensor_bytes": f.tensor_bytes,
-            "device_bytes": None if p is None else p.device_bytes,
-            "host_bytes": None if p is None else p.host_bytes,
+            **where(f),
             "pairs_kept": f.pairs.npair,
             "pairs_total": f.pairs.total,
+            "range_separated": [
+                {"omega": w, "metric_rank": fit.metric_rank, **where(fit)} for w, fit in self.range_separated.items()
+            ],
         }
 
     def array_module(self) -> ModuleType:
@@ -430,11 +485,11 @@ class FittedEngine:
     def dipole(self, origin: Sequence[float] = (0.0, 0.0, 0.0)) -> Any:
         return self.inner.dipole(origin)
 
-    def int2c2e(self, aux: Basis) -> Any:
-        return self.inner.int2c2e(aux)
+    def int2c2e(self, aux: Basis, omega: float = 0.0) -> Any:
+        return self.inner.int2c2e(aux, omega)
 
-    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> Any:
-        return self.inner.int3c2e(aux, aux_shells)
+    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None, omega: float = 0.0) -> Any:
+        return self.inner.int3c2e(aux, aux_shells, omega)
 
     # ------------------------------------------------------------------ two-electron
     def jk(
@@ -446,21 +501,15 @@ class FittedEngine:
         omega: float = 0.0,
     ) -> tuple[Any, Any]:
         """Fitted J (and K) of dms (nao, nao) or (nset, nao, nao), the contract's shapes and
-        modules; with ``exact_k`` K comes from the wrapped engine (threshold and omega go
-        there).  threshold does not apply to the fitted matrices (their pairs are chosen once:
-        ``pair_threshold``)."""
+        modules, of the operator of omega (bohr^-1; the contract's): 1/r12 from ``fitted``,
+        an attenuated one from its own fit (:meth:`_fit`); with ``exact_k`` K comes from the
+        wrapped engine (threshold and omega go there).  threshold does not apply to the
+        fitted matrices (their pairs are chosen once: ``pair_threshold``)."""
         omega = float(omega)
-        if omega != 0.0 and with_j:
-            raise InputError("a density-fitted J of the erf-attenuated operator is not implemented")
-        if omega != 0.0 and with_k and not self.exact_k:
-            raise InputError(
-                "range-separated exchange with a density-fitted K is not implemented; it needs --exact-k "
-                "(exact_k=True) for now"
-            )
         fit_k = with_k and not self.exact_k
         vj = vk = None
         if with_j or fit_k:
-            vj, vk = self.fitted.jk(dms, with_j=with_j, with_k=fit_k)
+            vj, vk = self._fit(omega).jk(dms, with_j=with_j, with_k=fit_k)
         if with_k and self.exact_k:
             _, vk = self.inner.jk(dms, with_j=False, with_k=True, threshold=threshold, omega=omega)
         return vj, vk

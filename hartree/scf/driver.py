@@ -197,21 +197,14 @@ def _gpu_kernel(molecule, basis, options, engine, device_requested):
 
 def fitted_engine(molecule: Molecule, basis: Basis, options: SCFOptions, engine: IntegralEngine) -> IntegralEngine:
     """``engine`` wrapped for the density fitting ``options`` ask for (an engine that already is
-    a FittedEngine is returned as it is): the J/K fitting basis loaded (BasisError, one line),
-    and InputError for a range-separated hybrid without ``exact_k``, before any work."""
+    a FittedEngine is returned as it is): the J/K fitting basis loaded (BasisError, one line)
+    before any work.  A range-separated hybrid's long-range K is fitted too unless ``exact_k``
+    (:mod:`hartree.df.range_separated`)."""
     from ..df.auxiliary import load_jk_aux
     from ..df.jk import FittedEngine
 
     if isinstance(engine, FittedEngine):
         return engine
-    if options.xc is not None and not options.exact_k:
-        from .ks import checked_functional
-
-        if checked_functional(options.xc).is_range_separated:
-            raise InputError(
-                f"the range-separated hybrid {options.xc!r} with a density-fitted K is not implemented; "
-                "it needs --exact-k (exact_k=True) for now"
-            )
     return FittedEngine(engine, load_jk_aux(molecule, basis, options.density_fitting), exact_k=options.exact_k)
 
 

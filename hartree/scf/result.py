@@ -46,7 +46,9 @@ class SCFResult:
     density_fitting   None (exact J/K), or what was fitted (:meth:`hartree.df.jk.FittedEngine.summary`):
                       aux_basis, naux, exact_k, storage ('stored' | 'split' | 'host' |
                       'direct': hartree.df.storage), tensor_bytes, device_bytes, host_bytes,
-                      pairs_kept, pairs_total (the orbital pairs B keeps: hartree.df.pairs)
+                      pairs_kept, pairs_total (the orbital pairs B keeps: hartree.df.pairs),
+                      range_separated (per attenuated operator fitted: omega, metric_rank,
+                      storage, sizes; hartree.df.range_separated)
     dispersion        None, or the correction added after the SCF (plain JSON types: model,
                       label, functional, parameters, package, version, three_body, energy
                       in Eh) — :func:`hartree.dft.dispersion.dispersion_record`
