@@ -148,7 +148,7 @@ def hartree_dft(name, basis_name, xc, level, device, repeat, with_gradient=True,
     if parts:  # a KohnSham of its own: the grid is built again
         engine = gradient_engine(res) or make_engine(mol, basis, SCREENING, "cpu", None)
         if fitted:
-            from hartree.df.jk import as_fitted_engine
+            from hartree.df.engine import as_fitted_engine
 
             engine = as_fitted_engine(res, engine)
         xp = engine.array_module()

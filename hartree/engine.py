@@ -154,18 +154,20 @@ class IntegralEngine(Protocol):
         ...
 
     # ------------------------------------------------------------------ density fitting
-    def int2c2e(self, aux: Basis) -> Array:
+    def int2c2e(self, aux: Basis, omega: float = 0.0) -> Array:
         """Coulomb metric (P|Q) = ∫∫ P(r1) Q(r2) / |r1 - r2| of the auxiliary basis ``aux`` (a
         Basis on the engine's molecule, spherical or cartesian as ``basis``), (naux, naux),
-        hartree, symmetric."""
+        hartree, symmetric.  omega (bohr^-1): the operator, as in :meth:`jk` (0: 1/r12; > 0:
+        erf(omega r12)/r12; < 0: erfc(|omega| r12)/r12): the metric of a range-separated fit."""
         ...
 
-    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> Array:
+    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None, omega: float = 0.0) -> Array:
         """Three-index Coulomb integrals (mn|P) = ∫∫ m(r1) n(r1) P(r2) / |r1 - r2|, (nao, nao,
         nP), hartree, symmetric in m, n, for the auxiliary shells s0 <= s < s1 of
         ``aux_shells`` = (s0, s1) (default: all; nP = aux.ao_loc[s1] - aux.ao_loc[s0]).
         Shell pairs (m, n) whose Gaussian product overlap bound is below 1e-14 are left zero
-        (:func:`hartree.integrals.three_center.significant_pairs`), on both engines."""
+        (:func:`hartree.integrals.three_center.significant_pairs`), on both engines.  omega
+        (bohr^-1): the operator, as in :meth:`jk` and :meth:`int2c2e`."""
         ...
 
     # ------------------------------------------------------------------ first derivatives

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hartree.basis import load_basis
-from hartree.df.jk import FittedEngine
+from hartree.df.engine import FittedEngine
 from hartree.engine import IntegralEngine
 from hartree.gpu.engine import GPUEngine
 from hartree.integrals.engine import CPUEngine
@@ -65,7 +65,7 @@ def test_the_contract_declares_what_methods_need():
 
 @pytest.mark.parametrize("engine_cls", [CPUEngine, GPUEngine, FittedEngine])
 def test_both_engines_have_every_member_with_the_contract_signature(engine_cls):
-    """Both engines, and the density-fitting wrapper (hartree.df.jk.FittedEngine)."""
+    """Both engines, and the density-fitting wrapper (hartree.df.engine.FittedEngine)."""
     methods, props, _ = _contract_members()
     for name in methods:
         assert _params(getattr(engine_cls, name)) == _params(getattr(IntegralEngine, name)), name

@@ -56,6 +56,8 @@ the bound).  :mod:`hartree.df.mixed_k` states the bound and the policy.
 
 :class:`FittedEngine` serves these J/K to the SCF behind the engine contract, so that the SCF
 kernel, its guess and the Kohn-Sham code run unchanged; everything else is the wrapped engine's.
+The J/K of an attenuated operator (``omega`` != 0: range-separated hybrids' long-range K) come
+from a second fit with that operator's integrals and metric (:mod:`hartree.df.range_separated`).
 """
 
 from __future__ import annotations
@@ -65,24 +67,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hartree.arrays import to_numpy
-from hartree.errors import InputError
 from hartree.resources import available_memory, size_text
 
-from .auxiliary import result_aux_basis
 from .metric import density_factors, padded_metric_factor
-from .mixed_k import K_TARGET_EH, KPlan, MixedK, b_statistics, exchange_block
+from .mixed_k import KPlan, MixedK, b_statistics, exchange_block
 from .pairs import ENGINE_THRESHOLD, fitted_pairs
+from .range_separated import LINEAR_DEPENDENCE, OperatorIntegrals, operator_text, truncated_metric_factor
 from .storage import FittedTensor, Placement, default_host_budget, place
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from hartree.basis import Basis
     from hartree.engine import IntegralEngine
-    from hartree.molecule import Molecule
 
-__all__ = ["FittedJK", "FittedEngine", "as_fitted_engine"]
+__all__ = ["FittedJK"]
 
 #: working memory of one block (integrals, unpacked B rows), bytes, at most
 BLOCK_BYTES = 256 * 2**20
@@ -110,7 +107,10 @@ class FittedJK:
     nonzero is left out; 0 keeps every pair).  block_bytes: the working memory of one block
     (integrals, unpacked rows of B, a streamed block of host rows), bytes.  mixed: the
     :class:`hartree.df.mixed_k.MixedK` that chooses the scheme of the mixed-precision K builds
-    and records them (default: the device's policy, target K_TARGET_EH).
+    and records them (default: the device's policy, target K_TARGET_EH).  omega (bohr^-1):
+    the operator fitted, 0 for 1/r12, else the attenuated one of :mod:`hartree.df.range_separated`
+    (its integrals, :class:`~hartree.df.range_separated.OperatorIntegrals`, and its truncated
+    metric factor, whose rank ``metric_rank`` gives; None for 1/r12 and before the first build).
     """
 
     def __init__(
@@ -122,7 +122,12 @@ class FittedJK:
         host_memory_bytes: int | None = None,
         block_bytes: int = BLOCK_BYTES,
         mixed: MixedK | None = None,
+        omega: float = 0.0,
     ) -> None:
+        self.omega = float(omega)
+        self.metric_rank: int | None = None
+        if self.omega != 0.0:
+            engine = OperatorIntegrals(engine, self.omega)
         self.engine, self.aux = engine, aux
         self.mixed = MixedK() if mixed is None else mixed
         #: the KPlan of the last build asked for in mixed precision (None before one)
@@ -195,7 +200,7 @@ class FittedJK:
                     failure = str(exc)
                     self.placement = place(self.naux, self.pairs.npair + 1, 0, 0)
             self.notes.append(self._placement_note(failure))
-            self._m = padded_metric_factor(xp, xp.asarray(self.engine.int2c2e(self.aux)))  # eq. (1)
+            self._m = self._metric()  # eq. (1)
             if tensor is not None:
                 self._index_arrays()
                 self._build_b(tensor)
@@ -203,10 +208,27 @@ class FittedJK:
             elif self.pairs.drops_computed_pairs:
                 self._mask = xp.asarray(self.pairs.mask())[:, :, None]
 
+    def _metric(self) -> Any:
+        """M of eq. (1), (naux, naux) in ``xp`` (zero rows for a singular metric:
+        :func:`hartree.df.metric.padded_metric_factor`; an attenuated operator's:
+        :func:`hartree.df.range_separated.truncated_metric_factor`, said in the notes)."""
+        v = self.xp.asarray(self.engine.int2c2e(self.aux))
+        if self.omega == 0.0:
+            return padded_metric_factor(self.xp, v)
+        m, self.metric_rank = truncated_metric_factor(self.xp, v)
+        self.notes.append(
+            f"density fitting of {operator_text(self.omega)}: {self.metric_rank} of {self.naux} eigenvectors of "
+            f"its metric kept (eigenvalues above {LINEAR_DEPENDENCE:g} Eh)"
+        )
+        return m
+
     def _placement_note(self, failure: str) -> str:
         """The notes' sentence on the fitting and where B lives."""
         p = self.placement
         head = f"density fitting: {self.aux.name}, {self.naux} auxiliary functions"
+        if self.omega != 0.0:
+            head = f"density fitting of {operator_text(self.omega)} (range-separated exchange: a second tensor "
+            head += f"beside the 1/r12 one, twice the fitted memory): {self.aux.name}, {self.naux} auxiliary functions"
         kept, size = self.pairs.text(), size_text(self.tensor_bytes)
         if p.storage == "stored":
             return f"{head}; {kept}, {size} kept in {self._where()}"
@@ -382,191 +404,3 @@ class FittedJK:
                 j3 = self._screened_int3c(s0, s1)
                 vj += (j3.reshape(nao * nao, -1) @ cfit[int(loc[s0]) : int(loc[s1])]).T.reshape(nset, nao, nao)
         return vj, vk
-
-
-class FittedEngine:
-    """An :class:`hartree.engine.IntegralEngine` whose ``jk`` is density fitted: J always, K
-    too unless ``exact_k`` (then K is the wrapped engine's exact one, every omega).  Every
-    other member is the wrapped ``engine``'s, except :meth:`two_electron_gradient`: the
-    gradient of the fitted energy (:mod:`hartree.df.gradient`).
-
-    aux: the auxiliary Basis (:func:`hartree.df.auxiliary.load_jk_aux`); memory_bytes,
-    pair_threshold, host_memory_bytes, block_bytes: see :class:`FittedJK`.  Range-separated exchange (omega != 0) with a
-    fitted K is refused (InputError): the fitted erf-attenuated metric is not written yet.
-
-    Mixed precision (``jk(..., precision='mixed')``, the SCF's early cycles with its option
-    ``precision='mixed'``): the fitted K by :mod:`hartree.df.mixed_k`; mixed_scheme (None: the
-    device's policy, FP64 on the CPU; or 'ozaki', 'fp32', 'tf32', 'tf32x3', forced),
-    mixed_slices (a forced Ozaki slice count) and mixed_target_eh (the most the bound on a
-    build's exchange-energy error may be, Eh) make its :class:`~hartree.df.mixed_k.MixedK`.
-    """
-
-    def __init__(
-        self,
-        engine: IntegralEngine,
-        aux: Basis,
-        exact_k: bool = False,
-        memory_bytes: int | None = None,
-        pair_threshold: float = ENGINE_THRESHOLD,
-        host_memory_bytes: int | None = None,
-        block_bytes: int = BLOCK_BYTES,
-        mixed_scheme: str | None = None,
-        mixed_slices: int | None = None,
-        mixed_target_eh: float = K_TARGET_EH,
-    ):
-        self.inner = engine
-        self.molecule, self.basis = engine.molecule, engine.basis
-        self.screening_threshold = engine.screening_threshold
-        self.aux, self.exact_k = aux, bool(exact_k)
-        mixed = MixedK(mixed_scheme, mixed_slices, mixed_target_eh)
-        self.fitted = FittedJK(engine, aux, memory_bytes, pair_threshold, host_memory_bytes, block_bytes, mixed)
-
-    # ------------------------------------------------------------------ host side
-    @property
-    def notes(self) -> list[str]:
-        """The fitting's sentences, then the wrapped engine's."""
-        what = "J fitted, K exact (exact_k)" if self.exact_k else "J and K fitted"
-        own = [f"{n} ({what})" for n in self.fitted.notes]
-        mixed = self.fitted.mixed.note()
-        own += [mixed] if mixed else []
-        return own + [n for n in self.inner.notes if n not in own]
-
-    @property
-    def device(self) -> str:
-        """The wrapped engine's device text."""
-        return self.inner.device
-
-    @property
-    def scf_note(self) -> str | None:
-        """The wrapped engine's note."""
-        return self.inner.scf_note
-
-    def summary(self) -> dict:
-        """What was fitted, for ``SCFResult.density_fitting``: aux_basis (name), naux,
-        exact_k, storage ('stored' | 'split' | 'host' | 'direct' | None before a build:
-        :mod:`hartree.df.storage`), tensor_bytes (B's size over the kept pairs, kept or not),
-        device_bytes and host_bytes (how much of it is kept in the engine's memory and in
-        host memory), pairs_kept and pairs_total (orbital pairs m >= n B keeps, of
-        nao (nao + 1) / 2: :mod:`hartree.df.pairs`), precision (None, or the record of the
-        builds asked for in mixed precision: :meth:`hartree.df.mixed_k.MixedK.summary`)."""
-        f = self.fitted
-        p = f.placement
-        return {
-            "aux_basis": str(self.aux.name),
-            "naux": f.naux,
-            "exact_k": self.exact_k,
-            "storage": f.storage,
-            "tensor_bytes": f.tensor_bytes,
-            "device_bytes": None if p is None else p.device_bytes,
-            "host_bytes": None if p is None else p.host_bytes,
-            "pairs_kept": f.pairs.npair,
-            "pairs_total": f.pairs.total,
-            "precision": f.mixed.summary(),
-        }
-
-    def array_module(self) -> ModuleType:
-        return self.inner.array_module()
-
-    def use(self):
-        return self.inner.use()
-
-    def for_molecule(self, molecule: Molecule, basis: Basis) -> IntegralEngine:
-        """The wrapped engine's (exact) engine for another molecule: the SAD guess's atoms."""
-        return self.inner.for_molecule(molecule, basis)
-
-    # ------------------------------------------------------------------ one-electron, 3-index
-    def overlap(self) -> Any:
-        return self.inner.overlap()
-
-    def kinetic(self) -> Any:
-        return self.inner.kinetic()
-
-    def nuclear(self, charges: Sequence[float] | None = None, coords: Any = None) -> Any:
-        return self.inner.nuclear(charges, coords)
-
-    def hcore(self) -> Any:
-        return self.inner.hcore()
-
-    def dipole(self, origin: Sequence[float] = (0.0, 0.0, 0.0)) -> Any:
-        return self.inner.dipole(origin)
-
-    def int2c2e(self, aux: Basis) -> Any:
-        return self.inner.int2c2e(aux)
-
-    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> Any:
-        return self.inner.int3c2e(aux, aux_shells)
-
-    # ------------------------------------------------------------------ two-electron
-    def jk(
-        self,
-        dms: Any,
-        with_j: bool = True,
-        with_k: bool = True,
-        threshold: float | None = None,
-        omega: float = 0.0,
-        precision: str = "fp64",
-    ) -> tuple[Any, Any]:
-        """Fitted J (and K) of dms (nao, nao) or (nset, nao, nao), the contract's shapes and
-        modules; with ``exact_k`` K comes from the wrapped engine (threshold and omega go
-        there).  threshold does not apply to the fitted matrices (their pairs are chosen once:
-        ``pair_threshold``).  precision 'mixed': the fitted K by the scheme of the class
-        docstring (the exact K of exact_k and J stay FP64)."""
-        if precision not in ("fp64", "mixed"):
-            raise InputError(f"precision must be 'fp64' or 'mixed', got {precision!r}")
-        omega = float(omega)
-        if omega != 0.0 and with_j:
-            raise InputError("a density-fitted J of the erf-attenuated operator is not implemented")
-        if omega != 0.0 and with_k and not self.exact_k:
-            raise InputError(
-                "range-separated exchange with a density-fitted K is not implemented; it needs --exact-k "
-                "(exact_k=True) for now"
-            )
-        fit_k = with_k and not self.exact_k
-        vj = vk = None
-        if with_j or fit_k:
-            vj, vk = self.fitted.jk(dms, with_j=with_j, with_k=fit_k, mixed=precision == "mixed")
-        if with_k and self.exact_k:
-            _, vk = self.inner.jk(dms, with_j=False, with_k=True, threshold=threshold, omega=omega)
-        return vj, vk
-
-    # ------------------------------------------------------------------ first derivatives
-    def int3c2e_gradient(self, aux: Basis, gamma: Any, aux_shells: tuple[int, int] | None = None) -> Any:
-        return self.inner.int3c2e_gradient(aux, gamma, aux_shells)
-
-    def int2c2e_gradient(self, aux: Basis, gamma: Any) -> Any:
-        return self.inner.int2c2e_gradient(aux, gamma)
-
-    def one_electron_gradient(self, density: Any, energy_weighted_density: Any) -> Any:
-        return self.inner.one_electron_gradient(density, energy_weighted_density)
-
-    def two_electron_gradient(
-        self, coulomb_density: Any, exchange_densities: Any, exchange_factor: float, omega: float = 0.0
-    ) -> Any:
-        """The contract's 1/2 sum Gamma d(mn|ls)/dR of the fitted integrals, numpy (natm, 3),
-        hartree/bohr (:func:`hartree.df.gradient.fitted_two_electron_gradient`, auxiliary-basis
-        terms included); with exact_k J fitted and the exchange the wrapped engine's exact one.
-        omega != 0 (the attenuated operator, exchange only in an SCF) is the wrapped engine's
-        exact gradient with exact_k, and refused (InputError) with a fitted K."""
-        from .gradient import fitted_two_electron_gradient
-
-        if omega != 0.0:
-            if not self.exact_k:
-                raise InputError("range-separated exchange with a density-fitted K has no gradient; use exact_k")
-            return self.inner.two_electron_gradient(coulomb_density, exchange_densities, exchange_factor, omega)
-        if not self.exact_k:
-            return fitted_two_electron_gradient(
-                self.inner, self.aux, coulomb_density, exchange_densities, exchange_factor
-            )
-        two = fitted_two_electron_gradient(self.inner, self.aux, coulomb_density, exchange_densities, 0.0)
-        zeros = np.zeros_like(to_numpy(coulomb_density))
-        return two + np.asarray(self.inner.two_electron_gradient(zeros, exchange_densities, exchange_factor))
-
-
-def as_fitted_engine(result, engine: Any) -> Any:
-    """A :class:`hartree.df.jk.FittedEngine` for the gradient of a density-fitted ``result``:
-    ``engine`` itself when it is one, else ``engine`` wrapped with the result's auxiliary
-    basis and exact_k (so that ROHF's energy-weighted density uses the fitted Fock matrices
-    of the energy)."""
-    if isinstance(engine, FittedEngine):
-        return engine
-    return FittedEngine(engine, result_aux_basis(result, engine), exact_k=bool(result.density_fitting.get("exact_k")))

@@ -266,19 +266,21 @@ class GPUEngine:
                 held = self._eri3c = (aux, ThreeCenterBuilder(self.basis, aux, self.backends()[0]))
         return held[1]
 
-    def int2c2e(self, aux: Basis) -> Array:
+    def int2c2e(self, aux: Basis, omega: float = 0.0) -> Array:
         """(P|Q) of the auxiliary basis ``aux``, (naux, naux), hartree, engine array module, by
-        the generated storing kernels of :mod:`hartree.gpu.eri3c` on the first GPU."""
+        the generated storing kernels of :mod:`hartree.gpu.eri3c` on the first GPU; omega
+        (bohr^-1): the operator (omega != 0: the erf kernels)."""
         builder = self._three_center(aux)
         with self.use():
-            return builder.int2c()
+            return builder.int2c(omega)
 
-    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> Array:
+    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None, omega: float = 0.0) -> Array:
         """(mn|P) for the aux shells s0 <= s < s1 of ``aux_shells`` (default all), (nao, nao,
-        nP), hartree, engine array module, on the first GPU (:mod:`hartree.gpu.eri3c`)."""
+        nP), hartree, engine array module, on the first GPU (:mod:`hartree.gpu.eri3c`); omega
+        (bohr^-1): the operator (omega != 0: the erf kernels)."""
         builder = self._three_center(aux)
         with self.use():
-            return builder.int3c(aux_shells)
+            return builder.int3c(aux_shells, omega)
 
     # ------------------------------------------------------------------ first derivatives
     def _three_center_gradient(self, aux: Basis) -> Any:

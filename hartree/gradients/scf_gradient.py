@@ -228,8 +228,8 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         if grid_response:
             _refuse_vv10_grid_response(functional, result.xc)
     if fitted:
+        from hartree.df.engine import as_fitted_engine
         from hartree.df.gradient import fitted_two_electron_term
-        from hartree.df.jk import as_fitted_engine
 
         engine = as_fitted_engine(result, engine)
     da, db = _densities(result)

@@ -139,19 +139,20 @@ class CPUEngine:
         )
 
     # ---------------------------------------------------------------- density fitting
-    def int2c2e(self, aux: Basis) -> np.ndarray:
-        """(P|Q) of the auxiliary basis ``aux``, (naux, naux), hartree
-        (:func:`hartree.integrals.three_center.int2c2e`)."""
+    def int2c2e(self, aux: Basis, omega: float = 0.0) -> np.ndarray:
+        """(P|Q) of the auxiliary basis ``aux``, (naux, naux), hartree, of the operator of
+        omega (bohr^-1; :func:`hartree.integrals.three_center.int2c2e`)."""
         from hartree.integrals import three_center
 
-        return three_center.int2c2e(aux)
+        return three_center.int2c2e(aux, omega=omega)
 
-    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None) -> np.ndarray:
+    def int3c2e(self, aux: Basis, aux_shells: tuple[int, int] | None = None, omega: float = 0.0) -> np.ndarray:
         """(mn|P) for the aux shells s0 <= s < s1 of ``aux_shells`` (default all), (nao, nao,
-        nP), hartree (:func:`hartree.integrals.three_center.int3c2e`)."""
+        nP), hartree, of the operator of omega (bohr^-1;
+        :func:`hartree.integrals.three_center.int3c2e`)."""
         from hartree.integrals import three_center
 
-        return three_center.int3c2e(self.basis, aux, aux_shells)
+        return three_center.int3c2e(self.basis, aux, aux_shells, omega=omega)
 
     # ---------------------------------------------------------------- first derivatives
     def int3c2e_gradient(self, aux: Basis, gamma: np.ndarray, aux_shells: tuple[int, int] | None = None) -> np.ndarray:

@@ -177,6 +177,25 @@ KINDS: tuple[IntegralKind, ...] = (
         "for omega < 0; screened with the 1/r12 Schwarz factors, which bound both",
     ),
     IntegralKind(
+        "int3c2e_erf", "erf(ω r12)/r12, (ab|P)", 3, 0, _RYS + "; roots of T ω²/(ω² + ρ), weights × ω/sqrt(ω² + ρ)",
+        True, 6, 18,
+        cpu=Implementation(_DF, "int3c2e", "(nao, nao, naux) with omega > 0, hartree"),
+        gpu=Implementation("hartree.gpu.eri3c", "ThreeCenterBuilder.int3c", "(nao, nao, naux batch) with omega > 0"),
+        engine_method="int3c2e",
+        note="range-separated density fitting (hartree.df.range_separated): the quadrature of eri_erf in the "
+        "three-index kernels, omega a run-time argument (numba: the 1/r12 kernel; CUDA: an erf variant of each "
+        "class, e3_<class>_erf); engine.int3c2e(omega=...): erf for omega > 0, erfc = 1/r12 - erf for omega < 0",
+    ),
+    IntegralKind(
+        "int2c2e_erf", "erf(ω r12)/r12, (P|Q)", 2, 0, _RYS + " (as (P 1|Q)); the quadrature of int3c2e_erf", True,
+        6, 12,
+        cpu=Implementation(_DF, "int2c2e", "(naux, naux) with omega > 0, hartree"),
+        gpu=Implementation("hartree.gpu.eri3c", "ThreeCenterBuilder.int2c", "(naux, naux) with omega > 0, cupy"),
+        engine_method="int2c2e",
+        note="the metric of a range-separated fit; engine.int2c2e(omega=...): erf for omega > 0, erfc for "
+        "omega < 0; singular in practice for omega of 0.1-0.4 (hartree.df.range_separated)",
+    ),
+    IntegralKind(
         "ao_values", "φ_a(r_g) and its derivatives at points r_g", 1, 1, "direct evaluation of the shells", False,
         note="DFT grids (values and gradients at arbitrary points); the orbital lattices of "
         "hartree.grid evaluate orbitals on regular grids through their own kernels",

@@ -3,6 +3,7 @@
     int3c2e(basis, aux)                    -> (nao, nao, naux)   (mu nu|P), hartree
     int3c2e(basis, aux, aux_shells=(s0, s1))  only aux shells s0 <= s < s1 (batching)
     int2c2e(aux)                           -> (naux, naux)       (P|Q), hartree
+    int3c2e(..., omega=w), int2c2e(aux, omega=w)   the same of an attenuated operator
     aux_shell_batches(aux, max_functions)  -> [(s0, s1), ...] aux-shell ranges of bounded size
     mo_int3c2e(basis, aux, [(C_occ, C_vir), ...], memory_mb) -> [(no, nv, naux), ...]  (ia|P)
 
@@ -11,6 +12,12 @@
 data (AO order of hartree.basis, spherical or cartesian per basis).  Rys quadrature as
 specified in three_center_kernels.py; total angular momentum l_mu + l_nu + l_P up to
 LTOT_MAX = 26 (MAX_NROOTS = 14 roots), e.g. g orbital shells with i auxiliary shells.
+
+omega (bohr^-1), PySCF's convention (``mol.with_range_coulomb(omega)``, equal to its integrals
+there): 0 for 1/|r1 - r2|; > 0 for erf(omega |r1 - r2|)/|r1 - r2| (the kernels' eq. (4), omega a
+run-time argument of the one compiled kernel); < 0 for erfc(|omega| |r1 - r2|)/|r1 - r2| =
+1/|r1 - r2| - erf(|omega| |r1 - r2|)/|r1 - r2|, computed as that difference (absolute error
+~1e-16 of the 1/r12 integral; the range-separated fits of :mod:`hartree.df.range_separated`).
 """
 
 import numpy as np
@@ -87,15 +94,20 @@ def significant_pairs(basis, threshold=1e-14):
     return np.ascontiguousarray(np.stack([ii, jj], axis=1)[order], dtype=np.int64)
 
 
-def int3c2e(basis, aux, aux_shells=None, out=None, screening=1e-14):
+def int3c2e(basis, aux, aux_shells=None, out=None, screening=1e-14, omega=0.0):
     """(mu nu|P) for orbital basis ``basis`` and auxiliary basis ``aux`` (hartree.basis.Basis,
     same molecule), shape (nao, nao, naux_batch), float64, hartree.
 
     aux_shells: optional (s0, s1) restricting P to aux shells s0 <= s < s1 (its AOs
     aux.ao_loc[s0]:aux.ao_loc[s1]); out: optional preallocated C-contiguous array to fill;
     screening: shell pairs below this product-overlap bound (significant_pairs) are left
-    zero (0 computes every pair).
+    zero (0 computes every pair); omega (bohr^-1): the operator (module docstring).
     """
+    omega = float(omega)
+    if omega < 0.0:  # erfc = 1/r12 - erf
+        out = int3c2e(basis, aux, aux_shells, out, screening)
+        out -= int3c2e(basis, aux, aux_shells, None, screening, -omega)
+        return out
     s0, s1 = (0, aux.nshell) if aux_shells is None else (int(aux_shells[0]), int(aux_shells[1]))
     if not 0 <= s0 <= s1 <= aux.nshell:
         raise ValueError(f"aux_shells {aux_shells} outside 0..{aux.nshell}")
@@ -129,17 +141,22 @@ def int3c2e(basis, aux, aux_shells=None, out=None, screening=1e-14):
         bool(aux.pure),
         _c2s(lmax),
         rys_table_array(),
+        omega,
         out,
     )
     return out
 
 
-def int2c2e(aux):
-    """(P|Q) Coulomb metric of the auxiliary basis, (naux, naux) float64, hartree.
+def int2c2e(aux, omega=0.0):
+    """(P|Q) Coulomb metric of the auxiliary basis, (naux, naux) float64, hartree; omega
+    (bohr^-1): the operator (module docstring).
 
     Computed as (P 1|Q) with the unit function 1 (s, exponent 0, coefficient sqrt(4 pi) to
     cancel the s-function factor f(0)) appended to the bra shells.
     """
+    omega = float(omega)
+    if omega < 0.0:  # erfc = 1/r12 - erf
+        return int2c2e(aux) - int2c2e(aux, -omega)
     lmax = _lmax(aux)
     if 2 * lmax > _k.LTOT_MAX:
         raise BasisError(f"two-index integrals support l_P + l_Q <= {_k.LTOT_MAX}")
@@ -181,6 +198,7 @@ def int2c2e(aux):
         bool(aux.pure),
         _c2s(lmax),
         rys_table_array(),
+        omega,
         out,
     )
     out = out.reshape(naux, naux)

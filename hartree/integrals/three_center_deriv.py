@@ -61,8 +61,8 @@ def _shifted(acc, cart, sa, sb, sc, la_, lb_, A, B, l3, ps3, np3, cen3, ex3, co3
              rys_table, roots, weights, g):  # fmt: skip
     """Cartesian (a'b'|c) of augmented shells (sa, sb) into cart[ia, ib, f]; returns nf."""
     _ne, nf = _k._primitive_sum(
-        sa, sb, sc, l3, ps3, np3, cen3, ex3, co3, xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g, acc
-    )
+        sa, sb, sc, l3, ps3, np3, cen3, ex3, co3, xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g, acc, 0.0
+    )  # 1/r12
     _k._hrr(la_, lb_, A, B, acc, nf, cart)
     return nf
 

@@ -25,6 +25,14 @@ The primitive sum gives (e0|c) for l_a <= |e| <= l_a + l_b; the horizontal trans
 then each index goes to real spherical functions with cart2sph(l).  Cartesian s and p
 functions carry PySCF's f(l) factors (f(0) = 1/sqrt(4 pi), f(1) = sqrt(3/(4 pi))).
 
+The erf-attenuated operator erf(omega r12)/r12 of range-separated hybrids (omega > 0, bohr^-1)
+changes only the quadrature of each primitive triple (Gill & Adamson, Chem. Phys. Lett. 261,
+105 (1996); :data:`hartree.integrals.rys_program.ATTENUATION`): with theta = omega^2 /
+(omega^2 + rho), the Rys rule is taken at theta T, each root u becomes theta u in eq. (2) and
+the prefactor of eq. (1) is multiplied by sqrt(theta)                                   (4)
+
+(theta = 1 is 1/r12; omega is a run-time argument, one compiled kernel serves every value).
+
 The two-index metric (a|c) is (a 1|c): the driver appends the unit shell to the bra
 basis and passes pairs (a, unit).  Written independently for hartree; the ERI kernels
 (eri_*.py) follow the same equations.
@@ -94,9 +102,11 @@ def _primitive_sum(
     weights,
     g,
     acc,
+    omega,
 ):
     """Contracted cartesian (e0|c) block into acc[e, f] (e over L = l_a..l_a+l_b, f over the
-    cartesian components of l_c); returns (ne, nf).  g: scratch (3, n1, m1) per root."""
+    cartesian components of l_c); returns (ne, nf).  g: scratch (3, n1, m1) per root.
+    omega (bohr^-1): 0 for 1/r12, > 0 for erf(omega r12)/r12 (eq. (4))."""
     la, lb, lc = l[sa], l[sb], xl[sc]
     nmax = la + lb
     mmax = lc
@@ -133,9 +143,14 @@ def _primitive_sum(
                 izpe = 1.0 / (zeta + eta)
                 t = zeta * eta * izpe * pc2
                 pref = TWO_PI_52 * iz / eta * math.sqrt(izpe) * kab * xcoefs[kp]  # eq. (1)
+                theta = 1.0
+                if omega > 0.0:  # eq. (4)
+                    theta = omega * omega / (omega * omega + zeta * eta * izpe)
+                    t = theta * t
+                    pref = math.sqrt(theta) * pref
                 rys_roots_weights(nr, t, roots, weights, rys_table)
                 for r in range(nr):
-                    u = roots[r]
+                    u = theta * roots[r]  # eq. (4); theta = 1 for 1/r12
                     eo = eta * izpe * u
                     zo = zeta * izpe * u
                     b00 = 0.5 * u * izpe
@@ -263,9 +278,11 @@ def int3c_kernel(
     pure_c,
     c2s,
     rys_table,
+    omega,
     out,
 ):
-    """(ab|c) for bra shell pairs ``pairs`` (npair, 2) and aux shells c0 <= c < c1.
+    """(ab|c) for bra shell pairs ``pairs`` (npair, 2) and aux shells c0 <= c < c1, of
+    1/r12 (omega = 0) or erf(omega r12)/r12 (omega > 0, bohr^-1; eq. (4)).
 
     Writes out[i0 + i, j0 + j, xloc[c] - xloc[c0] + k] with (i0, j0) = pair_off[p], and
     also the transposed bra block out[j0 + j, i0 + i, ...] when pair_sym[p].
@@ -312,6 +329,7 @@ def int3c_kernel(
                 weights,
                 g,
                 acc,
+                omega,
             )
             na, nb = _hrr(la, lb, center[sa], center[sb], acc, nf, cart)
             ma, mb, mc = _to_final(cart, na, nb, nf, la, lb, xl[sc], pure_ab, pure_c, c2s, fin)

@@ -30,7 +30,7 @@ primitives) and the orbitals, enough to rebuild them for plotting.
   package and version, and a gradient's ``extras.hartree.gradient_components.dispersion``
   its gradient (included in ``return_gradient``).
 * A density-fitted SCF has ``extras.hartree.density_fitting``
-  (:meth:`hartree.df.jk.FittedEngine.summary`: auxiliary basis, where the fitted tensor lived
+  (:meth:`hartree.df.engine.FittedEngine.summary`: auxiliary basis, where the fitted tensor lived
   and, with ``--precision mixed``, ``precision``: the schemes of the mixed-precision K builds,
   the largest bound, the fallbacks to FP64 and the FP64 builds after the switch).
 * ``wavefunction.restricted`` is True only when alpha and beta are the same in

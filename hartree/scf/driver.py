@@ -22,7 +22,7 @@ The engine's notes (e.g. J/K batching decisions of the GPU engine) are appended 
 ``result.notes``.
 
 Density fitting (options ``density_fitting``, ``exact_k``): :func:`fitted_engine` wraps the
-engine in a :class:`hartree.df.jk.FittedEngine` (J/K fitted, the rest the engine's) and the
+engine in a :class:`hartree.df.engine.FittedEngine` (J/K fitted, the rest the engine's) and the
 kernel runs on it unchanged, with full J/K builds when K is fitted (SCFOptions says why);
 ``result.density_fitting`` says what was fitted.  The GPU memory estimate and CPU fallback
 above are the exact J/K's and do not apply to such runs (the fitted J/K says where its tensor
@@ -199,21 +199,14 @@ def _gpu_kernel(molecule, basis, options, engine, device_requested):
 
 def fitted_engine(molecule: Molecule, basis: Basis, options: SCFOptions, engine: IntegralEngine) -> IntegralEngine:
     """``engine`` wrapped for the density fitting ``options`` ask for (an engine that already is
-    a FittedEngine is returned as it is): the J/K fitting basis loaded (BasisError, one line),
-    and InputError for a range-separated hybrid without ``exact_k``, before any work."""
+    a FittedEngine is returned as it is): the J/K fitting basis loaded (BasisError, one line)
+    before any work.  A range-separated hybrid's long-range K is fitted too unless ``exact_k``
+    (:mod:`hartree.df.range_separated`)."""
     from ..df.auxiliary import load_jk_aux
-    from ..df.jk import FittedEngine
+    from ..df.engine import FittedEngine
 
     if isinstance(engine, FittedEngine):
         return engine
-    if options.xc is not None and not options.exact_k:
-        from .ks import checked_functional
-
-        if checked_functional(options.xc).is_range_separated:
-            raise InputError(
-                f"the range-separated hybrid {options.xc!r} with a density-fitted K is not implemented; "
-                "it needs --exact-k (exact_k=True) for now"
-            )
     return FittedEngine(engine, load_jk_aux(molecule, basis, options.density_fitting), exact_k=options.exact_k)
 
 
@@ -258,7 +251,7 @@ def run(
     """
     options = SCFOptions(method=method, **option_overrides)
     validate(molecule, options.method)
-    from ..df.jk import FittedEngine
+    from ..df.engine import FittedEngine
     from ..gpu.engine import GPUEngine
 
     if options.precision != "fp64" and options.density_fitting is None and not isinstance(engine, FittedEngine):

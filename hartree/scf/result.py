@@ -45,11 +45,13 @@ class SCFResult:
     dft               Kohn-Sham only, else None: dict with xc, grid_level, grid_points and
                       electrons_integrated (the grid's electron count for the final SCF
                       density; float) — :meth:`hartree.scf.ks.KohnSham.summary`
-    density_fitting   None (exact J/K), or what was fitted (:meth:`hartree.df.jk.FittedEngine.summary`):
+    density_fitting   None (exact J/K), or what was fitted (:meth:`hartree.df.engine.FittedEngine.summary`):
                       aux_basis, naux, exact_k, storage ('stored' | 'split' | 'host' |
                       'direct': hartree.df.storage), tensor_bytes, device_bytes, host_bytes,
                       pairs_kept, pairs_total (the orbital pairs B keeps: hartree.df.pairs),
                       precision (None, or the mixed-precision K builds: hartree.df.mixed_k)
+                      range_separated (per attenuated operator fitted: omega, metric_rank,
+                      storage, sizes; hartree.df.range_separated)
     dispersion        None, or the correction added after the SCF (plain JSON types: model,
                       label, functional, parameters, package, version, three_body, energy
                       in Eh) — :func:`hartree.dft.dispersion.dispersion_record`

@@ -1,8 +1,8 @@
 """Density fitting from the command line and the keywords (issue 19, step 1): ``hartree run
 FILE --density-fitting [AUX]`` (and ``--exact-k``) names the fitting basis and gives the
-energy of hartree.scf.run with density_fitting, and ``--gradient`` its gradient (step 2); what
-is not implemented (a fitted K of a range-separated hybrid) and bad input end in one line with
-exit code 2.  Water in STO-3G from the core guess (no compile
+energy of hartree.scf.run with density_fitting (a range-separated hybrid's too), and
+``--gradient`` its gradient (step 2); what is not implemented (the gradient of a fitted
+range-separated K) and bad input end in one line with exit code 2.  Water in STO-3G from the core guess (no compile
 of the generated ERI module: tests/scf/test_density_fitting.py says why)."""
 
 import json
@@ -48,13 +48,51 @@ def test_run_fits_and_names_the_basis(cli, water_xyz, tmp_path, aux):
     [
         ("run", ["--exact-k"], "applies only with density fitting"),
         ("run", ["--density-fitting", "no-such-jkfit"], "density-fitting basis: unknown basis set"),
-        ("run", ["-m", "cam-b3lyp", "--grid", "1", "--density-fitting"], "needs --exact-k"),
+        (
+            "run",
+            ["-m", "cam-b3lyp", "--grid", "1", "--density-fitting", "--gradient"],
+            "--gradient: the gradient of the range-separated hybrid 'cam-b3lyp' with a density-fitted K is not "
+            "implemented; add --exact-k",
+        ),
+        (
+            "opt",
+            ["-m", "wb97x", "--density-fitting"],
+            "the gradient of the range-separated hybrid 'wb97x' with a density-fitted K",
+        ),
     ],
 )
 def test_refusals_are_one_line_with_exit_code_2(cli, water_xyz, command, extra, words):
     args = RUN if command == "run" else ["-b", "sto-3g", "--device", "cpu"]
     code, _, err = cli(command, water_xyz, *args, *extra)
     _one_line(code, err, words)
+
+
+def test_run_fits_a_range_separated_hybrid(cli, water_xyz, tmp_path):
+    """``--method wb97x --density-fitting``: J, K and the long-range K fitted (no --exact-k),
+    the energy is the API's (tests/scf/test_density_fitting.py: PySCF's), the notes name the
+    second, attenuated fit."""
+    out = tmp_path / "wb97x.json"
+    code, stdout, err = cli("run", water_xyz, *RUN, "-m", "wb97x", "--grid", "1", "--density-fitting", "--json", out)
+    assert code == 0, err
+    assert "(J and K fitted)" in stdout and "density fitting of erf(0.3 r12)/r12" in stdout
+    ref = run(water(), "sto-3g", "rks", xc="wb97x", grid_level=1, device="cpu", guess="core", conv_tol=1e-10,
+              density_fitting=True)  # fmt: skip
+    assert abs(json.loads(out.read_text())["return_result"] - ref.energy) < 1e-9
+
+
+def test_batch_refuses_a_fitted_range_separated_gradient_before_any_work(tmp_path):
+    """A batch gradient task of a range-separated hybrid with a fitted K is refused when the
+    job is made (one line naming the file and --exact-k); its energy task and the exact_k
+    gradient task are made."""
+    from hartree.batch.inputs import BatchOptions, make_job
+
+    path = tmp_path / "water.xyz"
+    path.write_text(water().to_xyz())
+    fit = {"basis": "sto-3g", "device": "cpu", "method": "wb97x", "density_fitting": True}
+    with pytest.raises(InputError, match=r"water\.xyz: task gradient: the gradient of .*'wb97x'.*--exact-k"):
+        make_job(str(path), "water", BatchOptions(task="gradient", **fit))
+    assert make_job(str(path), "water", BatchOptions(task="energy", **fit)).options["density_fitting"] is True
+    assert make_job(str(path), "water", BatchOptions(task="gradient", exact_k=True, **fit)).options["exact_k"] is True
 
 
 def test_keywords_take_density_fitting():

@@ -12,7 +12,7 @@ import pytest
 from hartree.arrays import to_numpy
 from hartree.basis import load_basis
 from hartree.df.auxiliary import load_jk_aux
-from hartree.df.jk import FittedEngine
+from hartree.df.engine import FittedEngine
 from hartree.gpu.engine import GPUEngine
 from hartree.integrals.engine import CPUEngine
 from hartree.molecule import Molecule
@@ -37,6 +37,24 @@ def test_emulated_engine_serves_the_cpu_three_index_integrals():
     np.testing.assert_allclose(gpu.int2c2e(aux), cpu.int2c2e(aux), rtol=0, atol=1e-10)
     np.testing.assert_allclose(gpu.int3c2e(aux), cpu.int3c2e(aux), rtol=0, atol=1e-10)
     np.testing.assert_allclose(gpu.int3c2e(aux, (3, 9)), cpu.int3c2e(aux, (3, 9)), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("omega", [0.3, -0.3])
+def test_emulated_engine_fits_an_attenuated_operator_as_the_cpu_one(omega):
+    """int2c2e/int3c2e of erf(0.3 r12)/r12 and erfc(0.3 r12)/r12 (the erf kernels of
+    hartree.gpu.eri3c) equal the CPU engine's to 1e-10 Eh, and so do the fitted J and K of
+    that operator (hartree.df.range_separated over each engine)."""
+    mol = water()
+    basis = load_basis(mol, "sto-3g")
+    aux = load_jk_aux(mol, basis)
+    gpu, cpu = _emulated_engine(mol, basis), CPUEngine(mol, basis)
+    np.testing.assert_allclose(gpu.int2c2e(aux, omega), cpu.int2c2e(aux, omega), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(gpu.int3c2e(aux, (3, 9), omega), cpu.int3c2e(aux, (3, 9), omega), rtol=0, atol=1e-10)
+    d = np.random.default_rng(3).standard_normal((2, basis.nao, basis.nao))
+    d = d + d.transpose(0, 2, 1)
+    (j, k), (j0, k0) = FittedEngine(gpu, aux).jk(d, omega=omega), FittedEngine(cpu, aux).jk(d, omega=omega)
+    np.testing.assert_allclose(j, j0, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(k, k0, rtol=0, atol=1e-10)
 
 
 def test_fitted_scf_on_the_emulated_engine_equals_the_cpu_one():
@@ -95,3 +113,18 @@ def test_streamed_placements_on_a_gpu_equal_the_stored_one(storage):
         (j, k), (j0, k0) = engine.jk(dms), stored.jk(dms)
         np.testing.assert_allclose(j, j0, rtol=0, atol=1e-12)
         np.testing.assert_allclose(k, k0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.gpu
+def test_fitted_range_separated_scf_on_a_gpu_equals_the_cpu_one():
+    """RKS wB97X of water / def2-SVP with J, K and the long-range K fitted on the device (the
+    erf kernels of hartree.gpu.eri3c, the truncated erf metric in cupy) equals the CPU's to
+    1e-9 Eh (the CPU's equals PySCF's: tests/scf/test_density_fitting.py)."""
+    mol = water()
+    basis = load_basis(mol, "def2-svp")
+    options = {"xc": "wb97x", "grid_level": 1, "conv_tol": 1e-10, "density_fitting": True, "guess": "core"}
+    gpu = run(mol, basis, "rks", engine=GPUEngine(mol, basis), **options)
+    cpu = run(mol, basis, "rks", device="cpu", **options)
+    assert abs(gpu.energy - cpu.energy) < 1e-9
+    (fit,) = gpu.density_fitting["range_separated"]
+    assert fit["omega"] == 0.3 and fit["storage"] == "stored" and 0 < fit["metric_rank"] < gpu.density_fitting["naux"]

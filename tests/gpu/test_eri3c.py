@@ -1,5 +1,6 @@
 """Three-index (mu nu|P) and two-index (P|Q) integrals from the generated GPU kernels
-(hartree.gpu.eri3c) against the CPU code (hartree.integrals.three_center, itself checked
+(hartree.gpu.eri3c), of 1/r12 and of the attenuated operators (the erf kernel variants, omega
+> 0; erfc for omega < 0), against the CPU code (hartree.integrals.three_center, itself checked
 against PySCF's int3c2e/int2c2e in tests/integrals).
 
 Without a GPU the kernels run through the g++ emulation (serial); with one (``gpu`` mark)
@@ -82,6 +83,36 @@ def test_emulated_kernels_equal_cpu_integrals():
     _check(backend, "6-31g*", "cc-pvdz", cartesian=True)
 
 
+def test_attenuated_source_is_the_plain_one_with_the_erf_rule():
+    """The erf kernel (e3_<class>_erf) is the 1/r12 one with codegen's attenuation (theta, the
+    scaled T, pref and roots) and the omega parameter passed on; the 1/r12 text has none."""
+    table = RysTable.load()
+    plain, erf = eri3c.generate((2, 1, 3), table), eri3c.generate((2, 1, 3), table, attenuated=True)
+    assert "omega" not in plain and "theta" not in plain
+    assert "e3_213_erf(" in erf and "double omega)" in erf and "const double theta = " in erf
+    assert "u[r] = theta * u[r];" in erf and "tab, eri, omega);" in erf
+    assert len(erf.splitlines()) > len(plain.splitlines())
+
+
+@pytest.mark.parametrize("omega", [0.3, -0.3])
+def test_emulated_attenuated_kernels_equal_cpu_integrals(omega):
+    """erf(omega r12)/r12 (omega > 0) and erfc(|omega| r12)/r12 (omega < 0: 1/r12 - erf, two
+    launches) against the CPU kernels (tests/integrals/test_three_center.py: equal to PySCF's),
+    water def2-SVP / def2-universal-jkfit (s..d orbital, s..g auxiliary shells), all aux shells
+    and one batch, to 1e-11 Eh."""
+    backend = _emulated()
+    mol = Molecule.from_string(WATER)
+    basis, auxb = load_basis(mol, "def2-svp"), load_basis(mol, "def2-universal-jkfit")
+    tb = eri3c.ThreeCenterBuilder(basis, auxb, backend)
+    atol = 1e-11
+    np.testing.assert_allclose(_to_numpy(tb.int2c(omega)), int2c2e(auxb, omega=omega), rtol=0, atol=atol)
+    np.testing.assert_allclose(_to_numpy(tb.int3c(omega=omega)), int3c2e(basis, auxb, omega=omega), rtol=0, atol=atol)
+    got = _to_numpy(tb.int3c((3, 9), omega=omega))
+    np.testing.assert_allclose(got, int3c2e(basis, auxb, (3, 9), omega=omega), rtol=0, atol=atol)
+    plain = _to_numpy(tb.int3c((3, 9)))  # the 1/r12 kernels are still those of omega = 0
+    np.testing.assert_allclose(plain, int3c2e(basis, auxb, (3, 9)), rtol=0, atol=atol)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("orbital,aux", [("cc-pvdz", "cc-pvdz-rifit"), ("cc-pvtz", "cc-pvtz-rifit")])
 def test_gpu_kernels_equal_cpu_integrals(orbital, aux):
@@ -92,3 +123,15 @@ def test_gpu_kernels_equal_cpu_integrals(orbital, aux):
 @pytest.mark.gpu
 def test_gpu_cartesian_kernels_equal_cpu_integrals():
     _check(_cuda(), "6-31g*", "def2-svp-rifit", cartesian=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("omega", [0.33, -0.33])
+def test_gpu_attenuated_kernels_equal_cpu_integrals(omega):
+    """The erf kernels on the device (cc-pVTZ / cc-pVTZ-RIFIT: up to f orbital and g auxiliary
+    shells) against the CPU kernels, 1e-10 Eh."""
+    mol = Molecule.from_string(WATER)
+    basis, auxb = load_basis(mol, "cc-pvtz"), load_basis(mol, "cc-pvtz-rifit")
+    tb = eri3c.ThreeCenterBuilder(basis, auxb, _cuda())
+    np.testing.assert_allclose(_to_numpy(tb.int2c(omega)), int2c2e(auxb, omega=omega), rtol=0, atol=TOL)
+    np.testing.assert_allclose(_to_numpy(tb.int3c(omega=omega)), int3c2e(basis, auxb, omega=omega), rtol=0, atol=TOL)

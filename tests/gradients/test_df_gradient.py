@@ -97,7 +97,7 @@ def test_fitted_engine_serves_the_contracts_two_electron_gradient(exact_k):
     """FittedEngine.two_electron_gradient (the engine contract) is the fitted two-electron
     gradient: eq. (2) of hartree.df.gradient, with exact_k its J part plus the wrapped engine's
     exact exchange gradient; checked against those parts called directly (UHF-like densities)."""
-    from hartree.df.jk import FittedEngine
+    from hartree.df.engine import FittedEngine
 
     mol = water()
     basis = load_basis(mol, "sto-3g")

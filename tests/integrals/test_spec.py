@@ -28,9 +28,15 @@ def test_names_are_unique_and_the_planned_kinds_are_listed():
     assert len(names) == len(set(names))
     assert {"overlap", "kinetic", "nuclear", "dipole", "eri", "int3c2e", "int2c2e"} <= {k.name for k in IMPLEMENTED}
     assert {"ao_values", "ecp"} <= {k.name for k in PLANNED}
-    assert {"one_electron_deriv1", "eri_deriv1", "eri_erf", "int3c2e_deriv1", "int2c2e_deriv1"} <= {
-        k.name for k in IMPLEMENTED
-    }
+    assert {
+        "one_electron_deriv1",
+        "eri_deriv1",
+        "eri_erf",
+        "int3c2e_deriv1",
+        "int2c2e_deriv1",
+        "int3c2e_erf",
+        "int2c2e_erf",
+    } <= {k.name for k in IMPLEMENTED}
 
 
 @pytest.mark.parametrize("k", IMPLEMENTED, ids=lambda k: k.name)
@@ -73,7 +79,7 @@ def test_limits_are_the_modules_limits(k):
     assert nroots <= MAX_NROOTS and nroots <= RysTable.load().max_nroots
     if k.name == "eri":
         assert LMAX_ERI >= k.max_l
-    elif k.name == "int3c2e":
+    elif k.name in ("int3c2e", "int3c2e_erf", "int2c2e", "int2c2e_erf"):
         assert LTOT_MAX >= k.max_l_total
     elif k.name in ("int3c2e_deriv1", "int2c2e_deriv1"):
         assert LTOT_MAX_DERIV >= k.max_l_total
@@ -134,4 +140,8 @@ def test_cpu_engine_serves_through_the_named_functions(water):
     np.testing.assert_array_equal(engine.int2c2e(aux), spec.implementation("int2c2e", "cpu")(aux))
     np.testing.assert_array_equal(
         engine.int3c2e(aux, (2, 5)), spec.implementation("int3c2e", "cpu")(basis, aux, (2, 5))
+    )
+    np.testing.assert_array_equal(engine.int2c2e(aux, 0.3), spec.implementation("int2c2e_erf", "cpu")(aux, omega=0.3))
+    np.testing.assert_array_equal(
+        engine.int3c2e(aux, (2, 5), 0.3), spec.implementation("int3c2e_erf", "cpu")(basis, aux, (2, 5), omega=0.3)
     )

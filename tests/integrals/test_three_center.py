@@ -146,3 +146,33 @@ def test_mo_transform_in_batches_equals_einsum():
     full = np.einsum("mi,nb,mnP->ibP", c1, c2, int3c2e(orb, aux))
     (tiny,) = mo_int3c2e(orb, aux, [(c1, c2)], memory_mb=0.05)  # ~10 aux functions a batch
     np.testing.assert_allclose(tiny, full, rtol=0, atol=1e-11)
+
+
+# ------------------------------------------------------------------ attenuated operators
+@pytest.mark.parametrize("omega", [0.3, -0.3, 5.0])
+def test_attenuated_water_jkfit_equals_pyscf(omega):
+    """(mn|P) and (P|Q) of erf(omega r12)/r12 (omega > 0, wB97X's 0.3 and a large 5.0) and of
+    erfc(|omega| r12)/r12 (omega < 0) equal PySCF's under ``with_range_coulomb(omega)``
+    (libcint's attenuated Rys roots; hartree: the Rys rule at theta T, and erfc as 1/r12 - erf),
+    all aux shells and one batch, water def2-SVP / def2-universal-jkfit."""
+    mol = water()
+    orb, aux = load_basis(mol, "def2-svp"), load_basis(mol, "def2-universal-jkfit")
+    pmol, paux = to_pyscf(mol, orb), to_pyscf(mol, aux)
+    with pmol.with_range_coulomb(omega), paux.with_range_coulomb(omega):
+        ref3, ref2 = df.incore.aux_e2(pmol, paux, "int3c2e"), paux.intor("int2c2e")
+    full = df.incore.aux_e2(pmol, paux, "int3c2e")
+    assert np.abs(ref3 - full).max() > 1e-3  # the operator differs from 1/r12
+    np.testing.assert_allclose(int3c2e(orb, aux, omega=omega), ref3, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(int2c2e(aux, omega=omega), ref2, rtol=0, atol=ATOL)
+    loc = aux.ao_loc
+    np.testing.assert_allclose(int3c2e(orb, aux, (4, 11), omega=omega), ref3[:, :, loc[4] : loc[11]], rtol=0, atol=ATOL)
+
+
+def test_attenuated_high_l_equals_pyscf():
+    """erf(0.4 r12)/r12 with orbital shells s..g and auxiliary shells s..i (spherical)."""
+    mol, orb, aux = _high_l(True)
+    pmol, paux = to_pyscf(mol, orb), to_pyscf(mol, aux)
+    with pmol.with_range_coulomb(0.4), paux.with_range_coulomb(0.4):
+        ref3, ref2 = df.incore.aux_e2(pmol, paux, "int3c2e"), paux.intor("int2c2e")
+    np.testing.assert_allclose(int3c2e(orb, aux, omega=0.4), ref3, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(int2c2e(aux, omega=0.4), ref2, rtol=0, atol=ATOL)

@@ -16,7 +16,8 @@ import pytest
 
 from hartree.basis import load_basis
 from hartree.df.auxiliary import load_jk_aux
-from hartree.df.jk import FittedEngine, FittedJK
+from hartree.df.engine import FittedEngine
+from hartree.df.jk import FittedJK
 from hartree.df.mixed_k import K_TARGET_EH, MixedK
 from hartree.errors import InputError
 from hartree.integrals.engine import CPUEngine

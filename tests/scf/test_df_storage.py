@@ -11,7 +11,7 @@ import pytest
 
 from hartree.basis import load_basis
 from hartree.df.auxiliary import load_jk_aux
-from hartree.df.jk import FittedEngine
+from hartree.df.engine import FittedEngine
 from hartree.df.storage import place
 from hartree.integrals.engine import CPUEngine
 from hartree.scf import run
