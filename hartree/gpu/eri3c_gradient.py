@@ -32,10 +32,10 @@ C^T (m'n'|P')_cart C on each index.
 import numpy as np
 
 from hartree.basis import cart2sph_matrix
-from hartree.basis.angular import ncart
+from hartree.basis.angular import cart_components, ncart
 
-from . import codegen, eri3c
-from .gradient_kernels import _CONTRACT, GRAD_ADD, _index_tables
+from . import codegen, eri3c, jk_kernels
+from .gradient_kernels import GRAD_ADD, _index_tables
 from .jk_kernels import decl
 from .tables import RysTable
 
@@ -43,7 +43,7 @@ from .tables import RysTable
 BLOCK = 128
 
 #: version of this module's kernel text (part of the compile cache key)
-VERSION = "1"
+VERSION = "2"
 
 G3_PARAMS = [
     ("int", "nbra"),
@@ -74,14 +74,118 @@ def kernel_name(cls3):
     return "g3_" + codegen.class_name(cls3)
 
 
-def _size(cls):
-    return ncart(cls[0]) * ncart(cls[1]) * ncart(cls[2])
+#: most components of one raised or lowered block a thread holds at once: the energy's slice
+#: targets (:func:`hartree.gpu.jk_kernels.split_plan`), for the unrolled and the loop versions
+SLICE_TARGET, LOOP_SLICE_TARGET = jk_kernels.SLICE_TARGET, jk_kernels.LOOP_SLICE_TARGET
+
+_CONTRACT3 = """\
+// eq. (1) on the first index (d/dA): g[x] += Σ_(i in [i0,i1), b in [o0,o1), c) Γ(i,b,c)
+// (up[i+1_x - u0][b - o0][c] - i_x dn[i-1_x - d0][b - o0][c]); Γ(a,b,c) = gp[c sk + a si + b sj]
+__device__ __forceinline__ void contract_first(const double* __restrict__ up, const double* __restrict__ dn,
+    const double* __restrict__ gp, const long long sk, const long long si, const long long sj, const int nc,
+    const int i0, const int i1, const int u0, const int d0, const int o0, const int o1,
+    const int* __restrict__ iu, const int* __restrict__ idn, const int* __restrict__ fac, double* g)
+{
+  const int no = o1 - o0;
+  for (int i = i0; i < i1; ++i)
+    for (int x = 0; x < 3; ++x) {
+      const int k = 3 * i + x;
+      const double f = (double)fac[k];
+      double acc = 0.0;
+      for (int b = o0; b < o1; ++b) {
+        const double* pu = up + ((iu[k] - u0) * no + b - o0) * nc;
+        const double* pd = dn + ((idn[k] - d0) * no + b - o0) * nc;
+        for (int c = 0; c < nc; ++c) {
+          const double v = gp[c * sk + i * si + b * sj];
+          acc += v * (f != 0.0 ? pu[c] - f * pd[c] : pu[c]);
+        }
+      }
+      g[x] += acc;
+    }
+}
+
+// eq. (1) on the second index (d/dB): g[x] += Σ_(a in [o0,o1), j in [i0,i1), c) Γ(a,j,c)
+// (up[a - o0][j+1_x - u0][c] - j_x dn[a - o0][j-1_x - d0][c]); blocks of nu, nd second components
+__device__ __forceinline__ void contract_second(const double* __restrict__ up, const double* __restrict__ dn,
+    const double* __restrict__ gp, const long long sk, const long long si, const long long sj, const int nc,
+    const int i0, const int i1, const int u0, const int nu, const int d0, const int nd, const int o0,
+    const int o1, const int* __restrict__ iu, const int* __restrict__ idn, const int* __restrict__ fac, double* g)
+{
+  for (int a = o0; a < o1; ++a)
+    for (int j = i0; j < i1; ++j)
+      for (int x = 0; x < 3; ++x) {
+        const int k = 3 * j + x;
+        const double f = (double)fac[k];
+        const double* pu = up + ((a - o0) * nu + iu[k] - u0) * nc;
+        const double* pd = dn + ((a - o0) * nd + idn[k] - d0) * nc;
+        double acc = 0.0;
+        for (int c = 0; c < nc; ++c) {
+          const double v = gp[c * sk + a * si + j * sj];
+          acc += v * (f != 0.0 ? pu[c] - f * pd[c] : pu[c]);
+        }
+        g[x] += acc;
+      }
+}
+"""
+
+
+def _shifted_indices(l):
+    """Per component i of shell l: (indices of i + 1_x among l + 1's components for x, y, z;
+    those of i - 1_x among l - 1's, where i_x > 0)."""
+    up_of = {c: k for k, c in enumerate(cart_components(l + 1))}
+    dn_of = {c: k for k, c in enumerate(cart_components(l - 1))} if l > 0 else {}
+    out = []
+    for c in cart_components(l):
+        ups, dns = [], []
+        for x in range(3):
+            e = list(c)
+            e[x] += 1
+            ups.append(up_of[tuple(e)])
+            if c[x] > 0:
+                e[x] -= 2
+                dns.append(dn_of[tuple(e)])
+        out.append((ups, dns))
+    return out
+
+
+def derivative_slices(l, nother, nc, raised):
+    """Slices of eq. (1) on a shell of angular momentum l whose blocks have ``nother``
+    components on the other orbital index and nc on the auxiliary one:
+    [(i0, i1, u0, u1, d0, d1, o0, o1)] with the derivative components [i0, i1), the raised
+    and lowered component ranges they need [u0, u1), [d0, d1) (d1 = d0 when l = 0), and the
+    other index's range [o0, o1); each raised block (u1 - u0)(o1 - o0) nc at most the target
+    of ``raised`` (the loop version's when it is generic) when one other component allows.
+    Fewer slices mean fewer repeated Rys roots and recurrences, larger blocks more memory."""
+    target = LOOP_SLICE_TARGET if codegen.is_generic(raised) else SLICE_TARGET
+    shifted = _shifted_indices(l)
+    n = len(shifted)
+
+    def span(i0, i1):
+        ups = [u for i in range(i0, i1) for u in shifted[i][0]]
+        dns = [d for i in range(i0, i1) for d in shifted[i][1]]
+        return min(ups), max(ups) + 1, (min(dns), max(dns) + 1) if dns else (0, 0)
+
+    for ngroup in range(1, n + 1):
+        edges = [round(k * n / ngroup) for k in range(ngroup + 1)]
+        groups = [(edges[k], edges[k + 1]) for k in range(ngroup)]
+        if max((span(*g)[1] - span(*g)[0]) * nc for g in groups) <= target or ngroup == n:
+            break
+    out = []
+    for i0, i1 in groups:
+        u0, u1, (d0, d1) = span(i0, i1)
+        per = max(1, target // ((u1 - u0) * nc))
+        nchunk = -(-nother // per)
+        cuts = [round(k * nother / nchunk) for k in range(nchunk + 1)]
+        out += [(i0, i1, u0, u1, d0, d1, cuts[k], cuts[k + 1]) for k in range(nchunk)]
+    return out
 
 
 def generate(cls3, table, metric=False):
     """CUDA C source of the gradient kernel of class (la lb|lc) (la >= lb), or with ``metric``
     of the metric class (la 1|lc) (lb = 0 then stands for the unit function: no B derivative).
 
+    The raised and lowered blocks are computed in slices (:func:`derivative_slices`), each
+    contracted as soon as it is made, so a thread holds at most the energy's slice target.
     table: :class:`hartree.gpu.tables.RysTable` (offsets of each root count written in).
     Launch with grid (ceil(nbra / BLOCK), nket) and BLOCK threads; Γ (gam_in) is read at
     (ket offset + c - kbase) sk + (i0 + a) si + (j0 + b) sj, as :mod:`hartree.gpu.eri3c`
@@ -89,33 +193,40 @@ def generate(cls3, table, metric=False):
     la, lb, lc = (int(x) for x in cls3)
     codegen.check_class((la, lb, lc, 0))
     na, nb, nc = ncart(la), ncart(lb), ncart(lc)
-    dcs = [((la + 1, lb, lc, 0), (la - 1, lb, lc, 0) if la else None)]
+    sides = [("A", la, nb, (la + 1, lb, lc, 0), (la - 1, lb, lc, 0))]
     if not metric:
-        dcs.append(((la, lb + 1, lc, 0), (la, lb - 1, lc, 0) if lb else None))
-    classes = []
-    for pair in dcs:
-        for c in pair:
-            if c is not None and c not in classes:
-                classes.append(c)
-    up_size = max(_size(p[0]) for p in dcs)
-    dn_size = max([_size(p[1]) for p in dcs if p[1] is not None] + [1])
+        sides.append(("B", lb, na, (la, lb + 1, lc, 0), (la, lb - 1, lc, 0)))
+    functions, calls, up_size, dn_size = {}, [], 1, 1
+    for side, l, nother, raised, lowered in sides:
+        for i0, i1, u0, u1, d0, d1, o0, o1 in derivative_slices(l, nother, nc, raised):
+            if side == "A":  # blocks (a', b, c): a' the shifted range, b the other
+                up_r, dn_r = ((u0, u1), (o0, o1)), ((d0, d1), (o0, o1))
+            else:  # blocks (a, b', c)
+                up_r, dn_r = ((o0, o1), (u0, u1)), ((o0, o1), (d0, d1))
+            up_f = functions.setdefault((raised, up_r), f"{codegen.class_name(raised)}_s{len(functions)}")
+            dn_f = (
+                functions.setdefault((lowered, dn_r), f"{codegen.class_name(lowered)}_s{len(functions)}") if l else None
+            )
+            up_size = max(up_size, (u1 - u0) * (o1 - o0) * nc)
+            dn_size = max(dn_size, (d1 - d0) * (o1 - o0) * nc)
+            calls.append((side, l, raised, up_f, lowered, dn_f, (i0, i1, u0, u1, d0, d1, o0, o1)))
     kind = "metric " if metric else ""
     out = [
         f"// generated by hartree.gpu.eri3c_gradient (version {VERSION}, codegen {codegen.GENERATOR_VERSION}) "
-        f"for the {kind}class ({la}{lb}|{lc}); Rys table sha256 {table.sha256}; do not edit",
+        f"for the {kind}class ({la}{lb}|{lc}), {len(calls)} slice(s); Rys table sha256 {table.sha256}; do not edit",
         "",
     ]
-    for n in sorted({codegen.nroots(c) for c in classes}):
+    for n in sorted({codegen.nroots(c) for c, _ in functions}):
         out += codegen.rys_function(table, n) + [""]
-    for c in classes:
-        out += codegen.eri_function(c) + [""]
+    for (c, ((a0, a1), (b0, b1))), name in functions.items():
+        out += codegen.eri_function(c, range(a0, a1), range(b0, b1), "_s" + name.split("_s")[1]) + [""]
     for l in sorted({la} if metric else {la, lb}):
         out += _index_tables(l)
-    out += ["", _CONTRACT, "", GRAD_ADD, ""]
+    out += ["", _CONTRACT3, "", GRAD_ADD, ""]
 
-    def call(c, prim, target):
+    def call(c, fname, prim, target):
         tab = f"tab + {int(table.offsets[codegen.nroots(c)])}"
-        return f"  eri_{codegen.class_name(c)}(pb0, pb1, {prim}, ga, pk0, pk1, ket_prim, gc, {tab}, {target});"
+        return f"  eri_{fname}(pb0, pb1, {prim}, ga, pk0, pk1, ket_prim, gc, {tab}, {target});"
 
     name = kernel_name((la, lb, lc)) + ("_metric" if metric else "")
     out += [
@@ -130,30 +241,27 @@ def generate(cls3, table, metric=False):
         "  const int pb0 = bra_pst[ib], pb1 = bra_pst[ib + 1], pk0 = ket_pst[ik], pk1 = ket_pst[ik + 1];",
         "  const double* ga = bra_geo + 6 * ib;",
         "  const double* gc = ket_geo + 6 * ik;",
-        f"  double gam[{na * nb * nc}];",
-        f"  for (int a = 0; a < {na}; ++a)",
-        f"    for (int b = 0; b < {nb}; ++b)",
-        f"      for (int c = 0; c < {nc}; ++c)",
-        f"        gam[(a * {nb} + b) * {nc} + c] = gam_in[(kk + c) * sk + (i0 + a) * si + (j0 + b) * (long long)sj];",
+        "  const double* gp = gam_in + kk * sk + i0 * si + j0 * (long long)sj;",
         f"  double up[{up_size}], dn[{dn_size}];",
         "  double gA[3] = {0.0, 0.0, 0.0}, gB[3] = {0.0, 0.0, 0.0};",
-        "  // d/dA, eq. (1): (a+1 b|c) with 2α, (a-1 b|c)",
-        call(dcs[0][0], "bra_prim_a", "up"),
     ]
-    if dcs[0][1] is not None:
-        out.append(call(dcs[0][1], "bra_prim", "dn"))
-    out.append(
-        f"  contract_mid(up, dn, gam, 1, {na}, {ncart(la + 1)}, {ncart(la - 1) if la else 1}, {nb * nc}, "
-        f"GUP_{la}, GDN_{la}, GFAC_{la}, gA);"
-    )
+    for side, l, raised, up_f, lowered, dn_f, (i0, i1, u0, u1, d0, d1, o0, o1) in calls:
+        prim = "bra_prim_a" if side == "A" else "bra_prim_b"
+        out.append(f"  // d/d{side}, eq. (1), components [{i0},{i1}) against [{o0},{o1})")
+        out.append(call(raised, up_f, prim, "up"))
+        if dn_f is not None:
+            out.append(call(lowered, dn_f, "bra_prim", "dn"))
+        if side == "A":
+            out.append(
+                f"  contract_first(up, dn, gp, sk, si, sj, {nc}, {i0}, {i1}, {u0}, {d0}, {o0}, {o1}, "
+                f"GUP_{l}, GDN_{l}, GFAC_{l}, gA);"
+            )
+        else:
+            out.append(
+                f"  contract_second(up, dn, gp, sk, si, sj, {nc}, {i0}, {i1}, {u0}, {u1 - u0}, {d0}, "
+                f"{max(d1 - d0, 1)}, {o0}, {o1}, GUP_{l}, GDN_{l}, GFAC_{l}, gB);"
+            )
     if not metric:
-        out += ["  // d/dB, eq. (1): (a b+1|c) with 2β, (a b-1|c)", call(dcs[1][0], "bra_prim_b", "up")]
-        if dcs[1][1] is not None:
-            out.append(call(dcs[1][1], "bra_prim", "dn"))
-        out.append(
-            f"  contract_mid(up, dn, gam, {na}, {nb}, {ncart(lb + 1)}, {ncart(lb - 1) if lb else 1}, {nc}, "
-            f"GUP_{lb}, GDN_{lb}, GFAC_{lb}, gB);"
-        )
         out.append("  grad_add3(grad, 3 * bra_atom[2 * ib + 1], w * gB[0], w * gB[1], w * gB[2]);")
     out += [
         f"  grad_add3(grad, 3 * bra_atom[{1 if metric else 2} * ib], w * gA[0], w * gA[1], w * gA[2]);",

@@ -13,9 +13,17 @@ import pytest
 
 from hartree.arrays import to_numpy
 from hartree.basis import load_basis
+from hartree.basis.angular import ncart
 from hartree.df.auxiliary import load_jk_aux
 from hartree.df.gradient import fitted_two_electron_gradient
-from hartree.gpu.eri3c_gradient import ThreeCenterGradient, generate
+from hartree.gpu import codegen
+from hartree.gpu.eri3c_gradient import (
+    LOOP_SLICE_TARGET,
+    SLICE_TARGET,
+    ThreeCenterGradient,
+    derivative_slices,
+    generate,
+)
 from hartree.gpu.tables import RysTable
 from hartree.integrals.engine import CPUEngine
 from hartree.integrals.three_center_deriv import grad2c, grad3c
@@ -71,10 +79,23 @@ def test_source_names_the_classes_and_is_deterministic():
     src = generate((2, 1, 3), table)
     assert src == generate((2, 1, 3), table)
     # raised and lowered classes of eq. (1) for A and B, and the Rys functions they need
-    for name in ("eri_3130(", "eri_1130(", "eri_2230(", "eri_2030(", "g3_213(", "rys_4("):
+    for name in ("eri_3130_s", "eri_1130_s", "eri_2230_s", "eri_2030_s", "g3_213(", "rys_4("):
         assert name in src, name
     metric = generate((2, 0, 3), table, metric=True)
-    assert "g3_203_metric(" in metric and "eri_3030(" in metric and "eri_2130(" not in metric
+    assert "g3_203_metric(" in metric and "eri_3030_s" in metric and "eri_2130" not in metric
+
+
+def test_slices_cover_every_component_within_the_target():
+    """Each derivative component meets each other component once, and a raised block stays
+    within the energy's slice target where one other component allows it."""
+    for l, nother, nc, raised in (((3, 10, 15, (4, 3, 4, 0))), (2, 6, 10, (3, 2, 3, 0)), (0, 1, 1, (1, 0, 0, 0))):
+        slices = derivative_slices(l, nother, nc, raised)
+        seen = np.zeros((ncart(l), nother), dtype=int)
+        for i0, i1, u0, u1, _d0, _d1, o0, o1 in slices:
+            seen[i0:i1, o0:o1] += 1
+            target = LOOP_SLICE_TARGET if codegen.is_generic(raised) else SLICE_TARGET
+            assert (u1 - u0) * (o1 - o0) * nc <= max(target, (u1 - u0) * nc)
+        assert (seen == 1).all()
 
 
 @pytest.mark.parametrize(
