@@ -32,10 +32,10 @@ C^T (m'n'|P')_cart C on each index.
 import numpy as np
 
 from hartree.basis import cart2sph_matrix
-from hartree.basis.angular import cart_components, ncart
+from hartree.basis.angular import ncart
 
 from . import codegen, eri3c, jk_kernels
-from .gradient_kernels import GRAD_ADD, _index_tables
+from .gradient_kernels import GRAD_ADD, _index_tables, shifted_components
 from .jk_kernels import decl
 from .tables import RysTable
 
@@ -129,25 +129,6 @@ __device__ __forceinline__ void contract_second(const double* __restrict__ up, c
 """
 
 
-def _shifted_indices(l):
-    """Per component i of shell l: (indices of i + 1_x among l + 1's components for x, y, z;
-    those of i - 1_x among l - 1's, where i_x > 0)."""
-    up_of = {c: k for k, c in enumerate(cart_components(l + 1))}
-    dn_of = {c: k for k, c in enumerate(cart_components(l - 1))} if l > 0 else {}
-    out = []
-    for c in cart_components(l):
-        ups, dns = [], []
-        for x in range(3):
-            e = list(c)
-            e[x] += 1
-            ups.append(up_of[tuple(e)])
-            if c[x] > 0:
-                e[x] -= 2
-                dns.append(dn_of[tuple(e)])
-        out.append((ups, dns))
-    return out
-
-
 def derivative_slices(l, nother, nc, raised):
     """Slices of eq. (1) on a shell of angular momentum l whose blocks have ``nother``
     components on the other orbital index and nc on the auxiliary one:
@@ -157,12 +138,12 @@ def derivative_slices(l, nother, nc, raised):
     of ``raised`` (the loop version's when it is generic) when one other component allows.
     Fewer slices mean fewer repeated Rys roots and recurrences, larger blocks more memory."""
     target = LOOP_SLICE_TARGET if codegen.is_generic(raised) else SLICE_TARGET
-    shifted = _shifted_indices(l)
-    n = len(shifted)
+    up, down, fac = shifted_components(l)
+    n = ncart(l)
 
     def span(i0, i1):
-        ups = [u for i in range(i0, i1) for u in shifted[i][0]]
-        dns = [d for i in range(i0, i1) for d in shifted[i][1]]
+        ups = up[3 * i0 : 3 * i1]
+        dns = [d for d, f in zip(down[3 * i0 : 3 * i1], fac[3 * i0 : 3 * i1]) if f > 0]
         return min(ups), max(ups) + 1, (min(dns), max(dns) + 1) if dns else (0, 0)
 
     for ngroup in range(1, n + 1):

@@ -106,10 +106,10 @@ def _size(cls):
     return n
 
 
-def _index_tables(l):
-    """__constant__ tables of eq. (2) for the components i of shell l, entry 3 i + x: the
-    index of i + 1_x among the components of l + 1, of i - 1_x among those of l - 1 (0 when
-    i_x = 0), and i_x."""
+def shifted_components(l):
+    """Eq. (2)'s index lists for the components i of shell l, entry 3 i + x: the index of
+    i + 1_x among the components of l + 1, of i - 1_x among those of l - 1 (0 when i_x = 0),
+    and i_x."""
     up, down, fac = [], [], []
     comps_u = {c: k for k, c in enumerate(cart_components(l + 1))}
     comps_d = {c: k for k, c in enumerate(cart_components(l - 1))} if l > 0 else {}
@@ -124,6 +124,12 @@ def _index_tables(l):
             else:
                 down.append(0)
             fac.append(c[x])
+    return up, down, fac
+
+
+def _index_tables(l):
+    """__constant__ tables GUP_l, GDN_l, GFAC_l of :func:`shifted_components`."""
+    up, down, fac = shifted_components(l)
 
     def table(name, values):
         return f"__constant__ int {name}_{l}[{len(values)}] = {{{', '.join(str(v) for v in values)}}};"
