@@ -19,7 +19,7 @@ libxc names and hartree's aliases svwn, pbe, b3lyp, ...) and runs Kohn-Sham DFT:
 closed-shell singlet, UKS otherwise or with the keyword ``unrestricted`` (``--unrestricted``),
 on the grid of ``grid_level`` (``--grid``, 1..9, default 3).  Refused with one InputError:
 the method names rks, uks and roks (a functional is named instead; ROKS is not implemented),
-``grid_response`` with a VV10 functional, ``nlc_grid_level`` (``--nlc-grid``, the grid of
+``nlc_grid_level`` (``--nlc-grid``, the grid of
 VV10's non-local part, default 1) with a functional without VV10, ``grid_level``,
 ``nlc_grid_level``, ``unrestricted`` or ``grid_response`` with Hartree-Fock, and any
 functional when PySCF (the ``dft`` extra, for libxc) is missing.  Range-separated hybrids
@@ -239,15 +239,11 @@ def method_options(method, molecule, options, where=None):
 def gradient_options(method, molecule, options, where=None):
     """(method for :func:`hartree.scf.run`, SCF options, grid_response) of a gradient:
     :func:`method_options` and the keyword ``grid_response`` (bool, default False) for
-    :func:`hartree.gradients.scf_gradient`; InputError, one line, for ``grid_response``
-    with Hartree-Fock (through :func:`method_options`) and with a VV10 functional (its
-    grid response is not implemented)."""
+    :func:`hartree.gradients.scf_gradient` (with a VV10 functional, of both grids);
+    InputError, one line, for ``grid_response`` with Hartree-Fock (through
+    :func:`method_options`)."""
     scf, out = method_options(method, molecule, options, where)
-    grid_response = bool(options.get("grid_response", False))
-    if grid_response and "xc" in out and checked_functional(out["xc"]).vv10 is not None:
-        prefix = f"{where}: " if where else ""
-        raise InputError(f"{prefix}grid_response with the VV10 functional {out['xc']!r} is not implemented")
-    return scf, out, grid_response
+    return scf, out, bool(options.get("grid_response", False))
 
 
 def check_fitted_gradient(options, what, where=None):

@@ -171,8 +171,8 @@ def scf_method(args, molecule, reference=None):
     ``args.method`` (or the MP2 ``reference``) through :func:`hartree.keywords.method_options`
     (a functional: 'rks' or 'uks' with ``xc`` and ``grid_level``).  InputError, one line, for
     ``--grid``, ``--unrestricted`` or ``--grid-response`` without a functional,
-    ``--grid-response`` without a gradient or with a VV10 functional, for checkpoints of
-    DFT runs and for ``--gradient`` of a range-separated hybrid with a fitted K."""
+    ``--grid-response`` without a gradient, for checkpoints of DFT runs and for
+    ``--gradient`` of a range-separated hybrid with a fitted K."""
     name = reference or args.method
     given = set(getattr(args, "given", None) or ())
     check_dft_flags(args, name)
@@ -180,8 +180,6 @@ def scf_method(args, molecule, reference=None):
     method, options = method_options(name, molecule, args.scf_options, where)
     if args.scf_options.get("grid_response") and not args.gradient:
         raise InputError("--grid-response (keyword grid_response) applies only to gradients (--gradient)")
-    if args.scf_options.get("grid_response"):
-        gradient_options(name, molecule, args.scf_options, where)  # refusals of the grid response (VV10)
     if args.gradient:
         check_fitted_gradient(options, "--gradient", where)  # a fitted range-separated K
     if reference is not None and options.get("dispersion"):

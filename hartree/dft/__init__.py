@@ -14,7 +14,8 @@ memory budget), xc_integrate (the XC loop written once for numpy and cupy, and t
 XCKernels protocol of a device), xc_kernels and ao_kernels (the CPU's kernels: numba, PySCF's
 libxc), xc_gpu (the GPU's: xc_gpu.cu, cuBLAS GEMMs) and libxc_gpu (libxc built for CUDA
 through its C API), xc_gradient (the nuclear gradient of E_xc, :func:`xc_gradient`),
-grid_response (derivatives of the grid's weights).
+grid_response (derivatives of the grid's weights), vv10 (VV10 non-local correlation: E_nlc,
+V_nlc and the fixed-grid gradient) and vv10_response (its gradient's grid response).
 PySCF is needed for the functionals (the ``dft`` extra) and imported only when one is asked
 for; see docs/dft.md.
 """

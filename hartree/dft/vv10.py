@@ -3,6 +3,7 @@
     nl = NonLocal(basis, make_grid(molecule, level=1), (b, C))    # once per SCF
     e_nlc, v_nlc, nelec = nl(dm)                                  # every cycle
     g = nlc_gradient(molecule, basis, grid, dm, (b, C))           # (natm, 3) Eh/bohr
+    g = nlc_gradient(molecule, basis, grid, dm, (b, C), grid_response=True)
 
 dm is the total density matrix (nao, nao) (UKS: D_α + D_β; VV10 depends on the total
 density only, so its potential enters both spins' Fock matrices).  b and C are libxc's
@@ -44,7 +45,10 @@ written once for numpy and cupy.
 **Gradient** (:func:`nlc_gradient`), the grid held fixed (PySCF's default): the points do
 not move, so E_nlc changes with the nuclei only through the density, and its derivative is
 the basis-function term of a GGA (:mod:`hartree.dft.xc_gradient`, eq. (1) there) with the
-v_n, v_σ above on the NLC grid and the total density.
+v_n, v_σ above on the NLC grid and the total density.  ``grid_response=True`` adds the
+derivatives of the NLC grid's points and weights (:mod:`hartree.dft.vv10_response`, the
+derivation in its docstring): the weights' (Johnson, Gill and Pople 1993), the density's
+values at the moved points, and the kernel's explicit dependence on them, on the host.
 """
 
 from __future__ import annotations
@@ -61,7 +65,16 @@ from .numint import ao_values, densities, shell_radii
 from .xc_gradient import per_ao_terms, point_ranges
 from .xc_integrate import check_dm, chunk_densities, chunk_potential, chunks_with_spans
 
-__all__ = ["NLC_GRID_LEVEL", "THRESHOLD", "NonLocal", "nlc_gradient", "pair_sums", "vv10_parameters", "vv10_terms"]
+__all__ = [
+    "NLC_GRID_LEVEL",
+    "THRESHOLD",
+    "NonLocal",
+    "nlc_gradient",
+    "pair_sums",
+    "vv10_beta",
+    "vv10_parameters",
+    "vv10_terms",
+]
 
 #: Densities (bohr^-3) below which a point takes no part in VV10 (as PySCF's).
 THRESHOLD = 1e-8
@@ -91,6 +104,11 @@ def vv10_parameters(functional) -> tuple[float, float]:
     if not (b > 0.0 and c > 0.0):
         raise InputError(f"VV10 parameters b = {b:g}, C = {c:g}: both must be positive")
     return b, c
+
+
+def vv10_beta(b: float) -> float:
+    """β = (3 / b²)^(3/4) / 32 (Eh per electron) of the module docstring."""
+    return (3.0 / (b * b)) ** 0.75 / 32.0
 
 
 def _local(rho, sigma, b: float, c: float, xp):
@@ -124,7 +142,7 @@ def vv10_terms(coords, weights, rho, b: float, c: float, pairs):
     outer = xp.ascontiguousarray(xp.concatenate([xyz.T, w0[None], kappa[None]], axis=0))
     inner = xp.ascontiguousarray(xp.concatenate([outer, (r * weights.take(keep))[None]], axis=0))
     f, u, w = pairs(outer, inner)
-    beta = (3.0 / (b * b)) ** 0.75 / 32.0
+    beta = vv10_beta(b)
     eps, vn, vs = xp.zeros(n), xp.zeros(n), xp.zeros(n)
     eps[keep] = beta + 0.5 * f
     vn[keep] = beta + f + 1.5 * (u * kappa / 6.0 + w * dw0_dn)
@@ -260,18 +278,37 @@ class NonLocal:
         return energy, vhalf + vhalf.T, nelec
 
 
-def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0, kernels=None) -> np.ndarray:
-    """∂E_nlc/∂R of the total density matrix dm (nao, nao) on the NLC ``grid`` held fixed:
-    float64 (natm, 3), Eh/bohr (module docstring).
+def nlc_gradient(
+    molecule,
+    basis,
+    grid,
+    dm,
+    vv10,
+    block_points: int = 0,
+    kernels=None,
+    grid_response: bool = False,
+    *,
+    partition: str = "becke",
+    size_adjust: str | None = "treutler",
+) -> np.ndarray:
+    """∂E_nlc/∂R of the total density matrix dm (nao, nao) on the NLC ``grid``: float64
+    (natm, 3), Eh/bohr (module docstring).
 
     The density on the whole grid first (the pair sums need it), then per block the GGA
     basis-function term of :mod:`hartree.dft.xc_gradient` with VV10's v_n and v_σ.
-    kernels: None, numpy and numba on the host, here (the reference); an
-    :class:`hartree.dft.xc_integrate.XCKernels`, the same on its device
-    (:func:`_nlc_gradient_on`; dm may then be an array of its module).
+    grid_response: add the derivatives of the grid's points and weights
+    (:mod:`hartree.dft.vv10_response`); ``partition`` and ``size_adjust`` must then be those
+    the grid was made with (make_grid's defaults here).  kernels: None, numpy and numba on
+    the host, here (the reference); an :class:`hartree.dft.xc_integrate.XCKernels`, the
+    fixed-grid gradient on its device (:func:`_nlc_gradient_on`; dm may then be an array of
+    its module); grid_response with kernels is refused (InputError): it runs on the host only.
     """
     b, c = vv10_parameters(vv10)
     if kernels is not None:
+        if grid_response:
+            raise InputError(
+                "the VV10 gradient's grid response runs on the host only: call nlc_gradient without kernels"
+            )
         return _nlc_gradient_on(molecule, basis, grid, dm, b, c, block_points, kernels)
     dms, unrestricted = check_dm(basis, dm, np)
     if unrestricted:
@@ -284,7 +321,7 @@ def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0, kernels
     centres = np.asarray(basis.shell_center)
     ao_atom = np.repeat(np.asarray(basis.shell_atom), np.diff(basis.ao_loc))
     blocks = []
-    for p0, p1 in point_ranges(grid, block_points, False):
+    for p0, p1 in point_ranges(grid, block_points, grid_response):  # with the response, one atom's points a block
         pts = grid.coords[p0:p1]
         nearest = np.sqrt(((pts[None, :, :] - centres[:, None, :]) ** 2).sum(-1).min(axis=1))
         shells = np.flatnonzero(nearest <= radii)
@@ -295,7 +332,7 @@ def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0, kernels
         if idx is not None:
             ao = ao_values(basis, grid.coords[p0:p1], 1, shells)
             rho[:, p0:p1] = densities(ao, dm[np.ix_(idx, idx)], "GGA")
-    _, vn, vs = vv10_terms(grid.coords, grid.weights, rho, b, c, pair_sums)
+    eps, vn, vs = vv10_terms(grid.coords, grid.weights, rho, b, c, pair_sums)
     grad = np.zeros((int(molecule.natm), 3))
     for p0, p1, shells, idx in blocks:
         if idx is None:
@@ -303,7 +340,21 @@ def nlc_gradient(molecule, basis, grid, dm, vv10, block_points: int = 0, kernels
         w = grid.weights[p0:p1]
         ao = ao_values(basis, grid.coords[p0:p1], 2, shells)
         per_ao = per_ao_terms(ao, dm[np.ix_(idx, idx)], w * vn[p0:p1], 2.0 * w * vs[p0:p1] * rho[1:4, p0:p1], None)
-        np.add.at(grad, ao_atom[idx], -2.0 * per_ao.T)  # xc_gradient's eq. (1)
+        block = np.zeros_like(grad)
+        np.add.at(block, ao_atom[idx], -2.0 * per_ao.T)  # xc_gradient's eq. (1)
+        grad += block
+        if grid_response:  # n and ∇n at the moved points (as the XC grid response, Johnson, Gill and Pople 1993)
+            grad[int(grid.atoms[p0])] -= block.sum(axis=0)
+    if grid_response:  # the weights (Johnson, Gill and Pople 1993) and Φ's explicit point dependence
+        from .vv10_response import weight_and_kernel_terms
+
+        kept = np.flatnonzero(rho[0] >= THRESHOLD)
+        n = rho[0, kept]
+        w0, kappa, _, _ = _local(n, (rho[1:4, kept] ** 2).sum(axis=0), b, c, np)
+        inner = np.stack([*grid.coords[kept].T, w0, kappa, n * grid.weights[kept]])
+        de_dw = np.zeros(grid.npoints)
+        de_dw[kept] = n * (2.0 * eps[kept] - vv10_beta(b))  # n (β + F), with ε = β + F/2
+        grad += weight_and_kernel_terms(molecule, grid, kept, inner, de_dw, partition, size_adjust, block_points)
     return grad
 
 

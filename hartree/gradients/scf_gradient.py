@@ -48,8 +48,10 @@ runs on the host on either (a note says so for a GPU engine).  VV10 functionals 
     + dE_nlc/dR                                                                      (3')
 
 (:func:`hartree.dft.vv10.nlc_gradient`, component ``vv10``) on the SCF's VV10 grid
-(``SCFResult.dft['vv10']['grid_level']``), always with that grid held fixed: its grid
-response is not implemented, so ``grid_response=True`` with a VV10 functional is refused.
+(``SCFResult.dft['vv10']['grid_level']``), held fixed by default as the semilocal grid; with
+``grid_response=True`` the VV10 grid's points and weights move too (the Becke weights'
+derivatives and the kernel's explicit dependence on the points, :mod:`hartree.dft.vv10_response`),
+on the host, so that the whole gradient is the derivative of the energy on both moving grids.
 
 A dispersion correction (``SCFResult.dispersion``: D3(BJ), D3(zero) or D4, Hartree-Fock or
 Kohn-Sham; :mod:`hartree.dft.dispersion`) depends on the nuclei only, so its gradient is added
@@ -158,10 +160,11 @@ def xc_term(result, grid_response=False, kernels=None):
     return xc_gradient(result.molecule, result.basis, grid, dm, functional, kernels=kernels)
 
 
-def vv10_term(result, kernels=None):
+def vv10_term(result, kernels=None, grid_response=False):
     """dE_nlc/dR, eq. (3'), of a converged RKS/UKS SCFResult of a VV10 functional: numpy
-    (natm, 3), Eh/bohr, on the SCF's VV10 grid held fixed (the total density); on the
-    device of ``kernels`` when given (:func:`hartree.dft.vv10.nlc_gradient`)."""
+    (natm, 3), Eh/bohr, on the SCF's VV10 grid (the total density), held fixed unless
+    ``grid_response``; on the device of ``kernels`` when given and not grid_response
+    (:func:`hartree.dft.vv10.nlc_gradient`; the grid response runs on the host)."""
     from hartree.dft import make_grid
     from hartree.dft.vv10 import nlc_gradient
     from hartree.scf.ks import checked_functional
@@ -172,15 +175,10 @@ def vv10_term(result, kernels=None):
     dm = to_numpy(result.density)
     total = dm[0] if result.method == "rks" and dm.ndim == 3 else (dm if dm.ndim == 2 else dm[0] + dm[1])
     grid = make_grid(result.molecule, level=int(record["grid_level"]))
-    return nlc_gradient(result.molecule, result.basis, grid, total, checked_functional(result.xc), kernels=kernels)
-
-
-def _refuse_vv10_grid_response(functional, xc):
-    if functional.vv10 is not None:
-        raise InputError(
-            f"grid_response with the VV10 functional {xc!r} is not implemented; "
-            "ask for the gradient without it (the grids held fixed)"
-        )
+    vv10 = checked_functional(result.xc)
+    if grid_response:
+        return nlc_gradient(result.molecule, result.basis, grid, total, vv10, grid_response=True)
+    return nlc_gradient(result.molecule, result.basis, grid, total, vv10, kernels=kernels)
 
 
 def dispersion_term(result):
@@ -225,8 +223,6 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
 
         functional = checked_functional(result.xc)
         exchange = dict(exchange_terms(functional))
-        if grid_response:
-            _refuse_vv10_grid_response(functional, result.xc)
     if fitted:
         from hartree.df.engine import as_fitted_engine
         from hartree.df.gradient import fitted_two_electron_term
@@ -256,8 +252,8 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         with contextlib.nullcontext() if kernels is None else kernels.backend.use():  # the engine's first GPU
             parts["exchange_correlation"] = xc_term(result, grid_response, kernels)
             if functional.vv10 is not None:
-                parts["vv10"] = vv10_term(result, kernels)
-        notes += _xc_notes(kernels, grid_response)
+                parts["vv10"] = vv10_term(result, kernels, grid_response)
+        notes += _xc_notes(kernels, grid_response, functional.vv10 is not None)
     if getattr(result, "dispersion", None):
         parts["dispersion"] = dispersion_term(result)
     total = sum(parts.values())
@@ -273,12 +269,13 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
     )
 
 
-def _xc_notes(kernels, grid_response):
+def _xc_notes(kernels, grid_response, vv10=False):
     """Sentences for GradientResult.notes on where the XC terms ran (a GPU engine only)."""
     if kernels is None:
         return []
     if grid_response:
-        return ["XC gradient on the host (numpy): the grid response has no GPU path yet"]
+        what = "XC and VV10 gradients" if vv10 else "XC gradient"
+        return [f"{what} on the host (numpy): the grid response has no GPU path yet"]
     return [f"XC gradient on the GPU (libxc: {kernels.libxc_description()})"] + list(kernels.notes)
 
 
@@ -299,10 +296,6 @@ def gradient(
 
     if grid_response and str(method).lower() not in ("rks", "uks"):  # before the SCF, not after it
         raise InputError("grid_response is for Kohn-Sham gradients (rks, uks); Hartree-Fock has no grid")
-    if grid_response and scf_options.get("xc"):
-        from hartree.scf.ks import checked_functional
-
-        _refuse_vv10_grid_response(checked_functional(scf_options["xc"]), scf_options["xc"])
     opts = {**GRADIENT_SCF_DEFAULTS, **scf_options}
     result = run(molecule, basis, method, device=device, gpus=gpus, **opts)
     engine = gradient_engine(result, gpus, opts.get("screening_threshold", 1e-13))

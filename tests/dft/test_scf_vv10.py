@@ -98,13 +98,6 @@ def test_emulated_gpu_kohn_sham_equals_the_cpu(system):
     assert abs(cpu.terms["vv10"] - gpu.terms["vv10"]) < 1e-12
 
 
-def test_grid_response_with_vv10_is_refused():
-    """The VV10 grid's response is not implemented: one InputError line before the SCF."""
-    mol = Molecule.from_string("H 0 0 0; H 0 0 1.4", unit="bohr")
-    with pytest.raises(InputError, match="grid_response with the VV10 functional 'b97m-v' is not implemented"):
-        gradient(mol, "sto-3g", "rks", xc="b97m-v", grid_level=1, grid_response=True, device="cpu")
-
-
 def test_cli_report_and_json(tmp_path):
     """hartree run -m b97m-v --nlc-grid 2: the report shows the VV10 row, b and C and the
     VV10 grid of level 2; the JSON (valid QCSchema) has scf_vv10_energy, and its energy fields
@@ -177,19 +170,25 @@ def test_vv10_grid_level_option():
         run(mol, basis, "rks", xc="b97m-v", nlc_grid_level=0, device="cpu")
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [["run", "-m", "b97m-v", "--gradient", "--grid-response"], ["opt", "-m", "vv10", "--grid-response"]],
-    ids=["run", "opt"],
-)
-def test_cli_refuses_the_grid_response_of_vv10(tmp_path, argv):
-    """hartree run --gradient --grid-response and hartree opt --grid-response with a VV10
-    functional: one line, exit code 2, before any SCF (nothing printed or written)."""
-    from hartree.cli.main import EXIT_INPUT
-    from tests.cli.conftest import WATER_XYZ, run_main
+def test_cli_gradient_with_the_grid_response(tmp_path):
+    """hartree run -m b97m-v --gradient --grid-response (once refused) gives the API's gradient
+    with the grid response of both grids (1e-10 Eh/bohr), whose forces sum to zero (1e-10);
+    the keywords of opt, batch and QCEngine (gradient_options) pass grid_response through.
+    Its agreement with finite differences and PySCF: tests/dft/test_vv10_grid_response.py."""
+    from hartree.keywords import gradient_options
+    from tests.cli.conftest import run_main
 
-    path = tmp_path / "w.xyz"
-    path.write_text(WATER_XYZ)
-    code, stdout, err = run_main([argv[0], str(path), "-b", "sto-3g", *argv[1:]])
-    assert code == EXIT_INPUT and "grid_response with the VV10 functional" in err and err.count("\n") == 1, err
-    assert stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == ["w.xyz"]
+    mol = Molecule.from_string("H 0.0 0.0 0.0; H 0.6 0.7 1.1", unit="bohr")  # along no axis
+    path = tmp_path / "h2.json"
+    path.write_text(json.dumps(mol.to_qcschema()))
+    out = tmp_path / "g.json"
+    argv = ["run", str(path), "-b", "sto-3g", "-m", "b97m-v", "--grid", "1", "--gradient", "--grid-response"]
+    code, stdout, err = run_main([*argv, "--json", str(out), "--device", "cpu"])
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    g = np.asarray(doc["return_result"])
+    api = gradient(mol, "sto-3g", "rks", xc="b97m-v", grid_level=1, grid_response=True, device="cpu")
+    np.testing.assert_allclose(g, api.gradient, rtol=0, atol=1e-10)
+    assert np.abs(g.sum(axis=0)).max() < 1e-10 and np.abs(api.components["vv10"].sum(axis=0)).max() < 1e-12
+    assert doc["keywords"]["grid_response"] is True
+    assert gradient_options("vv10", mol, {"grid_response": True})[2] is True
