@@ -234,7 +234,7 @@ def execute(args, console):
     """Run ``hartree freq`` with parsed arguments; returns the exit code (errors raise)."""
     from ..keywords import check_gradient_method, is_functional
 
-    check_gradient_method(args.method, "hartree freq")  # RSH, VV10, unknown: one line, exit code 2
+    check_gradient_method(args.method, "hartree freq")  # ROKS, unknown names: one line, exit code 2
     if not is_functional(args.method):
         check_method(args.method)  # RI-MP2, unknown: one line, exit code 2
     if args.gpus is not None:

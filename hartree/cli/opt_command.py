@@ -323,7 +323,7 @@ def execute(args, console):
         )
     from ..keywords import check_gradient_method
 
-    check_gradient_method(args.method, "hartree opt")  # RSH, VV10, unknown: one line, exit code 2
+    check_gradient_method(args.method, "hartree opt")  # ROKS, unknown names: one line, exit code 2
     check_paths(args)
     requested = args.device
     device = resolve_device(requested)  # DeviceError before any work
