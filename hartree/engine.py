@@ -171,16 +171,20 @@ class IntegralEngine(Protocol):
         ...
 
     # ------------------------------------------------------------------ first derivatives
-    def int3c2e_gradient(self, aux: Basis, gamma: Array, aux_shells: tuple[int, int] | None = None) -> Any:
+    def int3c2e_gradient(
+        self, aux: Basis, gamma: Array, aux_shells: tuple[int, int] | None = None, omega: float = 0.0
+    ) -> Any:
         """Σ_mnP Γ_mnP d(mn|P)/dR per atom: numpy (natm, 3), hartree/bohr times Γ's unit;
         gamma (nao, nao, nP) symmetric in m, n, for the auxiliary shells s0 <= s < s1 of
         ``aux_shells`` (default all), in the engine's array module or numpy.  The derivative
-        integrals are contracted as they are made, never stored; the pairs are int3c2e's."""
+        integrals are contracted as they are made, never stored; the pairs are int3c2e's.
+        omega (bohr^-1): the operator, as in :meth:`int3c2e` (0: 1/r12; > 0: erf(omega r12)/r12;
+        < 0: erfc(|omega| r12)/r12), the long-range fits' gradient (:mod:`hartree.df.gradient`)."""
         ...
 
-    def int2c2e_gradient(self, aux: Basis, gamma: Array) -> Any:
+    def int2c2e_gradient(self, aux: Basis, gamma: Array, omega: float = 0.0) -> Any:
         """Σ_PQ Γ_PQ d(P|Q)/dR per atom: numpy (natm, 3), hartree/bohr times Γ's unit; gamma
-        (naux, naux) symmetric."""
+        (naux, naux) symmetric.  omega (bohr^-1): the operator, as in :meth:`int2c2e`."""
         ...
 
     def one_electron_gradient(self, density: Array, energy_weighted_density: Array) -> Any:

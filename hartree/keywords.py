@@ -39,9 +39,8 @@ with D3), and a suffix with a different ``dispersion`` keyword.
 Density fitting (keywords ``density_fitting``: true or an auxiliary basis, and ``exact_k``;
 ``--density-fitting [AUX]``, ``--exact-k``) is an SCF option of energies and gradients (the
 driver ``gradient``, batch opt/freq tasks, ASE forces): :func:`hartree.gradients.scf_gradient`
-differentiates the fitted energy (:mod:`hartree.df.gradient`), except the fitted exchange of a
-range-separated hybrid, whose energy is fitted (:mod:`hartree.df.range_separated`) but whose
-gradient needs ``exact_k``: :func:`check_fitted_gradient` refuses it before any work.
+differentiates the fitted energy (:mod:`hartree.df.gradient`), the fitted long-range exchange
+of a range-separated hybrid (:mod:`hartree.df.range_separated`) included.
 
 Gradients (``--gradient``, driver ``gradient``, ``hartree opt``, ``hartree freq``, batch
 tasks gradient/opt/freq, ASE forces) exist for every SCF method here (RHF, UHF, ROHF, RKS,
@@ -244,22 +243,6 @@ def gradient_options(method, molecule, options, where=None):
     :func:`method_options`)."""
     scf, out = method_options(method, molecule, options, where)
     return scf, out, bool(options.get("grid_response", False))
-
-
-def check_fitted_gradient(options, what, where=None):
-    """One InputError line, before any work, for a gradient (``what``: '--gradient', 'task
-    opt', ...) of the SCF ``options`` (:func:`method_options`'s) that fit the exchange of a
-    range-separated hybrid (``density_fitting`` without ``exact_k``): the energy is fitted
-    (:mod:`hartree.df.range_separated`), its derivative is not written yet.  Returns None."""
-    xc = options.get("xc")
-    if xc is None or not options.get("density_fitting") or options.get("exact_k"):
-        return
-    if checked_functional(xc, where).is_range_separated:
-        prefix = f"{where}: " if where else ""
-        raise InputError(
-            f"{prefix}{what}: the gradient of the range-separated hybrid {xc!r} with a density-fitted K is not "
-            "implemented; add --exact-k (keyword exact_k: J fitted, K exact) or leave out --density-fitting"
-        )
 
 
 def check_gradient_method(method, what, where=None):

@@ -71,7 +71,7 @@ class HartreeHarness(ProgramHarness):
         from .gradients.scf_gradient import gradient_engine
         from .io.qcschema import gradient_to_qcschema, result_to_qcschema
         from .io.qcschema_input import check_atomic_input
-        from .keywords import check_fitted_gradient, gradient_options, scf_options
+        from .keywords import gradient_options, scf_options
         from .scf import run
 
         doc = json.loads(input_model.json())  # plain JSON types (lists, not numpy)
@@ -80,8 +80,6 @@ class HartreeHarness(ProgramHarness):
             raise InputError("AtomicInput: model.basis is required")
         device, options = scf_options(record.driver, record.keywords, "AtomicInput")
         method, options, grid_response = gradient_options(record.method, record.molecule, options, "AtomicInput")
-        if record.driver == "gradient":
-            check_fitted_gradient(options, "driver gradient", "AtomicInput")
         result = run(record.molecule, record.basis, method, device=device, **options)
         if record.driver == "gradient":
             engine = gradient_engine(result, None, options.get("screening_threshold", 1e-13))

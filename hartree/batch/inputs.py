@@ -113,7 +113,7 @@ def _read_input(path):
 def make_job(path, name, options):
     """The :class:`Job` of input ``path`` (named ``name``) under ``options``; InputError
     (naming the file) for an input that cannot be run as asked."""
-    from ..keywords import check_fitted_gradient, check_gradient_method, gradient_options, scf_options
+    from ..keywords import check_gradient_method, gradient_options, scf_options
 
     data, molecule, record = _read_input(path)
     task = options.task or (record.driver if record is not None else "energy")
@@ -140,8 +140,6 @@ def make_job(path, name, options):
         keywords["exact_k"] = True
     device, scf = scf_options("gradient" if task == "gradient" else "energy", keywords, path)
     scf_method, scf, grid_response = gradient_options(method, molecule, scf, path)  # a functional: rks/uks, xc
-    if task != "energy":
-        check_fitted_gradient(scf, f"task {task}", path)
     if grid_response and task == "energy":
         raise InputError(f"{path}: keyword grid_response applies only to the tasks gradient, opt and freq")
     return Job(

@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
-from ..keywords import check_fitted_gradient, gradient_options, is_functional, method_options, scf_options
+from ..keywords import gradient_options, is_functional, method_options, scf_options
 from ..scf import SCFOptions
 from ..scf.options import DISPERSION_MODELS
 from .argtypes import integer
@@ -171,8 +171,7 @@ def scf_method(args, molecule, reference=None):
     ``args.method`` (or the MP2 ``reference``) through :func:`hartree.keywords.method_options`
     (a functional: 'rks' or 'uks' with ``xc`` and ``grid_level``).  InputError, one line, for
     ``--grid``, ``--unrestricted`` or ``--grid-response`` without a functional,
-    ``--grid-response`` without a gradient, for checkpoints of DFT runs and for
-    ``--gradient`` of a range-separated hybrid with a fitted K."""
+    ``--grid-response`` without a gradient, and for checkpoints of DFT runs."""
     name = reference or args.method
     given = set(getattr(args, "given", None) or ())
     check_dft_flags(args, name)
@@ -180,8 +179,6 @@ def scf_method(args, molecule, reference=None):
     method, options = method_options(name, molecule, args.scf_options, where)
     if args.scf_options.get("grid_response") and not args.gradient:
         raise InputError("--grid-response (keyword grid_response) applies only to gradients (--gradient)")
-    if args.gradient:
-        check_fitted_gradient(options, "--gradient", where)  # a fitted range-separated K
     if reference is not None and options.get("dispersion"):
         raise InputError("--dispersion (keyword dispersion) applies to SCF methods, not to --method mp2")
     if "xc" in options and (args.checkpoint or args.guess_from):
@@ -216,16 +213,14 @@ def gradient_method(args, molecule):
     """(method, SCF options, grid_response) of ``hartree opt`` and ``hartree freq``: the
     method name and the DFT options of the command line (``--grid``, ``--unrestricted``,
     ``--grid-response``) through :func:`hartree.keywords.gradient_options`; InputError, one
-    line, for those options without a functional and for a range-separated hybrid with a
-    fitted K (:func:`hartree.keywords.check_fitted_gradient`); ``--density-fitting`` /
-    ``--exact-k`` go to every SCF (the gradient of the fitted energy, :mod:`hartree.df.gradient`)."""
+    line, for those options without a functional; ``--density-fitting`` / ``--exact-k`` go to
+    every SCF (the gradient of the fitted energy, :mod:`hartree.df.gradient`)."""
     check_dft_flags(args, args.method)
     given = set(getattr(args, "given", None) or ())
     keywords = {key: getattr(args, dest) for dest, key in OPTION_KEYWORDS.items() if dest in given}
     dft = ("grid_level", "nlc_grid_level", "unrestricted", "grid_response", "dispersion", "density_fitting", "exact_k")
     keywords = {k: v for k, v in keywords.items() if k in dft}
     method, options, grid_response = gradient_options(args.method, molecule, keywords)
-    check_fitted_gradient(options, "gradients")  # a fitted range-separated K
     return method, options, grid_response
 
 
@@ -307,8 +302,7 @@ def add_density_fitting_arguments(group):
     group.add_argument(
         "--exact-k",
         action=GivenFlag,
-        help="with --density-fitting: fit J only and keep the exact exchange (the gradients of range-separated "
-        "hybrids need it)",
+        help="with --density-fitting: fit J only and keep the exact exchange",
     )
 
 

@@ -200,11 +200,13 @@ class FittedEngine:
         return vj, vk
 
     # ------------------------------------------------------------------ first derivatives
-    def int3c2e_gradient(self, aux: Basis, gamma: Any, aux_shells: tuple[int, int] | None = None) -> Any:
-        return self.inner.int3c2e_gradient(aux, gamma, aux_shells)
+    def int3c2e_gradient(
+        self, aux: Basis, gamma: Any, aux_shells: tuple[int, int] | None = None, omega: float = 0.0
+    ) -> Any:
+        return self.inner.int3c2e_gradient(aux, gamma, aux_shells, omega)
 
-    def int2c2e_gradient(self, aux: Basis, gamma: Any) -> Any:
-        return self.inner.int2c2e_gradient(aux, gamma)
+    def int2c2e_gradient(self, aux: Basis, gamma: Any, omega: float = 0.0) -> Any:
+        return self.inner.int2c2e_gradient(aux, gamma, omega)
 
     def one_electron_gradient(self, density: Any, energy_weighted_density: Any) -> Any:
         return self.inner.one_electron_gradient(density, energy_weighted_density)
@@ -215,13 +217,17 @@ class FittedEngine:
         """The contract's 1/2 sum Gamma d(mn|ls)/dR of the fitted integrals, numpy (natm, 3),
         hartree/bohr (:func:`hartree.df.gradient.fitted_two_electron_gradient`, auxiliary-basis
         terms included); with exact_k J fitted and the exchange the wrapped engine's exact one.
-        omega != 0 (the attenuated operator, exchange only in an SCF) is the wrapped engine's
-        exact gradient with exact_k, and refused (InputError) with a fitted K."""
+        omega != 0 (bohr^-1; the attenuated operator, exchange only in an SCF): with a fitted K
+        the gradient of that operator's fit (eqs. (4)-(5) there, as :meth:`jk` fits it), with
+        exact_k the wrapped engine's exact gradient."""
         from .gradient import fitted_two_electron_gradient
 
+        omega = float(omega)
         if omega != 0.0:
             if not self.exact_k:
-                raise InputError("range-separated exchange with a density-fitted K has no gradient; use exact_k")
+                return fitted_two_electron_gradient(
+                    self.inner, self.aux, coulomb_density, exchange_densities, exchange_factor, omega=omega
+                )
             return self.inner.two_electron_gradient(coulomb_density, exchange_densities, exchange_factor, omega)
         if not self.exact_k:
             return fitted_two_electron_gradient(

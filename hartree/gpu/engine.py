@@ -295,19 +295,22 @@ class GPUEngine:
                 held = self._eri3c_gradient = (aux, built)
         return held[1]
 
-    def int3c2e_gradient(self, aux: Basis, gamma: Array, aux_shells: tuple[int, int] | None = None) -> Any:
+    def int3c2e_gradient(
+        self, aux: Basis, gamma: Array, aux_shells: tuple[int, int] | None = None, omega: float = 0.0
+    ) -> Any:
         """Σ Γ_mnP d(mn|P)/dR per atom, numpy (natm, 3), hartree/bohr, by the generated
-        derivative kernels of :mod:`hartree.gpu.eri3c_gradient` on the first GPU."""
+        derivative kernels of :mod:`hartree.gpu.eri3c_gradient` on the first GPU; omega
+        (bohr^-1): the operator (omega != 0: the erf kernels, erfc as 1/r12 minus erf)."""
         builder = self._three_center_gradient(aux)
         with self.use():
-            return to_numpy(builder.grad3c(gamma, aux_shells)).reshape(-1, 3)
+            return to_numpy(builder.grad3c(gamma, aux_shells, omega=omega)).reshape(-1, 3)
 
-    def int2c2e_gradient(self, aux: Basis, gamma: Array) -> Any:
+    def int2c2e_gradient(self, aux: Basis, gamma: Array, omega: float = 0.0) -> Any:
         """Σ Γ_PQ d(P|Q)/dR per atom, numpy (natm, 3), hartree/bohr, on the first GPU
-        (:mod:`hartree.gpu.eri3c_gradient`)."""
+        (:mod:`hartree.gpu.eri3c_gradient`); omega (bohr^-1): the operator, as int3c2e_gradient."""
         builder = self._three_center_gradient(aux)
         with self.use():
-            return to_numpy(builder.grad2c(gamma)).reshape(-1, 3)
+            return to_numpy(builder.grad2c(gamma, omega=omega)).reshape(-1, 3)
 
     def _note(self, note):
         if note not in self.notes:

@@ -155,19 +155,22 @@ class CPUEngine:
         return three_center.int3c2e(self.basis, aux, aux_shells, omega=omega)
 
     # ---------------------------------------------------------------- first derivatives
-    def int3c2e_gradient(self, aux: Basis, gamma: np.ndarray, aux_shells: tuple[int, int] | None = None) -> np.ndarray:
-        """Σ Γ_mnP d(mn|P)/dR per atom, (natm, 3), hartree/bohr
-        (:func:`hartree.integrals.three_center_deriv.grad3c`)."""
+    def int3c2e_gradient(
+        self, aux: Basis, gamma: np.ndarray, aux_shells: tuple[int, int] | None = None, omega: float = 0.0
+    ) -> np.ndarray:
+        """Σ Γ_mnP d(mn|P)/dR per atom, (natm, 3), hartree/bohr, of the operator of omega
+        (bohr^-1; :func:`hartree.integrals.three_center_deriv.grad3c`)."""
         from hartree.integrals.three_center_deriv import grad3c
 
-        return grad3c(self.basis, aux, np.asarray(gamma, dtype=np.float64), aux_shells, natm=self.molecule.natm)
+        gamma = np.asarray(gamma, dtype=np.float64)
+        return grad3c(self.basis, aux, gamma, aux_shells, natm=self.molecule.natm, omega=omega)
 
-    def int2c2e_gradient(self, aux: Basis, gamma: np.ndarray) -> np.ndarray:
-        """Σ Γ_PQ d(P|Q)/dR per atom, (natm, 3), hartree/bohr
-        (:func:`hartree.integrals.three_center_deriv.grad2c`)."""
+    def int2c2e_gradient(self, aux: Basis, gamma: np.ndarray, omega: float = 0.0) -> np.ndarray:
+        """Σ Γ_PQ d(P|Q)/dR per atom, (natm, 3), hartree/bohr, of the operator of omega
+        (bohr^-1; :func:`hartree.integrals.three_center_deriv.grad2c`)."""
         from hartree.integrals.three_center_deriv import grad2c
 
-        return grad2c(aux, np.asarray(gamma, dtype=np.float64), natm=self.molecule.natm)
+        return grad2c(aux, np.asarray(gamma, dtype=np.float64), natm=self.molecule.natm, omega=omega)
 
     def one_electron_gradient(self, density: np.ndarray, energy_weighted_density: np.ndarray) -> np.ndarray:
         """Σ D d(T + V)/dR - Σ W dS/dR per atom, (natm, 3), hartree/bohr

@@ -196,6 +196,29 @@ KINDS: tuple[IntegralKind, ...] = (
         "omega < 0; singular in practice for omega of 0.1-0.4 (hartree.df.range_separated)",
     ),
     IntegralKind(
+        "int3c2e_erf_deriv1", "∂/∂R of erf(ω r12)/r12, (ab|P)", 3, 1, _RYS + "; the quadrature of int3c2e_erf "
+        "in the raised and lowered classes of int3c2e_deriv1", True, 6, 18,
+        cpu=Implementation("hartree.integrals.three_center_deriv", "grad3c",
+                           "Σ Γ_abP d(ab|P)/dR per atom (natm, 3) with omega > 0, hartree/bohr"),
+        gpu=Implementation("hartree.gpu.eri3c_gradient", "ThreeCenterGradient.grad3c",
+                           "Σ Γ_abP d(ab|P)/dR per atom (3 natm,) with omega > 0, hartree/bohr, cupy"),
+        engine_method="int3c2e_gradient",
+        note="gradients of range-separated fits (hartree.df.gradient): omega a run-time argument (numba: the "
+        "1/r12 derivative kernel; CUDA: an erf variant of each class, g3_<class>_erf, its own cache key); "
+        "engine.int3c2e_gradient(omega=...): erf for omega > 0, erfc = 1/r12 - erf for omega < 0",
+    ),
+    IntegralKind(
+        "int2c2e_erf_deriv1", "∂/∂R of erf(ω r12)/r12, (P|Q)", 2, 1, _RYS + " (the bra of (P 1|Q) differentiated); "
+        "the quadrature of int3c2e_erf", True, 6, 12,
+        cpu=Implementation("hartree.integrals.three_center_deriv", "grad2c",
+                           "Σ Γ_PQ d(P|Q)/dR per atom (natm, 3) with omega > 0, hartree/bohr"),
+        gpu=Implementation("hartree.gpu.eri3c_gradient", "ThreeCenterGradient.grad2c",
+                           "Σ Γ_PQ d(P|Q)/dR per atom (3 natm,) with omega > 0, hartree/bohr, cupy"),
+        engine_method="int2c2e_gradient",
+        note="the metric term of a range-separated fit's gradient (CUDA: g3_<class>_metric_erf); "
+        "engine.int2c2e_gradient(omega=...): erf for omega > 0, erfc for omega < 0",
+    ),
+    IntegralKind(
         "ao_values", "φ_a(r_g) and its derivatives at points r_g", 1, 1, "direct evaluation of the shells", False,
         note="DFT grids (values and gradients at arbitrary points); the orbital lattices of "
         "hartree.grid evaluate orbitals on regular grids through their own kernels",

@@ -7,7 +7,12 @@ contracted with a density-like tensor per atom and never stored (numba, CPU).
     grad2c(aux, gamma2)                    -> (natm, 3)  sum_PQ Gamma_PQ d(P|Q)/dR_atom
 
 hartree/bohr times the units of Gamma; Gamma symmetric in m, n (and in P, Q), in the final
-AO order of hartree.basis (spherical or cartesian per basis).  natm: the molecule's atoms
+AO order of hartree.basis (spherical or cartesian per basis).  ``omega`` (bohr^-1, keyword of
+both; the convention of :mod:`hartree.integrals.three_center`): 0 for 1/r12, > 0 for
+erf(omega r12)/r12 (the kernels' attenuated quadrature, eq. (4) of
+:mod:`hartree.integrals.three_center_kernels`, omega a run-time argument of the one compiled
+kernel: eq. (1) below holds for any operator of r12), < 0 for erfc(|omega| r12)/r12 =
+1/r12 - erf, computed as that difference.  natm: the molecule's atoms
 (the largest ``shell_atom`` of either basis plus one, or ``natm`` when given).
 
 Derivatives by the orbital centres A, B follow the Gaussian-exponent rule (Obara & Saika,
@@ -58,11 +63,12 @@ def _augmented(basis_arrays):
 
 @numba.njit(cache=True)
 def _shifted(acc, cart, sa, sb, sc, la_, lb_, A, B, l3, ps3, np3, cen3, ex3, co3, xl, xps, xnp, xcen, xex, xco,
-             rys_table, roots, weights, g):  # fmt: skip
-    """Cartesian (a'b'|c) of augmented shells (sa, sb) into cart[ia, ib, f]; returns nf."""
+             rys_table, roots, weights, g, omega):  # fmt: skip
+    """Cartesian (a'b'|c) of augmented shells (sa, sb) into cart[ia, ib, f] of 1/r12 (omega = 0)
+    or erf(omega r12)/r12 (omega > 0, bohr^-1); returns nf."""
     _ne, nf = _k._primitive_sum(
-        sa, sb, sc, l3, ps3, np3, cen3, ex3, co3, xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g, acc, 0.0
-    )  # 1/r12
+        sa, sb, sc, l3, ps3, np3, cen3, ex3, co3, xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g, acc, omega
+    )
     _k._hrr(la_, lb_, A, B, acc, nf, cart)
     return nf
 
@@ -96,9 +102,10 @@ def _rule(up, dn, lx, x, side, nother, nf, der):
 @numba.njit(cache=True, parallel=True)
 def _grad3c_kernel(pairs, pair_off, pair_sym, nshell, shell_atom, l3, ps3, np3, cen3, ex3, co3, xl, xps, xnp, xcen,
                    xex, xco, xloc, xatom, c0, c1, pure_ab, pure_c, deriv_b, c2s, rys_table, gamma, natm,
-                   nthreads):  # fmt: skip
+                   nthreads, omega):  # fmt: skip
     """Per-atom sum Gamma d(ab|c)/dR, (natm, 3): eq. (1) for A and (when deriv_b) B, C by
-    translational invariance; threads over the bra pairs (costliest first, round robin)."""
+    translational invariance; threads over the bra pairs (costliest first, round robin); omega
+    (bohr^-1) >= 0, a run-time argument: the operator of :func:`_shifted`."""
     lmax = 0
     for s in range(nshell):
         lmax = max(lmax, l3[s])
@@ -137,16 +144,18 @@ def _grad3c_kernel(pairs, pair_off, pair_sym, nshell, shell_atom, l3, ps3, np3, 
                     lx = la if side == 0 else lb
                     if side == 0:
                         nf = _shifted(acc, up, sa + nshell, sb, sc, la + 1, lb, A, B, l3, ps3, np3, cen3, ex3, co3,
-                                      xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g)  # fmt: skip
+                                      xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g, omega)  # fmt: skip
                         if la > 0:
                             _shifted(acc, dn, sa + 2 * nshell, sb, sc, la - 1, lb, A, B, l3, ps3, np3, cen3, ex3,
-                                     co3, xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g)  # fmt: skip
+                                     co3, xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g,
+                                     omega)  # fmt: skip
                     else:
                         nf = _shifted(acc, up, sa, sb + nshell, sc, la, lb + 1, A, B, l3, ps3, np3, cen3, ex3, co3,
-                                      xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g)  # fmt: skip
+                                      xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g, omega)  # fmt: skip
                         if lb > 0:
                             _shifted(acc, dn, sa, sb + 2 * nshell, sc, la, lb - 1, A, B, l3, ps3, np3, cen3, ex3,
-                                     co3, xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g)  # fmt: skip
+                                     co3, xl, xps, xnp, xcen, xex, xco, rys_table, roots, weights, g,
+                                     omega)  # fmt: skip
                     for x in range(3):
                         _rule(up, dn, lx, x, side, nb if side == 0 else na, nf, der)
                         ma, mb, mc = _k._to_final(der, na, nb, nf, la, lb, lc, pure_ab, pure_c, c2s, fin)
@@ -172,14 +181,19 @@ def _natm(*bases, natm=None):
     return 1 + max(int(np.max(b.shell_atom)) if b.nshell else -1 for b in bases)
 
 
-def grad3c(basis, aux, gamma, aux_shells=None, natm=None, screening=1e-14):
+def grad3c(basis, aux, gamma, aux_shells=None, natm=None, screening=1e-14, omega=0.0):
     """sum_mnP Gamma_mnP d(mn|P)/dR per atom, (natm, 3), hartree/bohr (module docstring).
 
     gamma: (nao, nao, naux_batch) float64, symmetric in m, n, over the aux functions of
     aux shells ``aux_shells`` = (s0, s1) (default: all); screening: shell pairs below this
     product-overlap bound (:func:`hartree.integrals.three_center.significant_pairs`) are
-    skipped, as for the integrals themselves.
+    skipped, as for the integrals themselves; omega (bohr^-1): the operator (module docstring).
     """
+    omega = float(omega)
+    if omega < 0.0:  # erfc = 1/r12 - erf
+        return grad3c(basis, aux, gamma, aux_shells, natm, screening) - grad3c(
+            basis, aux, gamma, aux_shells, natm, screening, -omega
+        )
     s0, s1 = (0, aux.nshell) if aux_shells is None else (int(aux_shells[0]), int(aux_shells[1]))
     if not 0 <= s0 <= s1 <= aux.nshell:
         raise ValueError(f"aux_shells {aux_shells} outside 0..{aux.nshell}")
@@ -199,14 +213,17 @@ def grad3c(basis, aux, gamma, aux_shells=None, natm=None, screening=1e-14):
         pairs, np.ascontiguousarray(loc[pairs]), pairs[:, 0] != pairs[:, 1], int(basis.nshell),
         np.array(basis.shell_atom, dtype=np.int64), *_augmented(_arrays(basis)), *_arrays(aux), xloc,
         np.array(aux.shell_atom, dtype=np.int64), s0, s1, bool(basis.pure), bool(aux.pure), True,
-        _c2s(max(_lmax(basis), _lmax(aux)) + 1), rys_table_array(), gamma, natm, numba.get_num_threads(),
+        _c2s(max(_lmax(basis), _lmax(aux)) + 1), rys_table_array(), gamma, natm, numba.get_num_threads(), omega,
     )  # fmt: skip
 
 
-def grad2c(aux, gamma2, natm=None):
+def grad2c(aux, gamma2, natm=None, omega=0.0):
     """sum_PQ Gamma_PQ d(P|Q)/dR per atom, (natm, 3), hartree/bohr; gamma2 (naux, naux)
     float64, symmetric (module docstring: the bra of (P 1|Q) differentiated, Q's centre by
-    translational invariance)."""
+    translational invariance); omega (bohr^-1): the operator (module docstring)."""
+    omega = float(omega)
+    if omega < 0.0:  # erfc = 1/r12 - erf
+        return grad2c(aux, gamma2, natm) - grad2c(aux, gamma2, natm, -omega)
     if 2 * _lmax(aux) > LTOT_MAX_DERIV:
         raise BasisError(f"two-index derivatives support l_P + l_Q <= {LTOT_MAX_DERIV}")
     naux = int(aux.nao)
@@ -230,4 +247,5 @@ def grad2c(aux, gamma2, natm=None):
         pairs, pair_off, np.zeros(n, dtype=np.bool_), n + 1, np.append(atoms, 0), *_augmented(bra),
         l, ps, npr, cen, ex, co, xloc, atoms, 0, n, bool(aux.pure), bool(aux.pure), False,
         _c2s(_lmax(aux) + 1), rys_table_array(), gamma2.reshape(naux, 1, naux), natm, numba.get_num_threads(),
+        omega,
     )  # fmt: skip

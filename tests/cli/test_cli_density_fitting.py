@@ -1,8 +1,8 @@
 """Density fitting from the command line and the keywords (issue 19, step 1): ``hartree run
 FILE --density-fitting [AUX]`` (and ``--exact-k``) names the fitting basis and gives the
 energy of hartree.scf.run with density_fitting (a range-separated hybrid's too), and
-``--gradient`` its gradient (step 2); what is not implemented (the gradient of a fitted
-range-separated K) and bad input end in one line with exit code 2.  Water in STO-3G from the core guess (no compile
+``--gradient`` its gradient (step 2; a range-separated hybrid's with its fitted long-range K
+too); bad input ends in one line with exit code 2.  Water in STO-3G from the core guess (no compile
 of the generated ERI module: tests/scf/test_density_fitting.py says why)."""
 
 import json
@@ -48,17 +48,6 @@ def test_run_fits_and_names_the_basis(cli, water_xyz, tmp_path, aux):
     [
         ("run", ["--exact-k"], "applies only with density fitting"),
         ("run", ["--density-fitting", "no-such-jkfit"], "density-fitting basis: unknown basis set"),
-        (
-            "run",
-            ["-m", "cam-b3lyp", "--grid", "1", "--density-fitting", "--gradient"],
-            "--gradient: the gradient of the range-separated hybrid 'cam-b3lyp' with a density-fitted K is not "
-            "implemented; add --exact-k",
-        ),
-        (
-            "opt",
-            ["-m", "wb97x", "--density-fitting"],
-            "the gradient of the range-separated hybrid 'wb97x' with a density-fitted K",
-        ),
     ],
 )
 def test_refusals_are_one_line_with_exit_code_2(cli, water_xyz, command, extra, words):
@@ -80,17 +69,40 @@ def test_run_fits_a_range_separated_hybrid(cli, water_xyz, tmp_path):
     assert abs(json.loads(out.read_text())["return_result"] - ref.energy) < 1e-9
 
 
-def test_batch_refuses_a_fitted_range_separated_gradient_before_any_work(tmp_path):
-    """A batch gradient task of a range-separated hybrid with a fitted K is refused when the
-    job is made (one line naming the file and --exact-k); its energy task and the exact_k
-    gradient task are made."""
+def test_run_gradient_of_a_range_separated_hybrid(cli, water_xyz, tmp_path):
+    """``--method wb97x --density-fitting --gradient`` (no --exact-k): the JSON's gradient is
+    scf_gradient's of the fitted energy, its long-range exchange fitted too
+    (tests/gradients/test_df_range_separated_gradient.py checks that against PySCF)."""
+    from hartree.gradients import scf_gradient
+
+    out = tmp_path / "grad.json"
+    code, stdout, err = cli(
+        "run", water_xyz, *RUN, "-m", "wb97x", "--grid", "1", "--density-fitting", "--gradient", "--json", out
+    )
+    assert code == 0, err
+    assert "density fitting of erf(0.3 r12)/r12" in stdout
+    ref = run(water(), "sto-3g", "rks", xc="wb97x", grid_level=1, device="cpu", guess="core", conv_tol=1e-10,
+              conv_tol_grad=1e-7, density_fitting=True)  # fmt: skip
+    got = np.asarray(json.loads(out.read_text())["return_result"]).reshape(-1, 3)
+    expected = scf_gradient(ref).gradient
+    assert np.abs(expected).max() > 1e-2
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7)
+
+
+def test_batch_makes_a_fitted_range_separated_gradient_task(tmp_path):
+    """A batch gradient task of a range-separated hybrid with a fitted K is made (no longer
+    refused before any work): the job runs RKS wB97X with density_fitting and without exact_k,
+    the route of scf_gradient's fitted long-range term (run end to end by
+    test_run_gradient_of_a_range_separated_hybrid); with exact_k the task is made too, and the
+    energy task."""
     from hartree.batch.inputs import BatchOptions, make_job
 
     path = tmp_path / "water.xyz"
     path.write_text(water().to_xyz())
     fit = {"basis": "sto-3g", "device": "cpu", "method": "wb97x", "density_fitting": True}
-    with pytest.raises(InputError, match=r"water\.xyz: task gradient: the gradient of .*'wb97x'.*--exact-k"):
-        make_job(str(path), "water", BatchOptions(task="gradient", **fit))
+    job = make_job(str(path), "water", BatchOptions(task="gradient", **fit))
+    assert (job.task, job.scf_method, job.options["xc"]) == ("gradient", "rks", "wb97x")
+    assert job.options["density_fitting"] is True and not job.options.get("exact_k")
     assert make_job(str(path), "water", BatchOptions(task="energy", **fit)).options["density_fitting"] is True
     assert make_job(str(path), "water", BatchOptions(task="gradient", exact_k=True, **fit)).options["exact_k"] is True
 

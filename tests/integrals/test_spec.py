@@ -36,6 +36,8 @@ def test_names_are_unique_and_the_planned_kinds_are_listed():
         "int2c2e_deriv1",
         "int3c2e_erf",
         "int2c2e_erf",
+        "int3c2e_erf_deriv1",
+        "int2c2e_erf_deriv1",
     } <= {k.name for k in IMPLEMENTED}
 
 
@@ -81,7 +83,7 @@ def test_limits_are_the_modules_limits(k):
         assert LMAX_ERI >= k.max_l
     elif k.name in ("int3c2e", "int3c2e_erf", "int2c2e", "int2c2e_erf"):
         assert LTOT_MAX >= k.max_l_total
-    elif k.name in ("int3c2e_deriv1", "int2c2e_deriv1"):
+    elif k.name in ("int3c2e_deriv1", "int2c2e_deriv1", "int3c2e_erf_deriv1", "int2c2e_erf_deriv1"):
         assert LTOT_MAX_DERIV >= k.max_l_total
     elif k.centres == 2:
         assert ONE_ELECTRON_MAX_L >= k.max_l
@@ -144,4 +146,17 @@ def test_cpu_engine_serves_through_the_named_functions(water):
     np.testing.assert_array_equal(engine.int2c2e(aux, 0.3), spec.implementation("int2c2e_erf", "cpu")(aux, omega=0.3))
     np.testing.assert_array_equal(
         engine.int3c2e(aux, (2, 5), 0.3), spec.implementation("int3c2e_erf", "cpu")(basis, aux, (2, 5), omega=0.3)
+    )
+    rng = np.random.default_rng(1)
+    g3 = rng.standard_normal((basis.nao, basis.nao, int(aux.ao_loc[5] - aux.ao_loc[2])))
+    g3 = g3 + g3.transpose(1, 0, 2)
+    g2 = rng.standard_normal((aux.nao, aux.nao))
+    g2 = g2 + g2.T
+    np.testing.assert_array_equal(
+        engine.int3c2e_gradient(aux, g3, (2, 5), 0.3),
+        spec.implementation("int3c2e_erf_deriv1", "cpu")(basis, aux, g3, (2, 5), natm=mol.natm, omega=0.3),
+    )
+    np.testing.assert_array_equal(
+        engine.int2c2e_gradient(aux, g2, 0.3),
+        spec.implementation("int2c2e_erf_deriv1", "cpu")(aux, g2, natm=mol.natm, omega=0.3),
     )

@@ -2,8 +2,9 @@
 "fitted K for hybrids" for the range-separated ones): the fitted J and K of erf(omega r12)/r12
 and erfc(|omega| r12)/r12 against PySCF's ``with_df.get_jk(omega=...)`` (its ``range_coulomb``
 fit: the attenuated three-index integrals and metric), stored and recomputed; the metric's
-truncation against PySCF's rule; what the engine and the result say; the gradient's refusal.
-The SCF energies (RKS wB97X, UKS CAM-B3LYP) are in tests/scf/test_density_fitting.py."""
+truncation against PySCF's rule; what the engine and the result say.  The SCF energies (RKS
+wB97X, UKS CAM-B3LYP) are in tests/scf/test_density_fitting.py, their gradients in
+tests/gradients/test_df_range_separated_gradient.py."""
 
 import numpy as np
 import pytest
@@ -12,10 +13,7 @@ from hartree.basis import load_basis
 from hartree.df.auxiliary import load_jk_aux
 from hartree.df.engine import FittedEngine
 from hartree.df.range_separated import LINEAR_DEPENDENCE, truncated_metric_factor
-from hartree.errors import InputError
 from hartree.integrals.engine import CPUEngine
-from hartree.keywords import check_fitted_gradient
-from hartree.scf import run
 from tests.helpers import pyscf_density_fitted, to_pyscf, water, water_cation_c1
 
 pytest.importorskip("pyscf")
@@ -105,22 +103,3 @@ def test_engine_says_what_it_fitted():
     assert "density fitting of erf(0.33 r12)/r12 (range-separated exchange: a second tensor" in notes
     assert f"{fit.metric_rank} of {aux.nao} eigenvectors of its metric kept" in notes
     assert 0 < fit.metric_rank < aux.nao and engine.fitted.metric_rank is None
-
-
-def test_fitted_range_separated_gradient_is_refused():
-    """The fitted energy runs; its gradient is refused: before any work where the options are
-    checked (CLI, batch, AtomicInput: check_fitted_gradient), and by the fitted gradient itself
-    (scf_gradient on the result)."""
-    from hartree.gradients import scf_gradient
-
-    options = {"xc": "cam-b3lyp", "density_fitting": True}
-    with pytest.raises(
-        InputError, match="--gradient: the gradient of the range-separated hybrid 'cam-b3lyp'.*--exact-k"
-    ):
-        check_fitted_gradient(options, "--gradient")
-    check_fitted_gradient({**options, "exact_k": True}, "--gradient")  # J fitted, K exact: has a gradient
-    check_fitted_gradient({"xc": "b3lyp", "density_fitting": True}, "--gradient")
-    res = run(water(), "sto-3g", "rks", xc="cam-b3lyp", grid_level=1, device="cpu", density_fitting=True, guess="core")
-    assert res.converged and res.density_fitting["range_separated"][0]["omega"] == 0.33
-    with pytest.raises(InputError, match="range-separated exchange with a density-fitted K has no gradient"):
-        scf_gradient(res)
