@@ -11,6 +11,7 @@ import pytest
 from hartree.basis import load_basis
 from hartree.df.auxiliary import CC_JKFIT_ELEMENTS, UNIVERSAL_JKFIT, default_jk_aux_name, load_jk_aux
 from hartree.df.engine import FittedEngine
+from hartree.df.gradient import fitted_two_electron_gradient
 from hartree.engine import IntegralEngine
 from hartree.errors import BasisError, InputError
 from hartree.integrals.engine import CPUEngine
@@ -252,7 +253,7 @@ def test_direct_path_zeroes_the_pairs_a_larger_threshold_leaves_out():
 def test_fitted_engine_keeps_the_contract():
     """The wrapper is an IntegralEngine: everything but J/K and the ERI gradient (fitted:
     tests/gradients/test_df_gradient.py) is the wrapped engine's, the SAD guess's atoms
-    included; the gradient of an attenuated operator with a fitted K is refused."""
+    included; the gradient of an attenuated operator with a fitted K is that operator's fit's."""
     mol = water()
     basis = load_basis(mol, "sto-3g")
     inner = CPUEngine(mol, basis, screening_threshold=1e-12)
@@ -261,8 +262,12 @@ def test_fitted_engine_keeps_the_contract():
     assert engine.screening_threshold == 1e-12 and engine.device == inner.device and engine.scf_note is None
     np.testing.assert_array_equal(engine.hcore(), inner.hcore())
     assert isinstance(engine.for_molecule(mol, basis), CPUEngine)
-    with pytest.raises(InputError, match="use exact_k"):
-        engine.two_electron_gradient(np.eye(basis.nao), np.eye(basis.nao)[None], 0.5, omega=0.33)
+    dk = np.eye(basis.nao)[None] * 0.5  # the attenuated operator's gradient is its own fit's
+    zeros = np.zeros((basis.nao, basis.nao))
+    got = engine.two_electron_gradient(zeros, dk, 0.5, omega=0.33)
+    want = fitted_two_electron_gradient(inner, engine.aux, zeros, dk, 0.5, omega=0.33)
+    np.testing.assert_array_equal(got, want)
+    assert np.abs(got).max() > 1e-4
 
 
 # ----------------------------------------------------------------------------- refusals
