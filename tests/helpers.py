@@ -187,3 +187,22 @@ def pyscf_density_fitted(mol, basis, aux, method, xc=None, only_dfj=False, level
     mf = mf.density_fit(auxbasis=pyscf_basis_dict(mol, aux), only_dfj=only_dfj)
     mf.conv_tol = 1e-12
     return mf
+
+
+def emulated_backend():
+    """The g++ emulation of the GPU backend (generated CUDA run serially on the CPU); the test
+    is skipped where g++ is missing."""
+    import pytest
+
+    from hartree.device import emulator
+
+    if not emulator.available():
+        pytest.skip("g++ is needed to emulate the GPU kernels")
+    return emulator.EmulatedBackend()
+
+
+def cuda_backend():
+    """The CUDA backend of the current GPU (gpu-marked tests only)."""
+    from hartree.device.backend import CudaBackend
+
+    return CudaBackend()

@@ -16,23 +16,10 @@ from hartree.gpu import eri3c
 from hartree.gpu.tables import RysTable
 from hartree.integrals.three_center import int2c2e, int3c2e
 from hartree.molecule import Molecule
+from tests.helpers import cuda_backend, emulated_backend
 
 TOL = 1e-10
 WATER = "O 0.0 0.0 0.1173; H 0.0 0.7572 -0.4692; H 0.0 -0.7572 -0.4692"
-
-
-def _emulated():
-    from hartree.device import emulator
-
-    if not emulator.available():
-        pytest.skip("g++ is needed to emulate the GPU kernels")
-    return emulator.EmulatedBackend()
-
-
-def _cuda():
-    from hartree.device.backend import CudaBackend
-
-    return CudaBackend()
 
 
 def _to_numpy(x):
@@ -78,7 +65,7 @@ def test_pair_lists_cover_the_cpu_significant_pairs():
 def test_emulated_kernels_equal_cpu_integrals():
     """s, p, d orbital shells (6-31G*) with s, p, d auxiliary shells (cc-pVDZ used as a
     fitting set), spherical and cartesian, one aux-shell batch."""
-    backend = _emulated()
+    backend = emulated_backend()
     _check(backend, "6-31g*", "cc-pvdz", batch=(4, 11))
     _check(backend, "6-31g*", "cc-pvdz", cartesian=True)
 
@@ -100,7 +87,7 @@ def test_emulated_attenuated_kernels_equal_cpu_integrals(omega):
     launches) against the CPU kernels (tests/integrals/test_three_center.py: equal to PySCF's),
     water def2-SVP / def2-universal-jkfit (s..d orbital, s..g auxiliary shells), all aux shells
     and one batch, to 1e-11 Eh."""
-    backend = _emulated()
+    backend = emulated_backend()
     mol = Molecule.from_string(WATER)
     basis, auxb = load_basis(mol, "def2-svp"), load_basis(mol, "def2-universal-jkfit")
     tb = eri3c.ThreeCenterBuilder(basis, auxb, backend)
@@ -117,12 +104,12 @@ def test_emulated_attenuated_kernels_equal_cpu_integrals(omega):
 @pytest.mark.parametrize("orbital,aux", [("cc-pvdz", "cc-pvdz-rifit"), ("cc-pvtz", "cc-pvtz-rifit")])
 def test_gpu_kernels_equal_cpu_integrals(orbital, aux):
     """Every class of the benchmark bases (up to f orbital and g auxiliary shells)."""
-    _check(_cuda(), orbital, aux, batch=(5, 17))
+    _check(cuda_backend(), orbital, aux, batch=(5, 17))
 
 
 @pytest.mark.gpu
 def test_gpu_cartesian_kernels_equal_cpu_integrals():
-    _check(_cuda(), "6-31g*", "def2-svp-rifit", cartesian=True)
+    _check(cuda_backend(), "6-31g*", "def2-svp-rifit", cartesian=True)
 
 
 @pytest.mark.gpu
@@ -132,6 +119,6 @@ def test_gpu_attenuated_kernels_equal_cpu_integrals(omega):
     shells) against the CPU kernels, 1e-10 Eh."""
     mol = Molecule.from_string(WATER)
     basis, auxb = load_basis(mol, "cc-pvtz"), load_basis(mol, "cc-pvtz-rifit")
-    tb = eri3c.ThreeCenterBuilder(basis, auxb, _cuda())
+    tb = eri3c.ThreeCenterBuilder(basis, auxb, cuda_backend())
     np.testing.assert_allclose(_to_numpy(tb.int2c(omega)), int2c2e(auxb, omega=omega), rtol=0, atol=TOL)
     np.testing.assert_allclose(_to_numpy(tb.int3c(omega=omega)), int3c2e(basis, auxb, omega=omega), rtol=0, atol=TOL)

@@ -29,24 +29,11 @@ from hartree.gpu.tables import RysTable
 from hartree.integrals.engine import CPUEngine
 from hartree.integrals.three_center_deriv import grad2c, grad3c
 from hartree.molecule import Molecule
+from tests.helpers import cuda_backend, emulated_backend
 
 TOL = 1e-10
 #: water, one hydrogen off the mirror plane (no component vanishes by symmetry)
 WATER = "O 0.0 0.0 0.1173; H 0.0 0.7572 -0.4692; H 0.1 -0.7572 -0.4692"
-
-
-def _emulated():
-    from hartree.device import emulator
-
-    if not emulator.available():
-        pytest.skip("g++ is needed to emulate the GPU kernels")
-    return emulator.EmulatedBackend()
-
-
-def _cuda():
-    from hartree.device.backend import CudaBackend
-
-    return CudaBackend()
 
 
 def _gammas(basis, aux, seed=7):
@@ -123,7 +110,7 @@ def test_slices_cover_every_component_within_the_target():
 )
 def test_emulated_derivative_kernels_match_the_cpu_ones(orbital, cartesian):
     """def2-TZVP with def2-universal-JKFIT reaches (ff|g) classes, raised to (gf|g)."""
-    _check(_emulated(), orbital, cartesian)
+    _check(emulated_backend(), orbital, cartesian)
 
 
 @pytest.mark.parametrize(("orbital", "cartesian"), [("def2-svp", False), ("6-31g*", True)], ids=str)
@@ -131,7 +118,7 @@ def test_emulated_derivative_kernels_match_the_cpu_ones(orbital, cartesian):
 def test_emulated_attenuated_derivative_kernels_match_the_cpu_ones(orbital, cartesian, omega):
     """The erf variants (erfc: 1/r12 minus erf) against the CPU derivative kernels with omega
     (measured 8e-15 relative)."""
-    _check(_emulated(), orbital, cartesian, omega)
+    _check(emulated_backend(), orbital, cartesian, omega)
 
 
 def test_fitted_gradient_on_the_emulated_engine_equals_the_cpu_one():
@@ -145,7 +132,7 @@ def test_fitted_gradient_on_the_emulated_engine_equals_the_cpu_one():
     basis = load_basis(mol, "def2-svp")
     aux = load_jk_aux(mol, basis)
     d = np.asarray(run(mol, basis, "rhf", density_fitting=True, guess="core", device="cpu").density)[0]
-    gpu = GPUEngine(mol, basis, backends=[_emulated()])
+    gpu = GPUEngine(mol, basis, backends=[emulated_backend()])
     got = fitted_two_electron_gradient(gpu, aux, d, d[None], 0.5)
     ref = fitted_two_electron_gradient(CPUEngine(mol, basis), aux, d, d[None], 0.5)
     np.testing.assert_allclose(got, ref, rtol=0, atol=TOL * np.abs(ref).max())
@@ -165,7 +152,7 @@ def test_fitted_gradient_on_the_emulated_engine_equals_the_cpu_one():
 )
 @pytest.mark.parametrize("omega", [0.0, 0.3, -0.3], ids=["coulomb", "erf", "erfc"])
 def test_gpu_derivative_kernels_match_the_cpu_ones(orbital, cartesian, omega):
-    _check(_cuda(), orbital, cartesian, omega)
+    _check(cuda_backend(), orbital, cartesian, omega)
 
 
 @pytest.mark.gpu

@@ -16,6 +16,7 @@ import hartree.scf
 from hartree import mp2
 from hartree.errors import InputError
 from hartree.molecule import Molecule
+from tests.helpers import emulated_backend
 
 KCAL = 1.0 / 627.509474  # Eh per kcal/mol
 WATER = "O 0.0 0.0 0.1173; H 0.0 0.7572 -0.4692; H 0.0 -0.7572 -0.4692"
@@ -29,14 +30,6 @@ PYSCF = {
     "water": (-75.98397446572486, -0.12883649678759745, -0.12779942737374134),
     "oh": (-75.36316824611573, -0.08917293571386894, -0.0882226370027458),
 }
-
-
-def _emulated():
-    from hartree.device import emulator
-
-    if not emulator.available():
-        pytest.skip("g++ is needed to emulate the GPU kernels")
-    return emulator.EmulatedBackend()
 
 
 # ----------------------------------------------------------------------------- CPU (emulated)
@@ -62,7 +55,13 @@ def test_emulated_gpu_driver_equals_cpu_mp2(cpu_refs, name, frozen_core):
     ref = cpu_refs[name]
     cpu = mp2.run(ref, aux=AUX, frozen_core=frozen_core)
     gpu = mp2.run(
-        ref, aux=AUX, frozen_core=frozen_core, device="gpu", gpu_backend=_emulated(), gpu_memory_mb=0.3, aux_batch=16
+        ref,
+        aux=AUX,
+        frozen_core=frozen_core,
+        device="gpu",
+        gpu_backend=emulated_backend(),
+        gpu_memory_mb=0.3,
+        aux_batch=16,
     )
     for f in ("correlation_energy", "opposite_spin", "same_spin"):
         assert abs(getattr(gpu, f) - getattr(cpu, f)) < 1e-10, f
@@ -84,7 +83,7 @@ def test_emulated_low_precision_errors_are_bounded(cpu_refs, precision):
     """mgemm's numpy emulation of the schemes (TF32 rounding, split-TF32 products)."""
     for ref in cpu_refs.values():
         exact = mp2.run(ref, aux=AUX).correlation_energy
-        res = mp2.run(ref, aux=AUX, device="gpu", gpu_backend=_emulated(), precision=precision)
+        res = mp2.run(ref, aux=AUX, device="gpu", gpu_backend=emulated_backend(), precision=precision)
         assert abs(res.correlation_energy - exact) < BOUND[precision] * KCAL
         assert res.precision.split()[0] == precision
 
@@ -207,7 +206,7 @@ def test_emulated_mixed_reports_the_calibration(cpu_refs):
     """MP2Result of "mixed": the precision names the Ozaki slices, notes the calibration."""
     ref = cpu_refs["water"]
     exact = mp2.run(ref, aux=AUX).correlation_energy
-    res = mp2.run(ref, aux=AUX, device="gpu", gpu_backend=_emulated(), precision="mixed", gpu_memory_mb=0.3)
+    res = mp2.run(ref, aux=AUX, device="gpu", gpu_backend=emulated_backend(), precision="mixed", gpu_memory_mb=0.3)
     assert "(ia|jb): ozaki INT8" in res.precision and res.notes[0].startswith("mixed: ")
     assert res.calibration[0]["slices"] >= 2
     assert abs(res.correlation_energy - exact) < 1e-6
