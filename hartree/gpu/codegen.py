@@ -301,7 +301,7 @@ def attenuated_roots(n, indent="      "):
     ]
 
 
-def eri_function(cls, arange=None, brange=None, suffix="", runtime=False, attenuated=False):
+def eri_function(cls, arange=None, brange=None, suffix="", runtime=False, attenuated=False, loops=False):
     """Device function eri_<cls><suffix>: contracted cartesian block of one quartet, eq. (1),
     for the components a in arange, b in brange (default: all), every c and d.
 
@@ -312,7 +312,8 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False, attenu
     (a0, a1, b0, b1) after `tab`, so one copy serves every slice; `eri` must hold
     (a1-a0)(b1-b0) nc nd values.  attenuated: the integrals of erf(ω r12)/r12, the function
     taking ``const double omega`` (bohr^-1) last (:func:`attenuate`); the text of the
-    1/r12 function is unchanged.
+    1/r12 function is unchanged.  loops: the loop version whatever the class's size (one
+    copy serves every runtime slice; the derivative kernels of :mod:`hartree.gpu.eri3c_gradient`).
     """
     la, lb, lc, ld = cls
     name = class_name(cls)
@@ -321,7 +322,7 @@ def eri_function(cls, arange=None, brange=None, suffix="", runtime=False, attenu
     brange = list(brange if brange is not None else range(ncart(lb)))
     size = len(arange) * len(brange) * ncart(lc) * ncart(ld)
     total = ncart(la) * ncart(lb) * ncart(lc) * ncart(ld)
-    generic = is_generic(cls)
+    generic = is_generic(cls) or loops
     if arange != list(range(arange[0], arange[-1] + 1)) or brange != list(range(brange[0], brange[-1] + 1)):
         raise ValueError("component ranges must be contiguous")
     root_unroll = _unroll(size) if total <= ROOT_UNROLL_CLASS_LIMIT and not generic else "#pragma unroll 1"

@@ -54,7 +54,7 @@ from .tables import RysTable
 BLOCK = 128
 
 #: version of this module's kernel text (part of the compile cache key)
-VERSION = "2"
+VERSION = "3"
 
 G3_PARAMS = [
     ("int", "nbra"),
@@ -144,15 +144,14 @@ __device__ __forceinline__ void contract_second(const double* __restrict__ up, c
 """
 
 
-def derivative_slices(l, nother, nc, raised):
+def derivative_slices(l, nother, nc, target):
     """Slices of eq. (1) on a shell of angular momentum l whose blocks have ``nother``
     components on the other orbital index and nc on the auxiliary one:
     [(i0, i1, u0, u1, d0, d1, o0, o1)] with the derivative components [i0, i1), the raised
     and lowered component ranges they need [u0, u1), [d0, d1) (d1 = d0 when l = 0), and the
-    other index's range [o0, o1); each raised block (u1 - u0)(o1 - o0) nc at most the target
-    of ``raised`` (the loop version's when it is generic) when one other component allows.
-    Fewer slices mean fewer repeated Rys roots and recurrences, larger blocks more memory."""
-    target = LOOP_SLICE_TARGET if codegen.is_generic(raised) else SLICE_TARGET
+    other index's range [o0, o1); each raised block (u1 - u0)(o1 - o0) nc at most ``target``
+    components when one other component allows.  Fewer slices mean fewer repeated Rys roots
+    and recurrences, larger blocks more memory."""
     up, down, fac = shifted_components(l)
     n = ncart(l)
 
@@ -176,13 +175,57 @@ def derivative_slices(l, nother, nc, raised):
     return out
 
 
+def uses_loops(cls3, metric=False):
+    """True when the kernel of the class takes the loop version: a raised class of more than
+    SLICE_TARGET components (else every block is unrolled, whole, in registers)."""
+    la, lb, lc = cls3
+    raised = [(la + 1, lb, lc)] + ([] if metric else [(la, lb + 1, lc)])
+    return any(_size(c) > SLICE_TARGET for c in raised)
+
+
+def _size(cls):
+    return ncart(cls[0]) * ncart(cls[1]) * ncart(cls[2])
+
+
+def _unrolled_contraction(side, l, nother, nc):
+    """Eq. (1) contracted with Γ as straight-line code (compile-time indices: the blocks stay
+    in registers): per (i, o, c) one load of Γ and three updates of g."""
+    up, down, fac = shifted_components(l)
+    g = "gA" if side == "A" else "gB"
+    nu, nd = ncart(l + 1), max(ncart(l - 1), 1) if l else 1
+    lines = []
+    for i in range(ncart(l)):
+        for o in range(nother):
+            for c in range(nc):
+                if side == "A":
+                    gam = f"gp[{c} * sk + {i} * si + {o} * sj]"
+                    u_at = lambda k, o=o, c=c: f"up[{(up[k] * nother + o) * nc + c}]"  # noqa: E731
+                    d_at = lambda k, o=o, c=c: f"dn[{(down[k] * nother + o) * nc + c}]"  # noqa: E731
+                else:
+                    gam = f"gp[{c} * sk + {o} * si + {i} * sj]"
+                    u_at = lambda k, o=o, c=c: f"up[{(o * nu + up[k]) * nc + c}]"  # noqa: E731
+                    d_at = lambda k, o=o, c=c: f"dn[{(o * nd + down[k]) * nc + c}]"  # noqa: E731
+                lines.append(f"  {{ const double v = {gam};")
+                for x in range(3):
+                    k = 3 * i + x
+                    term = u_at(k) if fac[k] == 0 else f"({u_at(k)} - {fac[k]}.0 * {d_at(k)})"
+                    lines.append(f"    {g}[{x}] += v * {term};")
+                lines.append("  }")
+    return lines
+
+
 def generate(cls3, table, metric=False, attenuated=False):
     """CUDA C source of the gradient kernel of class (la lb|lc) (la >= lb), or with ``metric``
     of the metric class (la 1|lc) (lb = 0 then stands for the unit function: no B derivative);
     with ``attenuated`` of erf(ω r12)/r12, ω its last parameter (:data:`G3_ERF_PARAMS`).
 
-    The raised and lowered blocks are computed in slices (:func:`derivative_slices`), each
-    contracted as soon as it is made, so a thread holds at most the energy's slice target.
+    Two forms (:func:`uses_loops`).  Small classes: the whole raised and lowered blocks of the
+    energy's unrolled device functions, contracted by straight-line code.  Larger ones: one
+    loop-version device function per raised or lowered class, called with runtime component
+    ranges over the slices of :func:`derivative_slices` (a __constant__ table, at most
+    LOOP_SLICE_TARGET components a block), each slice contracted as soon as it is made; one
+    copy of each function keeps the source and NVRTC's time small (printing a copy per slice
+    of the unrolled functions made (dd|g) 1.2 MB of source and 154 s of NVRTC).
     table: :class:`hartree.gpu.tables.RysTable` (offsets of each root count written in).
     Launch with grid (ceil(nbra / BLOCK), nket) and BLOCK threads; Γ (gam_in) is read at
     (ket offset + c - kbase) sk + (i0 + a) si + (j0 + b) sj, as :mod:`hartree.gpu.eri3c`
@@ -190,44 +233,46 @@ def generate(cls3, table, metric=False, attenuated=False):
     la, lb, lc = (int(x) for x in cls3)
     codegen.check_class((la, lb, lc, 0))
     na, nb, nc = ncart(la), ncart(lb), ncart(lc)
+    loops = uses_loops((la, lb, lc), metric)
     sides = [("A", la, nb, (la + 1, lb, lc, 0), (la - 1, lb, lc, 0))]
     if not metric:
         sides.append(("B", lb, na, (la, lb + 1, lc, 0), (la, lb - 1, lc, 0)))
-    functions, calls, up_size, dn_size = {}, [], 1, 1
-    for side, l, nother, raised, lowered in sides:
-        for i0, i1, u0, u1, d0, d1, o0, o1 in derivative_slices(l, nother, nc, raised):
-            if side == "A":  # blocks (a', b, c): a' the shifted range, b the other
-                up_r, dn_r = ((u0, u1), (o0, o1)), ((d0, d1), (o0, o1))
-            else:  # blocks (a, b', c)
-                up_r, dn_r = ((o0, o1), (u0, u1)), ((o0, o1), (d0, d1))
-            up_f = functions.setdefault((raised, up_r), f"{codegen.class_name(raised)}_s{len(functions)}")
-            dn_f = (
-                functions.setdefault((lowered, dn_r), f"{codegen.class_name(lowered)}_s{len(functions)}") if l else None
-            )
-            up_size = max(up_size, (u1 - u0) * (o1 - o0) * nc)
-            dn_size = max(dn_size, (d1 - d0) * (o1 - o0) * nc)
-            calls.append((side, l, raised, up_f, lowered, dn_f, (i0, i1, u0, u1, d0, d1, o0, o1)))
+    target = LOOP_SLICE_TARGET if loops else 10**9
+    plan = [(side, l, nother, raised, lowered, derivative_slices(l, nother, nc, target)) for side, l, nother, raised,
+            lowered in sides]  # fmt: skip
+    up_size = max(max((s[3] - s[2]) * (s[7] - s[6]) * nc for s in p[5]) for p in plan)
+    dn_size = max([max((s[5] - s[4]) * (s[7] - s[6]) * nc for s in p[5]) for p in plan] + [1])
+    classes = []
+    for _, l, _, raised, lowered, _ in plan:
+        classes += [c for c in ([raised] + ([lowered] if l else [])) if c not in classes]
     kind = "metric " if metric else ""
     erf = ", erf(omega r12)/r12" if attenuated else ""
+    nslices = sum(len(p[5]) for p in plan)
     out = [
         f"// generated by hartree.gpu.eri3c_gradient (version {VERSION}, codegen {codegen.GENERATOR_VERSION}) "
-        f"for the {kind}class ({la}{lb}|{lc}){erf}, {len(calls)} slice(s); Rys table sha256 {table.sha256}; "
-        "do not edit",
+        f"for the {kind}class ({la}{lb}|{lc}){erf}, {'loop version, ' if loops else ''}{nslices} slice(s); "
+        f"Rys table sha256 {table.sha256}; do not edit",
         "",
     ]
-    for n in sorted({codegen.nroots(c) for c, _ in functions}):
+    for n in sorted({codegen.nroots(c) for c in classes}):
         out += codegen.rys_function(table, n) + [""]
-    for (c, ((a0, a1), (b0, b1))), name in functions.items():
-        suffix = "_s" + name.split("_s")[1]
-        out += codegen.eri_function(c, range(a0, a1), range(b0, b1), suffix, attenuated=attenuated) + [""]
-    for l in sorted({la} if metric else {la, lb}):
-        out += _index_tables(l)
-    out += ["", _CONTRACT3, "", GRAD_ADD, ""]
+    for c in classes:
+        out += codegen.eri_function(c, runtime=loops, attenuated=attenuated, loops=loops) + [""]
+    if loops:
+        for l in sorted({la} if metric else {la, lb}):
+            out += _index_tables(l)
+        for side, _, _, _, _, slices in plan:
+            flat = ", ".join(str(v) for sl in slices for v in sl)
+            out.append(f"__constant__ int SLICES_{side}[{8 * len(slices)}] = {{{flat}}};")
+        out += ["", _CONTRACT3]
+    out += ["", GRAD_ADD, ""]
 
-    def call(c, fname, prim, target):
+    def call(c, prim, target, ranges=""):
         tab = f"tab + {int(table.offsets[codegen.nroots(c)])}"
         om = ", omega" if attenuated else ""
-        return f"  eri_{fname}(pb0, pb1, {prim}, ga, pk0, pk1, ket_prim, gc, {tab}, {target}{om});"
+        return (
+            f"eri_{codegen.class_name(c)}(pb0, pb1, {prim}, ga, pk0, pk1, ket_prim, gc, {tab}, {target}{ranges}{om});"
+        )
 
     name = kernel_name((la, lb, lc), metric, attenuated)
     params = G3_ERF_PARAMS if attenuated else G3_PARAMS
@@ -247,22 +292,36 @@ def generate(cls3, table, metric=False, attenuated=False):
         f"  double up[{up_size}], dn[{dn_size}];",
         "  double gA[3] = {0.0, 0.0, 0.0}, gB[3] = {0.0, 0.0, 0.0};",
     ]
-    for side, l, raised, up_f, lowered, dn_f, (i0, i1, u0, u1, d0, d1, o0, o1) in calls:
+    for side, l, nother, raised, lowered, slices in plan:
         prim = "bra_prim_a" if side == "A" else "bra_prim_b"
-        out.append(f"  // d/d{side}, eq. (1), components [{i0},{i1}) against [{o0},{o1})")
-        out.append(call(raised, up_f, prim, "up"))
-        if dn_f is not None:
-            out.append(call(lowered, dn_f, "bra_prim", "dn"))
+        out.append(f"  // d/d{side}, eq. (1)")
+        if not loops:
+            out.append("  " + call(raised, prim, "up"))
+            if l:
+                out.append("  " + call(lowered, "bra_prim", "dn"))
+            out += _unrolled_contraction(side, l, nother, nc)
+            continue
+        # runtime ranges: A blocks (a' in [u0,u1), b in [o0,o1)), B blocks (a in [o0,o1), b' in [u0,u1))
+        up_r, dn_r = (("q[2], q[3], q[6], q[7]", "q[4], q[5], q[6], q[7]") if side == "A"
+                      else ("q[6], q[7], q[2], q[3]", "q[6], q[7], q[4], q[5]"))  # fmt: skip
+        out += [
+            f"  for (int s = 0; s < {len(slices)}; ++s) {{",
+            f"    const int* q = SLICES_{side} + 8 * s;  // i0 i1 u0 u1 d0 d1 o0 o1",
+            "    " + call(raised, prim, "up", ", " + up_r),
+        ]
+        if l:
+            out.append("    " + call(lowered, "bra_prim", "dn", ", " + dn_r))
         if side == "A":
             out.append(
-                f"  contract_first(up, dn, gp, sk, si, sj, {nc}, {i0}, {i1}, {u0}, {d0}, {o0}, {o1}, "
+                f"    contract_first(up, dn, gp, sk, si, sj, {nc}, q[0], q[1], q[2], q[4], q[6], q[7], "
                 f"GUP_{l}, GDN_{l}, GFAC_{l}, gA);"
             )
         else:
             out.append(
-                f"  contract_second(up, dn, gp, sk, si, sj, {nc}, {i0}, {i1}, {u0}, {u1 - u0}, {d0}, "
-                f"{max(d1 - d0, 1)}, {o0}, {o1}, GUP_{l}, GDN_{l}, GFAC_{l}, gB);"
+                f"    contract_second(up, dn, gp, sk, si, sj, {nc}, q[0], q[1], q[2], q[3] - q[2], q[4], "
+                f"q[5] > q[4] ? q[5] - q[4] : 1, q[6], q[7], GUP_{l}, GDN_{l}, GFAC_{l}, gB);"
             )
+        out.append("  }")
     if not metric:
         out.append("  grad_add3(grad, 3 * bra_atom[2 * ib + 1], w * gB[0], w * gB[1], w * gB[2]);")
     out += [

@@ -14,9 +14,9 @@ import pytest
 from hartree.arrays import to_numpy
 from hartree.basis import load_basis
 from hartree.basis.angular import ncart
+from hartree.device import nvrtc
 from hartree.df.auxiliary import load_jk_aux
 from hartree.df.gradient import fitted_two_electron_gradient
-from hartree.gpu import codegen
 from hartree.gpu.eri3c_gradient import (
     LOOP_SLICE_TARGET,
     SLICE_TARGET,
@@ -24,6 +24,7 @@ from hartree.gpu.eri3c_gradient import (
     derivative_slices,
     generate,
     kernel_name,
+    uses_loops,
 )
 from hartree.gpu.tables import RysTable
 from hartree.integrals.engine import CPUEngine
@@ -71,10 +72,12 @@ def test_source_names_the_classes_and_is_deterministic():
     src = generate((2, 1, 3), table)
     assert src == generate((2, 1, 3), table)
     # raised and lowered classes of eq. (1) for A and B, and the Rys functions they need
-    for name in ("eri_3130_s", "eri_1130_s", "eri_2230_s", "eri_2030_s", "g3_213(", "rys_4("):
+    for name in ("eri_3130(", "eri_1130(", "eri_2230(", "eri_2030(", "g3_213(", "rys_4(", "SLICES_A", "SLICES_B"):
         assert name in src, name
     metric = generate((2, 0, 3), table, metric=True)
-    assert "g3_203_metric(" in metric and "eri_3030_s" in metric and "eri_2130" not in metric
+    assert "g3_203_metric(" in metric and "eri_3030(" in metric and "eri_2130" not in metric
+    small = generate((1, 0, 1), table)  # raised classes of at most SLICE_TARGET components: unrolled
+    assert not uses_loops((1, 0, 1)) and uses_loops((2, 1, 3)) and "SLICES_" not in small
     assert "omega" not in src and "omega" not in metric  # the 1/r12 text has no attenuation
 
 
@@ -94,13 +97,12 @@ def test_attenuated_source_takes_omega_last():
 
 def test_slices_cover_every_component_within_the_target():
     """Each derivative component meets each other component once, and a raised block stays
-    within the energy's slice target where one other component allows it."""
-    for l, nother, nc, raised in (((3, 10, 15, (4, 3, 4, 0))), (2, 6, 10, (3, 2, 3, 0)), (0, 1, 1, (1, 0, 0, 0))):
-        slices = derivative_slices(l, nother, nc, raised)
+    within the target where one other component allows it."""
+    for l, nother, nc, target in ((3, 10, 15, LOOP_SLICE_TARGET), (2, 6, 10, SLICE_TARGET), (0, 1, 1, SLICE_TARGET)):
+        slices = derivative_slices(l, nother, nc, target)
         seen = np.zeros((ncart(l), nother), dtype=int)
         for i0, i1, u0, u1, _d0, _d1, o0, o1 in slices:
             seen[i0:i1, o0:o1] += 1
-            target = LOOP_SLICE_TARGET if codegen.is_generic(raised) else SLICE_TARGET
             assert (u1 - u0) * (o1 - o0) * nc <= max(target, (u1 - u0) * nc)
         assert (seen == 1).all()
 
@@ -177,3 +179,21 @@ def test_fitted_gradient_on_a_gpu_equals_the_cpu_one(method, xc):
     ref = np.asarray(scf_gradient(res).gradient)  # the same result, CPU engine
     assert ref.std() > 1e-3  # a gradient, not zeros
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-8 if xc == "wb97x" else 1e-9)
+
+
+@pytest.mark.skipif(not nvrtc.available(), reason="libnvrtc not found (pip install nvidia-cuda-nvrtc)")
+def test_kernels_compile_for_sm90_in_seconds():
+    """Both forms and the erf variant compile through NVRTC for sm_90 without a GPU, the
+    largest def2-TZVP/def2-universal-JKFIT classes in about a second each (printing a copy of
+    the unrolled functions per slice took 154 s for (dd|g)); the small unrolled form keeps its
+    blocks in registers (no stack frame for (pp|p))."""
+    import time
+
+    table = RysTable.load()
+    for cls, metric, attenuated in (((1, 0, 1), False, False), ((3, 3, 4), False, True), ((4, 0, 4), True, False)):
+        t0 = time.perf_counter()
+        image = nvrtc.compile_source(generate(cls, table, metric, attenuated), arch="sm_90", output="cubin").image
+        assert time.perf_counter() - t0 < 30.0
+        res = nvrtc.cubin_resources(image)[kernel_name(cls, metric, attenuated)]
+        if cls == (1, 0, 1):
+            assert res["frame_bytes"] == 0
