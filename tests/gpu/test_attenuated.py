@@ -261,7 +261,7 @@ def test_two_emulated_devices():
 @needs_gxx
 def test_emulated_cam_b3lyp_scf_and_gradient():
     """A CAM-B3LYP RKS of water/STO-3G on the emulated GPU engine (its exchange 0.19 K +
-    0.46 K_lr(0.33) built by _IncrementalJK through GPUEngine.jk(omega)) equals the CPU SCF's
+    0.46 K_lr(0.33) built by IncrementalJK through GPUEngine.jk(omega)) equals the CPU SCF's
     energy to 1e-9 Eh, and its gradient through the engine's two_electron_gradient(omega)
     the CPU's to 1e-8 Eh/bohr."""
     from hartree.gpu.engine import GPUEngine
