@@ -234,6 +234,8 @@ class FittedEngine:
                 self.inner, self.aux, coulomb_density, exchange_densities, exchange_factor
             )
         two = fitted_two_electron_gradient(self.inner, self.aux, coulomb_density, exchange_densities, 0.0)
+        if exchange_factor == 0.0:  # no exact exchange to add (pure functionals, RSH without 1/r12 K)
+            return two
         zeros = np.zeros_like(to_numpy(coulomb_density))
         return two + np.asarray(self.inner.two_electron_gradient(zeros, exchange_densities, exchange_factor))
 

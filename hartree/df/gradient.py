@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from hartree.basis import Basis
     from hartree.engine import IntegralEngine
 
-__all__ = ["fitted_two_electron_gradient", "fitted_two_electron_term"]
+__all__ = ["fitted_two_electron_gradient"]
 
 #: working memory of one Gamma_mnP / (mn|P) batch, bytes, at most: host, GPU
 BLOCK_BYTES = 128 * 2**20
@@ -166,32 +166,3 @@ def fitted_two_electron_gradient(
             grad += np.asarray(to_numpy(engine.int3c2e_gradient(aux, gamma, (s0, s1), omega=omega)), dtype=np.float64)
             del gamma
     return grad
-
-
-def fitted_two_electron_term(
-    engine: Any, coulomb_density: np.ndarray, exchange_densities: np.ndarray, exchange_factor: float, exchange: dict
-) -> np.ndarray:
-    """The two-electron gradient term of a density-fitted energy, (natm, 3), hartree/bohr, on
-    a FittedEngine (:func:`as_fitted_engine`): eq. (2) with fitted K (J and the 1/r12 K from
-    one pass, then eq. (4)'s long-range K of each attenuated operator from its own fit), or
-    with ``exact_k`` fitted J plus the exact-integral exchange gradient of the wrapped engine.
-
-    exchange: {omega: c} of :func:`hartree.scf.ks.exchange_terms` ({0.0: 1.0} for
-    Hartree-Fock; omega in bohr^-1); exchange_factor: the k of eq. (1) before c (RHF 1/2,
-    UHF/ROHF 1)."""
-    exchange = {float(o): float(c) for o, c in exchange.items() if c != 0.0}
-    if engine.exact_k:
-        two = fitted_two_electron_gradient(engine.inner, engine.aux, coulomb_density, exchange_densities, 0.0)
-        zeros = np.zeros_like(to_numpy(coulomb_density))
-        for omega, c in exchange.items():
-            two = two + np.asarray(
-                to_numpy(engine.inner.two_electron_gradient(zeros, exchange_densities, exchange_factor * c, omega))
-            )
-        return two
-    k = exchange_factor * exchange.pop(0.0, 0.0)
-    two = fitted_two_electron_gradient(engine.inner, engine.aux, coulomb_density, exchange_densities, k)
-    for omega, c in exchange.items():  # eq. (4): the long-range exchange of each attenuated fit
-        two = two + fitted_two_electron_gradient(
-            engine.inner, engine.aux, None, exchange_densities, exchange_factor * c, omega=omega
-        )
-    return two

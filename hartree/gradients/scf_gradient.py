@@ -60,9 +60,11 @@ as it is, from the dftd3 or dftd4 package:
     + dE_disp/dR                                                                       (4)
 
 A density-fitted energy (``SCFResult.density_fitting``; :mod:`hartree.df`) has the same
-eq. (1) with the fitted integrals in its last term: :mod:`hartree.df.gradient` (fitted J and
-K, the auxiliary-basis derivative terms included; with exact_k fitted J and the exact-integral
-exchange), its derivative integrals on the host; ROHF's W (eq. (2)) from the fitted Fock.
+eq. (1) with the fitted integrals in its last term: the engine is wrapped in a FittedEngine,
+whose two_electron_gradient (the same calls, one per exchange operator) is
+:mod:`hartree.df.gradient` (fitted J and K, the auxiliary-basis derivative terms included;
+with exact_k fitted J and the exact-integral exchange), on the engine's device; ROHF's W
+(eq. (2)) from the fitted Fock.
 """
 
 from __future__ import annotations
@@ -223,9 +225,8 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
 
         functional = checked_functional(result.xc)
         exchange = dict(exchange_terms(functional))
-    if fitted:
+    if fitted:  # the contract's terms below are then the fitted ones (hartree.df.gradient)
         from hartree.df.engine import as_fitted_engine
-        from hartree.df.gradient import fitted_two_electron_term
 
         engine = as_fitted_engine(result, engine)
     da, db = _densities(result)
@@ -235,12 +236,9 @@ def scf_gradient(result, engine=None, *, grid_response=False) -> GradientResult:
         dk, factor = d[None], 0.5
     else:
         dk, factor = np.stack([da, db]), 1.0
-    if fitted:
-        two = fitted_two_electron_term(engine, d, dk, factor, exchange)
-    else:
-        two = np.asarray(engine.two_electron_gradient(d, dk, factor * exchange.pop(0.0, 0.0)))
-        for omega, c in exchange.items():  # range separated: the erf part, no Coulomb density
-            two = two + np.asarray(engine.two_electron_gradient(np.zeros_like(d), dk, factor * c, omega=omega))
+    two = np.asarray(engine.two_electron_gradient(d, dk, factor * exchange.pop(0.0, 0.0)))
+    for omega, c in exchange.items():  # range separated: the erf part, no Coulomb density
+        two = two + np.asarray(engine.two_electron_gradient(np.zeros_like(d), dk, factor * c, omega=omega))
     parts = {
         "nuclear_repulsion": mol.nuclear_repulsion_gradient(),
         "one_electron": np.asarray(engine.one_electron_gradient(d, w)),
