@@ -362,7 +362,7 @@ class ThreeCenterGradient:
         for cls, d in eri3c.orbital_pair_lists(basis, screening, exponents=True).items():
             self.bra[cls] = {
                 "off": up(d["off"]),
-                "atom": up(d["atoms"].ravel()),
+                "atoms": up(d["atoms"].ravel()),
                 "pst": up(d["pst"]),
                 "geo": up(d["geo"]),
                 "prim": up(d["prim"]),
@@ -432,7 +432,7 @@ class ThreeCenterGradient:
             [
                 np.int32(nbra),
                 bra["off"],
-                bra["atom"],
+                bra["atoms"],
                 bra["pst"],
                 bra["geo"],
                 bra["prim"],
@@ -507,11 +507,9 @@ class ThreeCenterGradient:
         erf = omega > 0.0
         mods = self._compile(self.classes_2c(), True, erf)
         for lp, _, lq in self.classes_2c():
-            bra, ket = self.ket[lp], self.ket[lq]
-            unit = {"off": bra["off"], "atom": bra["atoms"], "pst": bra["pst"], "geo": bra["geo"],
-                    "prim": bra["prim"], "prim_a": bra["prim_a"]}  # fmt: skip
+            bra, ket = self.ket[lp], self.ket[lq]  # the bra (P, 1): the aux lists as they are
             self._launch(
-                mods[(lp, 0, lq)], kernel_name((lp, 0, lq), True, erf), unit, ket, 0, int(ket["off"].shape[0]), 0,
+                mods[(lp, 0, lq)], kernel_name((lp, 0, lq), True, erf), bra, ket, 0, int(ket["off"].shape[0]), 0,
                 (1, n, 0), gc, grad, bra["prim_a"], omega,
             )  # fmt: skip
         return grad
